@@ -1,0 +1,104 @@
+"""Data contracts for every landing format, as pandera (polars) models.
+
+Each model describes a landing row after it is parsed and cast to staging's names and types. The same
+model splits good rows from bad ones on ingest (bad ones go to ops.quarantine with the failed check as
+the reason) and backs the blocking asset check on the staging table.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pandera.polars as pa
+
+MONEY = pl.Decimal(38, 18)
+TS = pl.Datetime("us")
+
+CHARGE_CATEGORIES = ["Usage", "Purchase", "Tax", "Credit", "Adjustment"]
+COMMITMENT_STATUSES = ["Used", "Unused"]
+RUN_EVENTS = ["run_config", "step", "checkpoint_saved", "checkpoint_loaded"]
+DCGM_METRICS = [
+    "DCGM_FI_DEV_GPU_UTIL",
+    "DCGM_FI_PROF_SM_ACTIVE",
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+    "DCGM_FI_DEV_POWER_USAGE",
+    "DCGM_FI_DEV_FB_USED",
+]
+# DCGM reports "not supported" as int64 sentinels from 0x7FFFFFFFFFFFFFF0 up; those are no reading.
+DCGM_SENTINEL_MIN = 9.22e18
+
+
+class _Contract(pa.DataFrameModel):
+    class Config:
+        strict = False  # parsers keep raw and bookkeeping columns beside the contract's
+        coerce = False
+
+
+class FocusBillLine(_Contract):
+    """A FOCUS cost and usage row (FOCUS 1.0–1.2; AWS CUR rows after conversion)."""
+
+    charge_period_start: TS = pa.Field(nullable=False)
+    charge_period_end: TS = pa.Field(nullable=False)
+    charge_category: str = pa.Field(isin=CHARGE_CATEGORIES)
+    billed_cost: MONEY = pa.Field(nullable=False)
+    effective_cost: MONEY = pa.Field(nullable=False)
+    commitment_discount_status: str = pa.Field(isin=COMMITMENT_STATUSES, nullable=True)
+    resource_id: str = pa.Field(nullable=True)
+    tags: str = pa.Field(nullable=True)
+
+    @pa.dataframe_check(name="ChargePeriodEnd is not before ChargePeriodStart")
+    def period_ordered(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(pl.col("charge_period_end") >= pl.col("charge_period_start"))
+
+
+class SlurmJobRecord(_Contract):
+    """A `sacct -P` record: an allocation or a step."""
+
+    cluster: str = pa.Field(str_length={"min_value": 1})
+    job_key: str = pa.Field(str_length={"min_value": 1})
+    job_id: str = pa.Field(str_length={"min_value": 1})
+    is_step: bool
+    state: str = pa.Field(str_length={"min_value": 1})
+    start_ts: TS = pa.Field(nullable=True)
+    end_ts: TS = pa.Field(nullable=True)
+    gpus: pl.Int32 = pa.Field(ge=0, nullable=True)
+    node_count: pl.Int32 = pa.Field(ge=0, nullable=True)
+
+    @pa.dataframe_check(name="End is not before Start")
+    def end_after_start(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(
+            pl.col("end_ts").is_null() | pl.col("start_ts").is_null() | (pl.col("end_ts") >= pl.col("start_ts"))
+        )
+
+
+class DcgmSample(_Contract):
+    """One DCGM exporter value: a metric of one GPU (or MIG instance) at one scrape time (long format)."""
+
+    timestamp: TS = pa.Field(nullable=False)
+    hostname: str = pa.Field(str_length={"min_value": 1})
+    gpu: pl.Int32 = pa.Field(ge=0, le=255)
+    metric: str = pa.Field(str_length={"min_value": 1})
+    # is_finite rejects NaN and ±inf; the sentinel bound is applied on parse (dropped, not bad).
+    value: pl.Float64 = pa.Field(ge=0, lt=DCGM_SENTINEL_MIN)
+
+
+class RunEvent(_Contract):
+    """A trainer event from runs/**/*.jsonl."""
+
+    run_id: str = pa.Field(str_length={"min_value": 1})
+    event: str = pa.Field(isin=RUN_EVENTS)
+    ts: TS = pa.Field(nullable=False)
+    step: pl.Int64 = pa.Field(ge=0, nullable=True)
+    tokens: pl.Int64 = pa.Field(ge=0, nullable=True)
+
+    @pa.dataframe_check(name="step events carry step and tokens")
+    def steps_complete(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(
+            (pl.col("event") != "step") | (pl.col("step").is_not_null() & pl.col("tokens").is_not_null())
+        )
+
+
+class InventoryNode(_Contract):
+    """A row of inventory/nodes.csv."""
+
+    hostname: str = pa.Field(str_length={"min_value": 1})
+    gpu_count: pl.Int32 = pa.Field(ge=0, le=64, nullable=True)

@@ -1,0 +1,10 @@
+from pipelines.ingest.sources import FOCUS
+from pipelines.lib.ingest_asset import staging_asset
+
+stg_focus__bill_lines = staging_asset(
+    FOCUS,
+    group="bills",
+    description="""FOCUS 1.0–1.2 cost and usage rows from `bills/focus/` (CSV, CSV.gz, Parquet), cast to exact
+DECIMAL money and UTC timestamps. Each bill file is read once; a re-delivered (restated) file
+replaces its earlier rows. Bad rows go to ops.quarantine with their amounts.""",
+)

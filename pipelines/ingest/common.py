@@ -1,0 +1,178 @@
+"""What every landing parser shares: lenient casts that remember what failed, and the split of parsed
+rows into staged and quarantined by the source's pandera contract."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import pandera.polars as pa
+import polars as pl
+
+from models.landing import MONEY, TS
+
+NULL_TOKENS = ["", "NULL", "null", "Null"]
+# Prefix for raw input columns whose names collide with a typed staging column of the same name.
+RAW = "raw."
+
+QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
+    "source": pl.String,
+    "file": pl.String,
+    "row_ref": pl.String,
+    "reason": pl.String,
+    "payload": pl.String,
+    "effective_cost": MONEY,
+    "billed_cost": MONEY,
+    "charge_period_start": TS,
+    "charge_period_end": TS,
+    "day": pl.Date,
+}
+
+
+@dataclass
+class Parsed:
+    """A landing file after parsing: rows ready for staging, and the rejects for ops.quarantine."""
+
+    rows: pl.DataFrame
+    rejects: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=QUARANTINE_SCHEMA))
+    dropped: dict[str, int] = field(default_factory=dict)  # counted, deliberately not staged (e.g. DCGM sentinels)
+
+
+def empty_rejects() -> pl.DataFrame:
+    return pl.DataFrame(schema=QUARANTINE_SCHEMA)
+
+
+def file_reject(source: str, file: str, reason: str) -> pl.DataFrame:
+    """One quarantine row standing for a whole file that could not be read."""
+    return pl.DataFrame(
+        [{"source": source, "file": file, "row_ref": "file", "reason": reason}], schema=QUARANTINE_SCHEMA
+    )
+
+
+def blank_to_null(col: str) -> pl.Expr:
+    """A raw string column with whitespace trimmed and FOCUS/sacct null spellings turned into null."""
+    c = pl.col(col).cast(pl.String).str.strip_chars()
+    return pl.when(c.is_in(NULL_TOKENS)).then(None).otherwise(c)
+
+
+def to_money(col: str) -> pl.Expr:
+    return blank_to_null(col).cast(MONEY, strict=False)
+
+
+def to_float(col: str) -> pl.Expr:
+    return blank_to_null(col).cast(pl.Float64, strict=False)
+
+
+def to_int(col: str, dtype: pl.DataType = pl.Int64) -> pl.Expr:
+    return blank_to_null(col).cast(pl.Float64, strict=False).cast(dtype, strict=False)
+
+
+def to_utc(col: str, zone: str = "UTC", ambiguous: str = "earliest") -> pl.Expr:
+    """Parses ISO 8601 (`T` or space, optional fraction, optional `Z`/offset), a bare date, or epoch
+    seconds, into naive UTC. Naive times are read in `zone`; a wall time that a DST fall-back repeats
+    is read as its `ambiguous` ("earliest" or "latest") instant."""
+    s = blank_to_null(col).str.replace("T", " ", literal=True)
+    epoch = pl.from_epoch(s.cast(pl.Int64, strict=False), time_unit="s")
+    with_offset = (
+        s.str.replace(r"Z$", "+00:00")
+        .str.to_datetime("%Y-%m-%d %H:%M:%S%.f%:z", strict=False, time_unit="us")
+        .dt.convert_time_zone("UTC")
+        .dt.replace_time_zone(None)
+    )
+    naive = pl.coalesce(
+        s.str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False, time_unit="us"),
+        s.str.to_datetime("%Y-%m-%d %H:%M", strict=False, time_unit="us"),
+        s.str.to_datetime("%Y-%m-%d", strict=False, time_unit="us"),
+    )
+    if zone != "UTC":
+        naive = (
+            naive.dt.replace_time_zone(zone, ambiguous=ambiguous, non_existent="null")
+            .dt.convert_time_zone("UTC")
+            .dt.replace_time_zone(None)
+        )
+    return pl.coalesce(with_offset, naive, epoch.cast(pl.Datetime("us")))
+
+
+def cast_failures(df: pl.DataFrame, casts: dict[str, tuple[str, str]]) -> pl.Expr:
+    """A list[str] expression naming every raw value that was present but did not cast.
+
+    `casts` maps typed column -> (raw column, what it should have been, e.g. "a number")."""
+    reasons = [
+        pl.when(blank_to_null(raw).is_not_null() & pl.col(typed).is_null())
+        .then(pl.format("{} '{}' is not {}", pl.lit(raw.removeprefix(RAW)), pl.col(raw).cast(pl.String), pl.lit(what)))
+        .otherwise(None)
+        for typed, (raw, what) in casts.items()
+        # only text can fail to cast; typed (Parquet) columns are checked by the contract instead
+        if raw in df.columns and df.schema[raw] == pl.String
+    ]
+    if not reasons:
+        return pl.lit([], dtype=pl.List(pl.String))
+    return pl.concat_list(reasons).list.drop_nulls()
+
+
+def split_by_contract(
+    df: pl.DataFrame,
+    model: type[pa.DataFrameModel],
+    *,
+    source: str,
+    file: str,
+    staged_columns: list[str],
+    raw_columns: list[str],
+    row_ref: pl.Expr,
+    reject_extras: dict[str, pl.Expr] | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Splits parsed rows into (staged, rejects).
+
+    `df` holds typed columns plus the raw ones and a `_errors` list of cast failures. Rows with cast
+    failures, and rows failing any check of `model`, become rejects whose reason lists every failure."""
+    df = df.with_row_index("_idx")
+    reasons = df.select("_idx", "_errors").explode("_errors").drop_nulls("_errors").rename({"_errors": "reason"})
+    castable = df.filter(pl.col("_errors").list.len() == 0)
+    try:
+        model.validate(castable, lazy=True)
+    except pa.errors.SchemaErrors as err:
+        reasons = pl.concat([reasons, _contract_reasons(err, castable)])
+    except pa.errors.SchemaError as err:  # wrong column types: a parser bug, not bad input
+        raise RuntimeError(f"{file}: parsed rows do not match {model.__name__}: {err}") from err
+    bad = reasons.group_by("_idx").agg(pl.col("reason").unique(maintain_order=True).str.join("; "))
+    staged = df.join(bad, on="_idx", how="anti").select(staged_columns)
+    extras = reject_extras or {}
+    rejects = (
+        df.join(bad, on="_idx", how="inner")
+        .sort("_idx")
+        .select(
+            pl.lit(source).alias("source"),
+            pl.lit(file).alias("file"),
+            row_ref.alias("row_ref"),
+            pl.col("reason"),
+            pl.struct([pl.col(c).alias(c.removeprefix(RAW)) for c in raw_columns if c in df.columns])
+            .struct.json_encode()
+            .alias("payload"),
+            *[expr.alias(name) for name, expr in extras.items()],
+        )
+    )
+    return staged, rejects.select(
+        [
+            (pl.col(c) if c in rejects.columns else pl.lit(None)).cast(t).alias(c)
+            for c, t in QUARANTINE_SCHEMA.items()
+        ]
+    )
+
+
+def _contract_reasons(err: pa.errors.SchemaErrors, checked: pl.DataFrame) -> pl.DataFrame:
+    cases = err.failure_cases
+    row_level = cases.filter(pl.col("index").is_not_null())
+    # Failure indexes point into `checked`; map them back to the original row index.
+    idx = checked.select("_idx").with_row_index("_pos")
+    reasons = row_level.join(idx, left_on="index", right_on="_pos").select(
+        "_idx",
+        pl.when(pl.col("column").is_not_null() & (pl.col("schema_context") == "Column"))
+        .then(
+            pl.format("{} {} failed (value {})", pl.col("column"), pl.col("check"), pl.col("failure_case").fill_null("null"))
+        )
+        .otherwise(pl.col("check"))
+        .alias("reason"),
+    )
+    table_level = cases.filter(pl.col("index").is_null())
+    if table_level.height:
+        # A failure without row index (e.g. a missing column) is a parser bug, not bad input.
+        raise RuntimeError(f"contract failure without row: {table_level.to_dicts()}")
+    return reasons

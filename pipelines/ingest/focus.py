@@ -1,0 +1,160 @@
+"""FOCUS 1.0–1.2 bill files (CSV, CSV.gz, Parquet) → staging.stg_focus__bill_lines rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+
+from models.landing import CHARGE_CATEGORIES, COMMITMENT_STATUSES, FocusBillLine
+from pipelines.ingest.common import (
+    Parsed,
+    blank_to_null,
+    cast_failures,
+    file_reject,
+    split_by_contract,
+    to_float,
+    to_money,
+    to_utc,
+)
+
+SOURCE = "focus"
+REQUIRED = ["ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "BilledCost", "EffectiveCost"]
+
+# staging column <- FOCUS column. Names stable from 1.0 to 1.2 except where a tuple lists the older
+# spelling after the newer (ProviderName became ServiceProviderName in 1.3; x_ columns are ours).
+STRING_COLUMNS: dict[str, tuple[str, ...]] = {
+    "line_id": ("x_LineItemId",),
+    "billing_account_id": ("BillingAccountId",),
+    "billing_currency": ("BillingCurrency",),
+    "charge_category": ("ChargeCategory",),
+    "charge_class": ("ChargeClass",),
+    "charge_frequency": ("ChargeFrequency",),
+    "charge_description": ("ChargeDescription",),
+    "pricing_category": ("PricingCategory",),
+    "pricing_unit": ("PricingUnit",),
+    "consumed_unit": ("ConsumedUnit",),
+    "commitment_discount_id": ("CommitmentDiscountId",),
+    "commitment_discount_type": ("CommitmentDiscountType",),
+    "commitment_discount_category": ("CommitmentDiscountCategory",),
+    "commitment_discount_status": ("CommitmentDiscountStatus",),
+    "provider_name": ("ServiceProviderName", "ProviderName"),
+    "invoice_id": ("InvoiceId",),
+    "region_id": ("RegionId",),
+    "resource_id": ("ResourceId",),
+    "resource_name": ("ResourceName",),
+    "resource_type": ("ResourceType",),
+    "service_category": ("ServiceCategory",),
+    "service_name": ("ServiceName",),
+    "sku_id": ("SkuId",),
+    "sub_account_id": ("SubAccountId",),
+    "tags": ("Tags",),
+}
+MONEY_COLUMNS = {
+    "billed_cost": "BilledCost",
+    "effective_cost": "EffectiveCost",
+    "list_cost": "ListCost",
+    "contracted_cost": "ContractedCost",
+}
+TIME_COLUMNS = {
+    "charge_period_start": "ChargePeriodStart",
+    "charge_period_end": "ChargePeriodEnd",
+    "billing_period_start": "BillingPeriodStart",
+    "billing_period_end": "BillingPeriodEnd",
+}
+FLOAT_COLUMNS = {"pricing_quantity": "PricingQuantity", "consumed_quantity": "ConsumedQuantity"}
+STAGED = ["_file", "_row", "source", *STRING_COLUMNS, *MONEY_COLUMNS, *TIME_COLUMNS, *FLOAT_COLUMNS]
+
+
+def read_table(path: Path) -> pl.DataFrame:
+    """Every column as a string, exactly as written (Parquet values are rendered as text)."""
+    name = path.name.lower()
+    if name.endswith(".parquet"):
+        df = pl.read_parquet(path)
+        return df.select(pl.all().cast(pl.String))
+    return pl.read_csv(path, infer_schema=False, encoding="utf8")
+
+
+def parse(path: Path, file: str, source: str = SOURCE) -> Parsed:
+    try:
+        raw = read_table(path)
+    except Exception as err:  # any unreadable file is quarantined whole, never fatal
+        return Parsed(rows=pl.DataFrame(), rejects=file_reject(source, file, f"unreadable file: {err}"))
+    raw = raw.rename({c: c.strip() for c in raw.columns})
+    missing = [c for c in REQUIRED if c not in raw.columns]
+    if missing:
+        return Parsed(
+            rows=pl.DataFrame(),
+            rejects=file_reject(source, file, f"missing required FOCUS column(s): {', '.join(missing)}"),
+        )
+    return from_focus_frame(raw, file, source)
+
+
+def from_focus_frame(raw: pl.DataFrame, file: str, source: str) -> Parsed:
+    """Casts a frame of FOCUS columns (all strings) to staging rows and rejects."""
+    raw_columns = list(raw.columns)
+    df = raw.with_row_index("_row", offset=1).with_columns(
+        *[_first_present(raw, names).alias(col) for col, names in STRING_COLUMNS.items()],
+        *[to_money(c).alias(col) if c in raw.columns else pl.lit(None, dtype=pl.Decimal(38, 18)).alias(col)
+          for col, c in MONEY_COLUMNS.items()],
+        *[to_utc(c).alias(col) if c in raw.columns else pl.lit(None, dtype=pl.Datetime("us")).alias(col)
+          for col, c in TIME_COLUMNS.items()],
+        *[to_float(c).alias(col) if c in raw.columns else pl.lit(None, dtype=pl.Float64).alias(col)
+          for col, c in FLOAT_COLUMNS.items()],
+        pl.lit(file).alias("_file"),
+        pl.lit(source).alias("source"),
+    )
+    df = df.with_columns(
+        _canonical("charge_category", CHARGE_CATEGORIES),
+        _canonical("commitment_discount_status", COMMITMENT_STATUSES),
+        pl.col("charge_frequency").str.replace(r"(?i)^usage-based$", "Usage-Based"),
+        pl.col("tags").map_elements(normalize_tags, return_dtype=pl.String, skip_nulls=True),
+    )
+    casts = {col: (c, "a number") for col, c in MONEY_COLUMNS.items()}
+    casts |= {col: (c, "a timestamp") for col, c in TIME_COLUMNS.items()}
+    casts |= {col: (c, "a number") for col, c in FLOAT_COLUMNS.items()}
+    casts["tags"] = ("Tags", "a JSON object")
+    df = df.with_columns(cast_failures(df, casts).alias("_errors"))
+    staged, rejects = split_by_contract(
+        df,
+        FocusBillLine,
+        source=source,
+        file=file,
+        staged_columns=STAGED,
+        raw_columns=raw_columns,
+        row_ref=pl.format("row {}", pl.col("_row")),
+        reject_extras={
+            "effective_cost": pl.col("effective_cost"),
+            "billed_cost": pl.col("billed_cost"),
+            "charge_period_start": pl.col("charge_period_start"),
+            "charge_period_end": pl.col("charge_period_end"),
+            "day": pl.col("charge_period_start").dt.date(),
+        },
+    )
+    return Parsed(rows=staged, rejects=rejects)
+
+
+def _first_present(raw: pl.DataFrame, names: tuple[str, ...]) -> pl.Expr:
+    present = [blank_to_null(n) for n in names if n in raw.columns]
+    return pl.coalesce(present) if present else pl.lit(None, dtype=pl.String)
+
+
+def _canonical(col: str, values: list[str]) -> pl.Expr:
+    """Providers vary the case of enum values (`usage`, `USAGE`); FOCUS spells them one way."""
+    expr = pl.col(col)
+    for v in values:
+        expr = pl.when(pl.col(col).str.to_lowercase() == v.lower()).then(pl.lit(v)).otherwise(expr)
+    return expr.alias(col)
+
+
+def normalize_tags(text: str) -> str | None:
+    """FOCUS Tags as a JSON object with trimmed keys (real exports carry keys like " org"); None when
+    the text is not a JSON object."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    return json.dumps({str(k).strip(): v for k, v in obj.items()}, sort_keys=True)

@@ -1,0 +1,199 @@
+"""sacct exports (`-P` parsable2 with a header line, or `-p`/custom delimiter with a configured column
+list) → staging.stg_slurm__job_records rows, times converted from the cluster's zone to UTC."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+
+from models.landing import SlurmJobRecord
+from pipelines.ingest.common import Parsed, blank_to_null, cast_failures, file_reject, split_by_contract, to_utc
+from pipelines.lib.config import ClusterConfig
+
+SOURCE = "slurm"
+SENTINELS = ["Unknown", "None", "None assigned", "N/A", "(null)"]
+STAGED = [
+    "_file", "_row", "cluster", "job_key", "job_id", "parent_job_key", "is_step", "array_job_id",
+    "array_task_id", "job_name", "user_name", "account", "partition", "qos", "state", "cancelled_by",
+    "exit_code", "submit_ts", "start_ts", "end_ts", "alloc_tres", "gpus", "node_count", "node_list",
+    "hosts", "comment", "run_id", "restarts",
+]
+
+
+def parse(path: Path, file: str, cluster: str, cfg: ClusterConfig) -> Parsed:
+    try:
+        raw = read_sacct(path, cfg)
+    except Exception as err:
+        return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, f"unreadable sacct file: {err}"))
+    if "JobID" not in raw.columns and "JobIDRaw" not in raw.columns:
+        return Parsed(
+            rows=pl.DataFrame(),
+            rejects=file_reject(SOURCE, file, "no JobID or JobIDRaw column: give the header line, or the "
+                                "cluster's `columns` in the config for a header-less export"),
+        )
+    return from_sacct_frame(raw, file, cluster, cfg.timezone)
+
+
+def read_sacct(path: Path, cfg: ClusterConfig) -> pl.DataFrame:
+    """Splits lines ourselves: sacct does not quote, so a CSV reader would trip on stray quotes."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    delimiter = cfg.delimiter or "|"
+    if cfg.columns:
+        header, body, first_line = list(cfg.columns), lines, 1
+    else:
+        header, body, first_line = lines[0].split(delimiter), lines[1:], 2
+    # `-p` (and custom delimiters) end every line with the delimiter: one empty trailing field.
+    if header and header[-1] == "":
+        header = header[:-1]
+    width = len(header)
+    records, bad = [], []
+    for n, line in enumerate(body, start=first_line):
+        if not line.strip():
+            continue
+        fields = line.split(delimiter)
+        if len(fields) == width + 1 and fields[-1] == "":
+            fields = fields[:-1]
+        if len(fields) != width:
+            bad.append((n, line, len(fields)))
+            continue
+        records.append([n, *fields])
+    df = pl.DataFrame(records, schema=["_line", *header], orient="row")
+    return _attach_bad(df, bad, width)
+
+
+def _attach_bad(df: pl.DataFrame, bad: list[tuple[int, str, int]], width: int) -> pl.DataFrame:
+    """Lines with the wrong number of fields stay in the frame, marked, so they reach quarantine."""
+    if not bad:
+        return df.with_columns(pl.lit(None, dtype=pl.String).alias("_shape_error"))
+    extra = pl.DataFrame(
+        {
+            "_line": [b[0] for b in bad],
+            "_shape_error": [f"{b[2]} fields where the header has {width}" for b in bad],
+            "_raw_line": [b[1] for b in bad],
+        }
+    )
+    return pl.concat([df.with_columns(pl.lit(None, dtype=pl.String).alias("_shape_error")), extra],
+                     how="diagonal").sort("_line")
+
+
+def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, zone: str) -> Parsed:
+    raw_columns = [c for c in raw.columns if not c.startswith("_")] + (["_raw_line"] if "_raw_line" in raw.columns else [])
+    df = raw.with_columns([_sacct_null(c).alias(c) for c in raw.columns if not c.startswith("_")])
+    col = lambda name: pl.col(name) if name in df.columns else pl.lit(None, dtype=pl.String)  # noqa: E731
+    job_id = pl.coalesce(col("JobID"), col("JobIDRaw"))
+    job_key = pl.coalesce(col("JobIDRaw"), col("JobID"))
+    state_raw = col("State")
+    df = df.with_columns(
+        pl.lit(file).alias("_file"),
+        pl.col("_line").alias("_row"),
+        pl.lit(cluster).alias("cluster"),
+        job_key.alias("job_key"),
+        job_id.alias("job_id"),
+        job_key.str.contains(".", literal=True).fill_null(False).alias("is_step"),
+        pl.when(job_key.str.contains(".", literal=True)).then(job_key.str.split(".").list.first()).alias("parent_job_key"),
+        job_id.str.extract(r"^(\d+)_").alias("array_job_id"),
+        job_id.str.extract(r"^\d+_(\[?[\d\-,%]+\]?)").alias("array_task_id"),
+        col("JobName").alias("job_name"),
+        col("User").alias("user_name"),
+        col("Account").alias("account"),
+        col("Partition").alias("partition"),
+        col("QOS").alias("qos"),
+        state_raw.str.extract(r"^([A-Z_]+)").alias("state"),
+        state_raw.str.extract(r"by (\S+)").alias("cancelled_by"),
+        col("ExitCode").alias("exit_code"),
+        _time(df, "Submit", zone).alias("submit_ts"),
+        _time(df, "Start", zone).alias("start_ts"),
+        _time(df, "End", zone).alias("end_ts"),
+        col("AllocTRES").alias("alloc_tres"),
+        gpus_from_tres(col("AllocTRES")).alias("gpus"),
+        col("AllocTRES").str.extract(r"(?:^|,)node=(\d+)").cast(pl.Int32, strict=False).alias("node_count"),
+        col("NodeList").alias("node_list"),
+        col("Comment").alias("comment"),
+        col("Comment").str.extract(r"run_id=([^\s,;|]+)").alias("run_id"),
+        col("Restarts").cast(pl.Int32, strict=False).alias("restarts"),
+    )
+    # A job that ended in the hour a DST fall-back repeats reads as ending before it started when the
+    # earlier reading is taken; the later reading is then the true one.
+    df = df.with_columns(
+        pl.when(pl.col("end_ts") < pl.col("start_ts"))
+        .then(_time(df, "End", zone, ambiguous="latest"))
+        .otherwise(pl.col("end_ts"))
+        .alias("end_ts")
+    )
+    hosts = {nl: expand_hostlist(nl) for nl in df["node_list"].drop_nulls().unique().to_list()}
+    df = df.with_columns(
+        pl.col("node_list").replace_strict(hosts, default=None, return_dtype=pl.List(pl.String)).alias("hosts"),
+    ).with_columns(pl.coalesce(pl.col("node_count"), pl.col("hosts").list.len().cast(pl.Int32)).alias("node_count"))
+    casts = {"submit_ts": ("Submit", "a time"), "start_ts": ("Start", "a time"), "end_ts": ("End", "a time")}
+    df = df.with_columns(
+        pl.concat_list(
+            cast_failures(df, {k: v for k, v in casts.items() if v[0] in df.columns}),
+            pl.when(pl.col("_shape_error").is_not_null()).then(pl.col("_shape_error")),
+            pl.when(state_raw.is_not_null() & pl.col("state").is_null()).then(pl.format("State '{}' is not a Slurm state", state_raw)),
+        ).list.drop_nulls().alias("_errors")
+    )
+    staged, rejects = split_by_contract(
+        df,
+        SlurmJobRecord,
+        source=SOURCE,
+        file=file,
+        staged_columns=STAGED,
+        raw_columns=raw_columns,
+        row_ref=pl.format("line {}", pl.col("_row")),
+        reject_extras={"day": pl.coalesce(pl.col("start_ts"), pl.col("submit_ts")).dt.date()},
+    )
+    return Parsed(rows=staged, rejects=rejects)
+
+
+def _sacct_null(name: str) -> pl.Expr:
+    c = blank_to_null(name)
+    return pl.when(c.is_in(SENTINELS)).then(None).otherwise(c)
+
+
+def _time(df: pl.DataFrame, name: str, zone: str, ambiguous: str = "earliest") -> pl.Expr:
+    if name not in df.columns:
+        return pl.lit(None, dtype=pl.Datetime("us"))
+    return to_utc(name, zone, ambiguous=ambiguous)
+
+
+def gpus_from_tres(tres: pl.Expr) -> pl.Expr:
+    """GPUs in AllocTRES: the untyped `gres/gpu=N` when present (it already counts the typed ones),
+    else the sum of the typed `gres/gpu:<type>=N` entries."""
+    untyped = tres.str.extract(r"(?:^|,)gres/gpu=(\d+)").cast(pl.Int32, strict=False)
+    typed = (
+        tres.str.extract_all(r"(?:^|,)gres/gpu:[^=,]+=(\d+)")
+        .list.eval(pl.element().str.extract(r"=(\d+)").cast(pl.Int32))
+        .list.sum()
+    )
+    return pl.coalesce(untyped, pl.when(typed > 0).then(typed)).cast(pl.Int32)
+
+
+_HOSTLIST_ITEM = re.compile(r"([^,\[]+(?:\[[^\]]*\][^,\[]*)*)")
+
+
+def expand_hostlist(text: str) -> list[str]:
+    """Expands a Slurm hostlist: `east-gpu-[001-003,007]`, `omni[1,10-12]`, `a1,b[2-3]`, keeping zero padding."""
+    hosts: list[str] = []
+    for item in _HOSTLIST_ITEM.findall(text.strip()):
+        item = item.strip()
+        if item:
+            hosts.extend(_expand_item(item))
+    return hosts
+
+
+def _expand_item(item: str) -> list[str]:
+    m = re.search(r"\[([^\]]*)\]", item)
+    if not m:
+        return [item]
+    prefix, suffix = item[: m.start()], item[m.end():]
+    out = []
+    for part in m.group(1).split(","):
+        if "-" in part:
+            lo, hi = part.split("-", 1)
+            width = len(lo) if lo.startswith("0") else 0
+            out.extend(f"{prefix}{str(i).zfill(width)}{suffix}" for i in range(int(lo), int(hi) + 1))
+        else:
+            out.append(f"{prefix}{part}{suffix}")
+    return [h for o in out for h in _expand_item(o)]

@@ -1,0 +1,72 @@
+"""Every landing format gpuledger reads, in one place: the ingest assets and `inspect` share it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from models import landing, staging
+from pipelines.ingest import dcgm, focus, inventory, runs, slurm
+from pipelines.ingest.common import Parsed
+from pipelines.lib.config import OrgConfig
+from pipelines.lib.landing import Source
+
+
+def _slurm(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
+    cluster = rel.split("/")[2]  # scheduler/slurm/<cluster>/<file>
+    return slurm.parse(path, rel, cluster, cfg.cluster(cluster))
+
+
+FOCUS = Source(
+    name="focus",
+    table="staging/stg_focus__bill_lines",
+    patterns=("bills/focus/**/*.csv", "bills/focus/**/*.csv.gz", "bills/focus/**/*.parquet"),
+    parse=lambda path, rel, cfg: focus.parse(path, rel),
+    model=landing.FocusBillLine,
+    staged_model=landing.FocusBillLine,
+    # a charge period's end is exclusive: a line ending at midnight does not touch the next day
+    span=(pl.col("charge_period_start"), pl.col("charge_period_end") - pl.duration(microseconds=1)),
+)
+SLURM = Source(
+    name="slurm",
+    table="staging/stg_slurm__job_records",
+    patterns=("scheduler/slurm/*/**/*.psv", "scheduler/slurm/*/**/*.txt"),
+    parse=_slurm,
+    model=landing.SlurmJobRecord,
+    staged_model=landing.SlurmJobRecord,
+    span=(
+        pl.coalesce("start_ts", "submit_ts"),
+        pl.coalesce("end_ts", "start_ts", "submit_ts"),
+    ),
+)
+DCGM = Source(
+    name="dcgm",
+    table="staging/stg_dcgm__gpu_minutes",
+    patterns=("telemetry/dcgm/**/*.parquet", "telemetry/dcgm/**/*.csv"),
+    parse=lambda path, rel, cfg: dcgm.parse(path, rel),
+    model=landing.DcgmSample,
+    staged_model=staging.DcgmGpuMinute,
+    span=(pl.col("timestamp"), pl.col("timestamp")),
+    rollup="staging/stg_dcgm__gpu_minutes.rollup",
+)
+RUNS = Source(
+    name="runs",
+    table="staging/stg_runs__events",
+    patterns=("runs/**/*.jsonl",),
+    parse=lambda path, rel, cfg: runs.parse(path, rel),
+    model=landing.RunEvent,
+    staged_model=landing.RunEvent,
+    span=(pl.col("ts"), pl.col("ts")),
+)
+INVENTORY = Source(
+    name="inventory",
+    table="staging/stg_inventory__nodes",
+    patterns=("inventory/nodes.csv",),
+    parse=lambda path, rel, cfg: inventory.parse(path, rel),
+    model=landing.InventoryNode,
+    staged_model=landing.InventoryNode,
+    span=(pl.lit(None, dtype=pl.Datetime("us")), pl.lit(None, dtype=pl.Datetime("us"))),
+)
+
+ALL = (FOCUS, SLURM, DCGM, RUNS, INVENTORY)

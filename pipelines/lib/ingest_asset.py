@@ -1,0 +1,115 @@
+"""The body every staging asset shares, and the factory that turns a source's pandera contract into a
+blocking asset check on its staging table (after PUDL's asset_check_from_schema)."""
+
+
+from datetime import date
+
+import dagster as dg
+import pandera.polars as pa
+from dagster_duckdb import DuckDBResource
+
+from pipelines.lib.landing import Source, sync
+from pipelines.lib.partitions import DAILY
+from pipelines.lib.resources import LandingZone
+from pipelines.lib.warehouse import WRITER_POOL, bootstrap, sql
+
+
+def ingest_partition(
+    context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: LandingZone, source: Source
+) -> dg.MaterializeResult:
+    """Reads the source's new and changed landing files into staging, then describes the day."""
+    day = date.fromisoformat(context.partition_key)
+    cfg = landing.org_config()
+    with duckdb.get_connection() as con:
+        bootstrap(con)
+        report = sync(con, landing.path, source, cfg, day)
+        day_rows = con.execute(f"SELECT count(*) FROM ({sql(source.table + '.day')})", {"day": day}).fetchone()[0]
+        reasons = con.execute(
+            """SELECT reason, count(*) AS n FROM ops.quarantine WHERE source = $source AND day = $day
+               GROUP BY reason ORDER BY n DESC LIMIT 5""",
+            {"source": source.name, "day": day},
+        ).fetchall()
+    if report.files_read:
+        context.log.info(f"{source.name}: read {len(report.files_read)} new or changed file(s), "
+                         f"{report.rows_staged} rows staged, {report.rows_quarantined} quarantined")
+    return dg.MaterializeResult(
+        metadata={
+            "files_read": len(report.files_read),
+            "files_unchanged": report.files_unchanged,
+            "rows_staged": report.rows_staged,
+            "rows_quarantined": report.rows_quarantined,
+            "rows_dropped": dg.MetadataValue.json(report.rows_dropped),
+            "day_rows": int(day_rows),
+            "top_quarantine_reasons_of_day": dg.MetadataValue.json({r: n for r, n in reasons}),
+        }
+    )
+
+
+def contract_check(asset: dg.AssetsDefinition, source: Source) -> dg.AssetChecksDefinition:
+    """A blocking check: the day's staging rows satisfy the source's contract, and the share of the
+    day's landing rows that went to quarantine stays within the configured limit."""
+
+    @dg.asset_check(
+        asset=asset,
+        name=f"{source.name}_contract",
+        description=f"{source.staged_model.__name__} holds for the day's rows; quarantined share within limit",
+        blocking=True,
+        partitions_def=DAILY,
+    )
+    def _check(context: dg.AssetCheckExecutionContext, duckdb: DuckDBResource, landing: LandingZone) -> dg.AssetCheckResult:
+        day = date.fromisoformat(context.partition_key)
+        limit = landing.org_config().quarantine_max_share
+        with duckdb.get_connection() as con:
+            rows = con.sql(sql(source.table + ".day"), params={"day": day}).pl()
+            # Shares are counted in landing rows over the files that cover the day (for DCGM the
+            # staging rows are minutes, not samples, so the manifest is the common unit).
+            accepted, quarantined = con.execute(
+                """SELECT coalesce(sum(rows_staged), 0), coalesce(sum(rows_quarantined), 0)
+                   FROM ops.landed_files WHERE source = $source AND first_day <= $day AND last_day >= $day""",
+                {"source": source.name, "day": day},
+            ).fetchone()
+            unreadable = [f for (f,) in con.execute(
+                "SELECT file FROM ops.quarantine WHERE source = $source AND row_ref = 'file' ORDER BY file",
+                {"source": source.name},
+            ).fetchall()]
+        violations: dict[str, int] = {}
+        try:
+            source.staged_model.validate(rows, lazy=True)
+        except pa.errors.SchemaErrors as err:
+            for check, n in err.failure_cases.group_by("check").len().iter_rows():
+                violations[str(check)] = int(n)
+        total = accepted + quarantined
+        share = quarantined / total if total else 0.0
+        return dg.AssetCheckResult(
+            passed=not violations and share <= limit,
+            metadata={
+                "rows_of_day": rows.height,
+                "landing_rows_accepted": int(accepted),
+                "landing_rows_quarantined": int(quarantined),
+                "quarantined_share": round(share, 6),
+                "max_share": limit,
+                "contract_violations": dg.MetadataValue.json(violations),
+                # Whole files that could not be read: their day is unknown, so they are reported
+                # here on every day rather than blocking every day.
+                "unreadable_files": dg.MetadataValue.json(unreadable),
+            },
+        )
+
+    return _check
+
+
+def staging_asset(source: Source, *, group: str, description: str) -> dg.AssetsDefinition:
+    """The daily staging asset of a landing source: `staging/<table>`, in the DuckDB writer pool."""
+
+    @dg.asset(
+        key=source.table.split("/"),
+        partitions_def=DAILY,
+        pool=WRITER_POOL,
+        group_name=group,
+        kinds={"duckdb"},
+        description=description,
+    )
+    def _asset(context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: LandingZone) -> dg.MaterializeResult:
+        return ingest_partition(context, duckdb, landing, source)
+
+    return _asset

@@ -1,0 +1,72 @@
+"""The DuckDB warehouse: where it lives, its SQL files, and the one way tables get written.
+
+SQL lives in `sql/<layer>/<table>.sql`, one file per table. Values are always bound as parameters
+(`$day`, `$file`), never formatted into the text.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SQL_ROOT = PROJECT_ROOT / "sql"
+DEFAULT_WAREHOUSE = PROJECT_ROOT / "data" / "warehouse.duckdb"
+
+# Every asset that writes DuckDB runs in this pool; dagster_home/dagster.yaml limits it to one
+# at a time because DuckDB allows one writing process per file.
+WRITER_POOL = "duckdb_writer"
+
+SCHEMAS = ("staging", "intermediate", "marts", "finance", "ops")
+# Tables the pipeline creates before any asset runs, in dependency order.
+BOOTSTRAP_TABLES = (
+    "ops/landed_files",
+    "ops/quarantine",
+    "staging/stg_focus__bill_lines",
+    "staging/stg_slurm__job_records",
+    "staging/stg_dcgm__gpu_minutes",
+    "staging/stg_runs__events",
+    "staging/stg_inventory__nodes",
+)
+
+
+def warehouse_path() -> Path:
+    return Path(os.environ.get("GPULEDGER_WAREHOUSE") or DEFAULT_WAREHOUSE)
+
+
+@cache
+def sql(name: str) -> str:
+    """The text of `sql/<name>.sql`, e.g. sql("staging/stg_slurm__job_records")."""
+    return (SQL_ROOT / f"{name}.sql").read_text()
+
+
+def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
+    """Creates the schemas and the tables every asset expects; safe to run any number of times."""
+    for schema in SCHEMAS:
+        con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")  # names are constants above
+    for table in BOOTSTRAP_TABLES:
+        con.execute(sql(table))
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """BEGIN … COMMIT, rolled back on any error so readers never see half a write."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def connect(path: str | Path | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    path = Path(path) if path else warehouse_path()
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    return duckdb.connect(str(path), read_only=read_only)

@@ -1,0 +1,14 @@
+-- Rejected input: one row per landing row (or whole file) that could not be staged, with why.
+-- Bill rows keep their money (when it parses) so the ledger can still account for it as `unattributed`.
+CREATE TABLE IF NOT EXISTS ops.quarantine (
+    source          VARCHAR NOT NULL,   -- focus | aws_cur | slurm | kubernetes | dcgm | runs | inventory
+    file            VARCHAR NOT NULL,   -- path relative to the landing root
+    row_ref         VARCHAR NOT NULL,   -- 'row 17' (1-based data row, header excluded), 'line 17', or 'file'
+    reason          VARCHAR NOT NULL,
+    payload         VARCHAR,            -- the raw row as JSON
+    effective_cost  DECIMAL(38, 18),
+    billed_cost     DECIMAL(38, 18),
+    charge_period_start TIMESTAMP,      -- UTC, when it parses: the days the money belongs to
+    charge_period_end   TIMESTAMP,
+    day             DATE                -- the UTC day the row belongs to, when known
+);

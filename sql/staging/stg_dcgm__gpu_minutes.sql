@@ -1,0 +1,25 @@
+-- DCGM telemetry rolled up per GPU, job label and minute. The raw samples stay where they landed
+-- (Parquet, read in place); the warehouse keeps this rollup, which still knows the first and last
+-- sample of each minute so gaps between scrapes can be measured exactly.
+CREATE TABLE IF NOT EXISTS staging.stg_dcgm__gpu_minutes (
+    _file           VARCHAR NOT NULL,
+    day             DATE NOT NULL,
+    minute_ts       TIMESTAMP NOT NULL,   -- UTC, start of the minute
+    hostname        VARCHAR NOT NULL,
+    gpu             INTEGER NOT NULL,
+    gpu_instance    VARCHAR,              -- MIG instance id, NULL for a whole GPU
+    uuid            VARCHAR,
+    model_name      VARCHAR,
+    hpc_job         VARCHAR,              -- job label of the series (hpc_job, or namespace/pod), NULL when none
+    samples         INTEGER NOT NULL,     -- distinct sample timestamps in the minute
+    first_sample_ts TIMESTAMP NOT NULL,
+    last_sample_ts  TIMESTAMP NOT NULL,
+    gpu_util_min    DOUBLE,               -- DCGM_FI_DEV_GPU_UTIL, %
+    gpu_util_max    DOUBLE,
+    gpu_util_avg    DOUBLE,
+    sm_active_max   DOUBLE,               -- DCGM_FI_PROF_SM_ACTIVE, 0–1
+    sm_active_avg   DOUBLE,
+    tensor_active_avg DOUBLE,             -- DCGM_FI_PROF_PIPE_TENSOR_ACTIVE, 0–1
+    power_avg_w     DOUBLE,
+    fb_used_max_mib DOUBLE
+);

@@ -1,0 +1,42 @@
+-- FOCUS 1.0–1.2 cost and usage rows, one per landed bill line (AWS CUR arrives here converted to FOCUS).
+-- Timestamps are UTC; money is exact DECIMAL. `tags` is the FOCUS Tags JSON object with keys trimmed.
+CREATE TABLE IF NOT EXISTS staging.stg_focus__bill_lines (
+    _file                   VARCHAR NOT NULL,
+    _row                    BIGINT NOT NULL,
+    source                  VARCHAR NOT NULL,   -- focus | aws_cur
+    line_id                 VARCHAR,            -- x_LineItemId / identity/LineItemId when the export has one
+    billing_account_id      VARCHAR,
+    billing_currency        VARCHAR,
+    billing_period_start    TIMESTAMP,
+    billing_period_end      TIMESTAMP,
+    charge_period_start     TIMESTAMP NOT NULL,
+    charge_period_end       TIMESTAMP NOT NULL,
+    charge_category         VARCHAR NOT NULL,   -- Usage | Purchase | Tax | Credit | Adjustment
+    charge_class            VARCHAR,            -- Correction or NULL
+    charge_frequency        VARCHAR,
+    charge_description      VARCHAR,
+    pricing_category        VARCHAR,
+    pricing_quantity        DOUBLE,
+    pricing_unit            VARCHAR,
+    consumed_quantity       DOUBLE,
+    consumed_unit           VARCHAR,
+    list_cost               DECIMAL(38, 18),
+    contracted_cost         DECIMAL(38, 18),
+    billed_cost             DECIMAL(38, 18) NOT NULL,
+    effective_cost          DECIMAL(38, 18) NOT NULL,
+    commitment_discount_id       VARCHAR,
+    commitment_discount_type     VARCHAR,
+    commitment_discount_category VARCHAR,
+    commitment_discount_status   VARCHAR,   -- Used | Unused
+    provider_name           VARCHAR,
+    invoice_id              VARCHAR,
+    region_id               VARCHAR,
+    resource_id             VARCHAR,
+    resource_name           VARCHAR,
+    resource_type           VARCHAR,
+    service_category        VARCHAR,
+    service_name            VARCHAR,
+    sku_id                  VARCHAR,
+    sub_account_id          VARCHAR,
+    tags                    VARCHAR
+);
