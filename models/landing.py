@@ -45,7 +45,7 @@ class FocusBillLine(_Contract):
     resource_id: str = pa.Field(nullable=True)
     tags: str = pa.Field(nullable=True)
 
-    @pa.dataframe_check(name="ChargePeriodEnd is not before ChargePeriodStart")
+    @pa.dataframe_check(name="ChargePeriodEnd must not be before ChargePeriodStart")
     def period_ordered(cls, data: pa.PolarsData) -> pl.LazyFrame:
         return data.lazyframe.select(pl.col("charge_period_end") >= pl.col("charge_period_start"))
 
@@ -63,7 +63,7 @@ class SlurmJobRecord(_Contract):
     gpus: pl.Int32 = pa.Field(ge=0, nullable=True)
     node_count: pl.Int32 = pa.Field(ge=0, nullable=True)
 
-    @pa.dataframe_check(name="End is not before Start")
+    @pa.dataframe_check(name="End must not be before Start")
     def end_after_start(cls, data: pa.PolarsData) -> pl.LazyFrame:
         return data.lazyframe.select(
             pl.col("end_ts").is_null() | pl.col("start_ts").is_null() | (pl.col("end_ts") >= pl.col("start_ts"))
@@ -90,7 +90,7 @@ class RunEvent(_Contract):
     step: pl.Int64 = pa.Field(ge=0, nullable=True)
     tokens: pl.Int64 = pa.Field(ge=0, nullable=True)
 
-    @pa.dataframe_check(name="step events carry step and tokens")
+    @pa.dataframe_check(name="step events must carry step and tokens")
     def steps_complete(cls, data: pa.PolarsData) -> pl.LazyFrame:
         return data.lazyframe.select(
             (pl.col("event") != "step") | (pl.col("step").is_not_null() & pl.col("tokens").is_not_null())

@@ -26,7 +26,7 @@ class DcgmGpuMinute(pa.DataFrameModel):
     class Config:
         strict = False
 
-    @pa.dataframe_check(name="samples lie inside their minute")
+    @pa.dataframe_check(name="samples must lie inside their minute")
     def samples_in_minute(cls, data: pa.PolarsData) -> pl.LazyFrame:
         return data.lazyframe.select(
             (pl.col("first_sample_ts") >= pl.col("minute_ts"))

@@ -1,10 +1,10 @@
 """The Dagster code location: every module under pipelines/defs/ is loaded (one folder per domain)."""
 
-import dagster as dg
+from pathlib import Path
 
-import pipelines.defs
+import dagster as dg
 
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    return dg.components.load_defs(pipelines.defs)
+    return dg.load_from_defs_folder(project_root=Path(__file__).resolve().parents[1])

@@ -1,8 +1,12 @@
+from datetime import timedelta
+
 import dagster as dg
 
 from pipelines.defs.daily.jobs import daily_ledger_job
 
-# 06:00 UTC, for yesterday's partition: bills and telemetry of a full day have landed by then.
-daily_ledger_schedule = dg.build_schedule_from_partitioned_job(
-    daily_ledger_job, hour_of_day=6, minute_of_hour=0, name="daily_ledger_schedule"
-)
+
+@dg.schedule(cron_schedule="0 6 * * *", job=daily_ledger_job, execution_timezone="UTC")
+def daily_ledger_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+    """06:00 UTC, for yesterday's partition: a full day of bills and telemetry has landed by then."""
+    yesterday = (context.scheduled_execution_time - timedelta(days=1)).date().isoformat()
+    return dg.RunRequest(run_key=f"daily-{yesterday}", partition_key=yesterday)

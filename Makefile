@@ -1,0 +1,34 @@
+# gpuledger: `make demo` runs the whole thing on a simulated fleet, `make test` runs the tests.
+# Both create .venv and install the project first, so they work on a fresh machine.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+DEMO   := data/demo
+START  ?= 2026-10-29
+DAYS   ?= 7
+SEED   ?= 7
+END    := $(shell date -u -d "$(START) +$$(( $(DAYS) - 1 )) days" +%F)
+export DAGSTER_HOME := $(CURDIR)/dagster_home
+
+.PHONY: setup demo test clean
+
+$(BIN)/gpuledger: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+setup: $(BIN)/gpuledger
+
+demo: setup
+	$(BIN)/gpuledger simulate --out $(DEMO) --start $(START) --days $(DAYS) --seed $(SEED)
+	$(BIN)/gpuledger run --landing $(DEMO)/landing --config $(DEMO)/gpuledger.yaml --start $(START) --end $(END)
+	@echo
+	@echo "Open the same definitions in the Dagster UI:  DAGSTER_HOME=$(DAGSTER_HOME) $(BIN)/dagster dev"
+
+test: setup
+	$(BIN)/pytest
+
+clean:
+	rm -rf data $(VENV)
+	find dagster_home -mindepth 1 ! -name dagster.yaml -exec rm -rf {} +

@@ -1,0 +1,270 @@
+"""Multi-node training runs: chains of Slurm jobs that checkpoint, get interrupted, and resume.
+
+Each cluster sets aside about half its nodes as run slots (groups of 2–4 whole nodes, reserved pool first).
+A slot hosts one run after another; each run is a chain of jobs on the slot's nodes:
+
+    startup (zero util, < 10 min) -> steps -> checkpoint save every 30–60 min -> ... -> final save, teardown
+
+Interruptions are Poisson per GPU-day, but the hazard only starts after the job's first completed checkpoint
+save (so every interruption has a checkpoint in its own job to roll back to, and the lost window never spans
+two jobs), and an interruption is dropped if its resuming job could not start before the window ends (an
+observer could not tell it was resumed). The resuming job is submitted 20–180 s after the failure, starts
+5–30 min after it, loads the checkpoint, and re-does the lost steps.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .fleet import CLUSTER_BY_NAME, GPU_SPECS, MODELS, PROJECT_TEAM, RUN_PROJECTS, USERS, Fleet, flops_per_token
+from .jobs import IDLE, SAVE, STARTUP, TEARDOWN, TRAIN, Job, align_up
+
+NEVER = 1 << 62
+
+
+@dataclass
+class Event:
+    ts: int
+    event: str              # run_config, step, checkpoint_saved, checkpoint_loaded
+    job: Job
+    step: int | None = None
+    tokens: int | None = None
+    kept: bool = True       # step events only: False once rolled back by an interruption
+
+
+@dataclass
+class Run:
+    run_id: str
+    project: str
+    cluster: str
+    model: dict
+    n_gpus: int
+    mfu: float
+    tokens_per_step: int
+    step_time: float
+    steps_per_event: int
+    ckpt_interval: int
+    total_steps: int
+    jobs: list[Job] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    # (start, end, job) windows for truth/runs.csv
+    lost_windows: list[tuple[int, int, Job]] = field(default_factory=list)
+    restart_windows: list[tuple[int, int, Job]] = field(default_factory=list)
+
+
+def _slot_sizes(n_cluster: int, cluster: str, rng: np.random.Generator) -> list[int]:
+    if n_cluster >= 4:
+        budget = n_cluster // 2
+    elif n_cluster >= 2 and cluster == "east":
+        budget = 2      # tiny fleets: only east trains, west keeps its nodes for the other jobs
+    else:
+        budget = 0
+    sizes = []
+    while budget >= 2:
+        m = min(int(rng.integers(2, 5)), budget)
+        if budget - m == 1:
+            m = m + 1 if m < 4 else m - 1
+        sizes.append(m)
+        budget -= m
+    return sizes
+
+
+def _batch(model: dict, tok_s: float) -> tuple[int, float]:
+    """Largest power-of-two global batch whose step takes at most 60 s (hence 30–60 s steps)."""
+    seq = model["seq_len"]
+    k = 0
+    while seq * 2 ** (k + 1) / tok_s <= 60.0:
+        k += 1
+    tokens = seq * 2 ** k
+    return tokens, tokens / tok_s
+
+
+class RunBuilder:
+    def __init__(self, fleet: Fleet, t0: int, t1: int, seed: int, interrupt_rate: float, stall_rate: float,
+                 new_job):
+        self.fleet, self.t0, self.t1, self.seed = fleet, t0, t1, seed
+        self.rate, self.stall_rate = interrupt_rate, stall_rate
+        self.new_job = new_job
+        self.runs: list[Run] = []
+        self.run_nodes: list[int] = []
+        self._counter: dict[str, int] = {}
+
+    def build(self) -> list[Run]:
+        for ci, cluster in enumerate(("east", "west")):
+            nodes = self.fleet.cluster_nodes(cluster)
+            rng = np.random.default_rng([self.seed, 101, ci])
+            first = 0
+            for si, size in enumerate(_slot_sizes(len(nodes), cluster, rng)):
+                slot = tuple(n.index for n in nodes[first:first + size])
+                first += size
+                self.run_nodes.extend(slot)
+                projects = RUN_PROJECTS[cluster]
+                t = self.t0 + int(rng.uniform(300, 3 * 3600))
+                j = 0
+                while t < self.t1 - 3600:
+                    project = projects[(si + j) % len(projects)]
+                    run = self._new_run(project, cluster, len(slot) * 8, rng)
+                    end = self._chain(run, slot, t, rng)
+                    self.runs.append(run)
+                    j += 1
+                    if end is None:
+                        break
+                    t = end + int(rng.uniform(3600, 6 * 3600))
+        return self.runs
+
+    def _new_run(self, project: str, cluster: str, n_gpus: int, rng: np.random.Generator) -> Run:
+        self._counter[project] = self._counter.get(project, 0) + 1
+        model = MODELS[project]
+        mfu = float(rng.uniform(0.30, 0.55))
+        peak = GPU_SPECS[CLUSTER_BY_NAME[cluster].gpu_model]["peak_bf16"]
+        tok_s = mfu * peak * n_gpus / flops_per_token(model)
+        tokens_per_step, step_time = _batch(model, tok_s)
+        planned = float(rng.uniform(1.5, 4.0)) * 86400
+        return Run(
+            run_id=f"run-{project.replace('-', '')}-{self._counter[project]:02d}", project=project,
+            cluster=cluster, model=model, n_gpus=n_gpus, mfu=mfu, tokens_per_step=tokens_per_step,
+            step_time=step_time, steps_per_event=max(1, round(60.0 / step_time)),
+            ckpt_interval=int(rng.uniform(30, 60)) * 60, total_steps=int(planned / step_time))
+
+    def _chain(self, run: Run, slot: tuple[int, ...], t_start: int, rng: np.random.Generator) -> int | None:
+        """Simulate the run's jobs from t_start; return the run's end, or None if still running at t1."""
+        t1 = self.t1
+        team = PROJECT_TEAM[run.project]
+        user, uid = USERS[team][int(rng.integers(0, len(USERS[team])))]
+        step = 0
+        t = t_start
+        submit = max(self.t0, t_start - int(rng.uniform(60, 1200)))
+        resume = False
+        while True:
+            job = self.new_job(kind="run", cluster=run.cluster, name=f"{run.project}-train", user=user, uid=uid,
+                               project=run.project, partition="train", qos="high", n_nodes=len(slot),
+                               gpus_per_node=8, submit=submit)
+            job.start, job.nodes, job.gpus = t, slot, tuple(range(8))
+            job.run_id, job.mfu = run.run_id, run.mfu
+            job.fb_mib = float(rng.uniform(62000, 78000))
+            run.jobs.append(job)
+            out = self._job(run, job, step, resume, rng)
+            if out is None:
+                return job.end if job.end is not None else None
+            t_fail, saved_step, saved_ts, delay = out
+            # roll back: steps after the last completed save of this job are lost
+            for ev in reversed(run.events):
+                if ev.job is not job:
+                    break
+                if ev.event == "step" and ev.step > saved_step:
+                    ev.kept = False
+            run.lost_windows.append((saved_ts, t_fail, job))
+            job.rerun_windows.append((saved_ts, t_fail))
+            job.resumed = True
+            step, resume = saved_step, True
+            submit = t_fail + int(rng.uniform(20, 180))
+            t = t_fail + delay
+
+    def _job(self, run: Run, job: Job, step: int, resume: bool, rng: np.random.Generator):
+        """Simulate one job of the run. Returns (t_fail, saved_step, saved_ts, restart_delay) if it was
+        interrupted, else None (completed, or still running at the end of the window)."""
+        t1 = self.t1
+        t = job.start
+        ph = job.phases
+        su = align_up(t + rng.uniform(120, 480))
+        ph.append((t, su, STARTUP))
+        if resume:
+            run.events.append(Event(su, "checkpoint_loaded", job, step))
+        else:
+            run.events.append(Event(t + int(rng.integers(5, 30)), "run_config", job))
+        lam = self.rate * run.n_gpus / 86400.0
+        ttf = int(rng.exponential(1.0 / lam)) if lam > 0 else NEVER
+        delay = int(rng.uniform(300, 1800))
+        slam = self.stall_rate / 86400.0
+        stall_at = su + int(rng.exponential(1.0 / slam)) if slam > 0 else NEVER
+        stall_len = int(rng.integers(24, 51)) * 30          # 12–25 min
+        t_fail = NEVER
+        saved_step, saved_ts = step, None
+        anchor = train_from = su
+        clock = su + float(rng.uniform(30, 120))             # warm-up before the first logged step
+        first_step_ts = None
+        failed = False
+
+        def finish_running(kind_from: int, kind: int):
+            if t1 > kind_from:
+                ph.append((kind_from, t1, kind))
+            job.end, job.state = None, "RUNNING"
+
+        while True:
+            n = min(run.steps_per_event, run.total_steps - step)
+            ev_clock = clock + n * run.step_time
+            ev_t = int(round(ev_clock))
+            if t_fail <= ev_t:
+                if t_fail > train_from:
+                    ph.append((train_from, t_fail, TRAIN))
+                failed = True
+                break
+            if ev_t >= t1:
+                finish_running(train_from, TRAIN)
+                break
+            step += n
+            run.events.append(Event(ev_t, "step", job, step, n * run.tokens_per_step))
+            if first_step_ts is None:
+                first_step_ts = ev_t
+            now = ev_t
+            clock = ev_clock
+            if ev_t - anchor >= run.ckpt_interval or step >= run.total_steps:
+                save_end = ev_t + int(rng.integers(60, 181))
+                ph.append((train_from, ev_t, TRAIN))
+                if t_fail < save_end:
+                    ph.append((ev_t, t_fail, SAVE))
+                    failed = True
+                    break
+                if save_end >= t1:
+                    finish_running(ev_t, SAVE)
+                    break
+                ph.append((ev_t, save_end, SAVE))
+                run.events.append(Event(save_end, "checkpoint_saved", job, step))
+                if saved_ts is None and save_end + ttf + delay < t1:
+                    t_fail = save_end + ttf
+                saved_step, saved_ts = step, save_end
+                anchor = train_from = now = save_end
+                clock = float(save_end)
+                if step >= run.total_steps:
+                    end = save_end + int(rng.integers(30, 121))
+                    if end >= t1:
+                        finish_running(save_end, TEARDOWN)
+                    else:
+                        ph.append((save_end, end, TEARDOWN))
+                        job.end, job.state, job.exit_code = end, "COMPLETED", "0:0"
+                    break
+            if now >= stall_at:
+                # a data-loader stall right after this step: no steps, zero utilisation
+                a = align_up(now)
+                b = a + stall_len
+                stall_at = NEVER
+                if t_fail <= a:         # t_fail >= now here
+                    if t_fail > train_from:
+                        ph.append((train_from, t_fail, TRAIN))
+                    failed = True
+                    break
+                if a > train_from:
+                    ph.append((train_from, a, TRAIN))
+                if t_fail < b:
+                    ph.append((a, t_fail, IDLE))
+                    failed = True
+                    break
+                if b >= t1:
+                    finish_running(a, IDLE)
+                    break
+                ph.append((a, b, IDLE))
+                train_from = b
+                clock = float(b)
+        if resume:
+            end = first_step_ts if first_step_ts is not None else t1
+            run.restart_windows.append((job.start, end, job))
+            job.rerun_windows.append((job.start, end))
+        if not failed:
+            return None
+        job.end = t_fail
+        if rng.random() < 0.65:
+            job.state, job.exit_code = "NODE_FAIL", "0:0"
+        else:
+            job.state, job.exit_code = "FAILED", "1:0"
+        return t_fail, saved_step, saved_ts, delay

@@ -1,0 +1,108 @@
+from datetime import datetime
+
+import polars as pl
+import pytest
+
+from pipelines.ingest import slurm
+from pipelines.lib.config import ClusterConfig
+
+HB_COLUMNS = (
+    "JobID,JobName,User,Partition,NodeList,NNodes,NCPUs,NTasks,State,Submit,Start,End,Timelimit,Elapsed,"
+    "TotalCPU,CPUTime,UserCPU,SystemCPU,ReqMem,MaxRSS,MaxVMSize,ReqTRES,AllocTRES,TRESUsageInMax,"
+    "TRESUsageInTot,TRESUsageOutTot,MaxDiskRead,MaxDiskWrite,MaxRSSNode,MaxRSSTask,MaxVMSizeNode,"
+    "MaxVMSizeTask,MaxDiskReadNode,MaxDiskReadTask,MaxDiskWriteNode,MaxDiskWriteTask,Comment"
+).split(",")
+HEADER = "JobIDRaw|JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|AllocTRES|NodeList|Comment|Restarts|QOS"
+
+
+def test_real_headerless_snowman_export(real):
+    cfg = ClusterConfig(timezone="Europe/Amsterdam", delimiter="☃", columns=tuple(HB_COLUMNS))
+    parsed = slurm.parse(real / "slurm" / "hb-jobinfo_sacct_snowman_delimited.txt", "hb.txt", "habrok", cfg)
+    assert parsed.rejects.height == 0
+    rows = parsed.rows
+    assert rows.height == 242
+    assert rows.filter(~pl.col("is_step")).height == 100
+    # the README's state counts over all lines: CANCELLED 11 + `CANCELLED by <uid>` 8
+    states = dict(rows.group_by("state").len().iter_rows())
+    assert states == {"COMPLETED": 182, "FAILED": 17, "CANCELLED": 19, "RUNNING": 9, "PENDING": 7, "TIMEOUT": 7, "NODE_FAIL": 1}
+    assert rows.filter(pl.col("cancelled_by").is_not_null()).height == 8
+    # only 9 allocations carry gres/gpu (README)
+    assert rows.filter(~pl.col("is_step") & pl.col("gpus").is_not_null()).height == 9
+    # pending jobs: Start/End `Unknown` → NULL, not an error
+    pending = rows.filter(pl.col("state") == "PENDING")
+    assert pending["start_ts"].null_count() == pending.height
+    # `omni[1,10-12]` expands to four hosts
+    hosts = rows.filter(pl.col("node_list") == "omni[1,10-12]")["hosts"].to_list()
+    assert hosts and hosts[0] == ["omni1", "omni10", "omni11", "omni12"]
+    # Amsterdam is UTC+2 in April: 2024-04-03T20:32:21 local is 18:32:21 UTC
+    job = rows.filter(pl.col("job_id") == "7939708").row(0, named=True)
+    assert job["start_ts"] == datetime(2024, 4, 3, 18, 32, 21)
+
+
+@pytest.mark.parametrize(
+    "text, hosts",
+    [
+        ("east-gpu-[001-003,007]", ["east-gpu-001", "east-gpu-002", "east-gpu-003", "east-gpu-007"]),
+        ("a1,b[2-3]", ["a1", "b2", "b3"]),
+        ("node[08-10]", ["node08", "node09", "node10"]),
+        ("west-gpu-007", ["west-gpu-007"]),
+    ],
+)
+def test_hostlists(text, hosts):
+    assert slurm.expand_hostlist(text) == hosts
+
+
+def _parse(tmp_path, body, zone="UTC"):
+    path = tmp_path / "sacct.psv"
+    path.write_text(HEADER + "\n" + body)
+    return slurm.parse(path, "scheduler/slurm/west/sacct.psv", "west", ClusterConfig(timezone=zone))
+
+
+def test_gpus_steps_arrays_and_comment(tmp_path):
+    parsed = _parse(
+        tmp_path,
+        "812|812|pt|alice|acct-a|gpu|CANCELLED by 1234|0:15|2026-11-02T00:00:00|2026-11-02T00:10:00|2026-11-02T05:00:00|billing=16,cpu=16,gres/gpu=16,gres/gpu:h100=16,mem=100G,node=2|g[01-02]|run_id=r1 retry|2|normal\n"
+        "812.batch|812.batch|batch||||CANCELLED|0:15|2026-11-02T00:10:00|2026-11-02T00:10:00|2026-11-02T05:00:00|cpu=8,gres/gpu:h100=8,mem=50G,node=1|g01||0|\n"
+        "9001|9000_3|arr|bob|acct-b|gpu|COMPLETED|0:0|1762041600|1762041600|1762045200|cpu=1,gres/gpu:a100=1,gres/gpu:h100=2,node=1|g03||0|normal\n",
+    )
+    assert parsed.rejects.height == 0
+    rows = {r["job_key"]: r for r in parsed.rows.iter_rows(named=True)}
+    assert rows["812"]["gpus"] == 16  # untyped count, not 16 + 16
+    assert rows["812"]["state"] == "CANCELLED" and rows["812"]["cancelled_by"] == "1234"
+    assert rows["812"]["run_id"] == "r1" and rows["812"]["restarts"] == 2
+    assert rows["812.batch"]["is_step"] and rows["812.batch"]["parent_job_key"] == "812"
+    assert rows["812.batch"]["gpus"] == 8  # typed only
+    assert rows["9001"]["array_job_id"] == "9000" and rows["9001"]["array_task_id"] == "3"
+    assert rows["9001"]["gpus"] == 3  # two typed entries, no untyped: summed
+    assert rows["9001"]["start_ts"] == datetime(2025, 11, 2, 0, 0)  # epoch seconds
+
+
+def test_local_time_across_the_dst_fall_back(tmp_path):
+    # Los Angeles, 2026-11-01: 01:00–02:00 happens twice (PDT, then PST).
+    parsed = _parse(
+        tmp_path,
+        "1|1|j|u|a|p|COMPLETED|0:0|2026-10-31T23:00:00|2026-10-31T23:00:00|2026-11-01T03:00:00|gres/gpu=1,node=1|n1||0|q\n"
+        "2|2|j|u|a|p|COMPLETED|0:0|2026-11-01T01:30:00|2026-11-01T01:30:00|2026-11-01T01:10:00|gres/gpu=1,node=1|n1||0|q\n",
+        zone="America/Los_Angeles",
+    )
+    rows = {r["job_key"]: r for r in parsed.rows.iter_rows(named=True)}
+    assert rows["1"]["start_ts"] == datetime(2026, 11, 1, 6, 0)  # PDT, UTC-7
+    assert rows["1"]["end_ts"] == datetime(2026, 11, 1, 11, 0)  # PST, UTC-8: 5 hours of wall time
+    # started 01:30 PDT, ended 01:10 PST (40 minutes later): the repeated hour is read correctly
+    assert rows["2"]["start_ts"] == datetime(2026, 11, 1, 8, 30)
+    assert rows["2"]["end_ts"] == datetime(2026, 11, 1, 9, 10)
+
+
+def test_broken_lines_are_quarantined_by_line(tmp_path):
+    parsed = _parse(
+        tmp_path,
+        "1|1|j|u|a|p|COMPLETED|0:0|2026-11-01T00:00:00|2026-11-01T00:00:00|2026-11-01T01:00:00|gres/gpu=1,node=1|n1||0|q\n"
+        "2|2|j|u|a|p|COMPLETED|0:0\n"
+        "3|3|j|u|a|p|COMPLETED|0:0|2026-11-01T00:00:00|2026-11-01T05:00:00|2026-11-01T01:00:00|gres/gpu=1,node=1|n1||0|q\n"
+        "4|4|j|u|a|p|COMPLETED|0:0|2026-11-01T00:00:00|yesterday|2026-11-01T01:00:00|gres/gpu=1,node=1|n1||0|q\n",
+    )
+    assert parsed.rows["job_key"].to_list() == ["1"]
+    reasons = dict(parsed.rejects.select("row_ref", "reason").iter_rows())
+    assert reasons["line 3"] == "8 fields where the header has 16"
+    assert reasons["line 4"] == "End must not be before Start"
+    assert reasons["line 5"] == "Start 'yesterday' is not a time"
