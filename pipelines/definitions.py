@@ -7,4 +7,4 @@ import dagster as dg
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    return dg.load_from_defs_folder(project_root=Path(__file__).resolve().parents[1])
+    return dg.load_from_defs_folder(path_within_project=Path(__file__).parent)

@@ -36,8 +36,12 @@ def test_every_staging_asset_has_a_blocking_contract_check():
 
 
 def test_the_schedule_runs_yesterday_at_six_utc():
-    schedule = defs().resolve_schedule_def("daily_ledger_schedule")
+    d = defs()
+    schedule = d.resolve_schedule_def("daily_ledger_schedule")
     assert schedule.cron_schedule == "0 6 * * *"
-    ctx = dg.build_schedule_context(scheduled_execution_time=datetime(2026, 11, 29, 6, 0, tzinfo=timezone.utc))
+    ctx = dg.build_schedule_context(
+        scheduled_execution_time=datetime(2026, 11, 29, 6, 0, tzinfo=timezone.utc),
+        repository_def=d.get_repository_def(),
+    )
     requests = list(schedule.evaluate_tick(ctx).run_requests)
     assert [r.partition_key for r in requests] == ["2026-11-28"]
