@@ -6,6 +6,7 @@ project = Slurm account or a bill line's `project` tag, team = the project, clus
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ DEFAULT_TAG_KEYS: dict[str, list[str]] = {
     "team": ["team", "Team", "user:team"],
     "node": ["node", "hostname", "Hostname"],
     "cluster": ["cluster", "Cluster"],
+    "pool": ["pool", "Pool"],
 }
 
 
@@ -43,6 +45,7 @@ class OrgConfig:
     attention_flops: str = "palm"
     gpu_cost_share: dict[str, float] = field(default_factory=lambda: {"default": 1.0})
     quarantine_max_share: float = 0.05
+    scrape_interval_seconds: int = 30  # DCGM scrape interval; gaps over 3 of them are `unmonitored`
     source: str | None = None  # the file this came from, None for built-in defaults
 
     def cluster(self, name: str) -> ClusterConfig:
@@ -53,6 +56,22 @@ class OrgConfig:
             if project in projects:
                 return team
         return None
+
+    def sql_params(self) -> dict[str, object]:
+        """The config as bound SQL parameters: lists for tag spellings, JSON objects for mappings
+        (read with the config_lookup macro), numbers for thresholds."""
+        return {
+            **{f"{key}_keys": list(keys) for key, keys in self.tag_keys.items()},
+            "project_teams": json.dumps({p: t for t, ps in self.teams.items() for p in ps}),
+            "account_projects": json.dumps(self.slurm_accounts),
+            "pool_teams": json.dumps(self.pools),
+            "idle_min_minutes": self.idle_min_stretch_minutes,
+            "idle_sm_threshold": self.idle_sm_active_threshold,
+            "scrape_seconds": self.scrape_interval_seconds,
+            "mfu_target": self.mfu_target,
+            "attention_flops": self.attention_flops,
+            "shared_cost_rule": self.shared_cost_rule,
+        }
 
 
 def load_config(path: str | Path | None) -> OrgConfig:
@@ -96,5 +115,6 @@ def load_config(path: str | Path | None) -> OrgConfig:
         attention_flops=raw.get("attention_flops", "palm"),
         gpu_cost_share={str(k): float(v) for k, v in (raw.get("gpu_cost_share") or {"default": 1.0}).items()},
         quarantine_max_share=float(quarantine.get("max_share", 0.05)),
+        scrape_interval_seconds=int((raw.get("telemetry") or {}).get("scrape_interval_seconds", 30)),
         source=str(path),
     )

@@ -23,7 +23,7 @@ def ingest_partition(
     with duckdb.get_connection() as con:
         bootstrap(con)
         report = sync(con, landing.path, source, cfg, day)
-        day_rows = con.execute(f"SELECT count(*) FROM ({sql(source.table + '.day')})", {"day": day}).fetchone()[0]
+        day_rows = con.execute(f"SELECT count(*) FROM ({sql(source.table + '.day')})", {"day": day}).fetchall()[0][0]
         reasons = con.execute(
             """SELECT reason, count(*) AS n FROM ops.quarantine WHERE source = $source AND day = $day
                GROUP BY reason ORDER BY n DESC LIMIT 5""",
@@ -67,7 +67,7 @@ def contract_check(asset: dg.AssetsDefinition, source: Source) -> dg.AssetChecks
                 """SELECT coalesce(sum(rows_staged), 0), coalesce(sum(rows_quarantined), 0)
                    FROM ops.landed_files WHERE source = $source AND first_day <= $day AND last_day >= $day""",
                 {"source": source.name, "day": day},
-            ).fetchone()
+            ).fetchall()[0]
             unreadable = [f for (f,) in con.execute(
                 "SELECT file FROM ops.quarantine WHERE source = $source AND row_ref = 'file' ORDER BY file",
                 {"source": source.name},

@@ -7,6 +7,7 @@ SQL lives in `sql/<layer>/<table>.sql`, one file per table. Values are always bo
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
@@ -45,12 +46,51 @@ def sql(name: str) -> str:
     return (SQL_ROOT / f"{name}.sql").read_text()
 
 
+_PARAM = re.compile(r"\$([a-z_][a-z0-9_]*)")
+
+
+def run_sql(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, object]) -> None:
+    """Runs each statement of sql/<name>.sql (separated by `;` at a line end), binding the parameters
+    each one names."""
+    for statement in re.split(r";\s*(?:\n|$)", sql(name)):
+        if statement.strip() and not all(line.strip().startswith("--") or not line.strip() for line in statement.splitlines()):
+            con.execute(statement, _bound(statement, params))
+
+
+def _bound(statement: str, params: dict[str, object]) -> dict[str, object]:
+    names = set(_PARAM.findall(statement))
+    missing = names - params.keys()
+    if missing:
+        raise KeyError(f"SQL parameter(s) not provided: {sorted(missing)}")
+    return {k: params[k] for k in names}
+
+
+def write_day(
+    con: duckdb.DuckDBPyConnection, table: str, params: dict[str, object], prepare: tuple[str, ...] = ()
+) -> int:
+    """Replaces the rows of day `params['day']` in `table` (e.g. "marts/fct_cost_daily") by those of its
+    query sql/<table>.sql, as DELETE + INSERT in one transaction; `prepare` scripts run first, inside
+    it (they build the temp tables the query reads). A new table takes its columns from the query.
+    Returns the number of rows written."""
+    qualified = table.replace("/", ".")  # a constant of the caller, never input
+    query = sql(table)
+    bound = _bound(query, params)
+    with transaction(con):
+        for script in prepare:
+            run_sql(con, script, params)
+        con.execute(f"CREATE TABLE IF NOT EXISTS {qualified} AS SELECT * FROM ({query}) WHERE FALSE", bound)
+        con.execute(f"DELETE FROM {qualified} WHERE day = $day", {"day": params["day"]})
+        con.execute(f"INSERT INTO {qualified} BY NAME {query}", bound)
+        return con.execute(f"SELECT count(*) FROM {qualified} WHERE day = $day", {"day": params["day"]}).fetchall()[0][0]
+
+
 def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
     """Creates the schemas and the tables every asset expects; safe to run any number of times."""
     for schema in SCHEMAS:
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")  # names are constants above
     for table in BOOTSTRAP_TABLES:
         con.execute(sql(table))
+    con.execute(sql("macros"))
 
 
 @contextmanager

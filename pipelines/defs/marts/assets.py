@@ -1,0 +1,35 @@
+from pipelines.lib.sql_asset import sql_asset
+
+fct_cost_daily = sql_asset(
+    "marts/fct_cost_daily",
+    deps=["intermediate/int_cost_allocations"],
+    group="marts",
+    description="""Cost per day × team × project × category (productive, rerun_loss, allocated_idle,
+failed_job, unmonitored, idle_unallocated, storage, network, compute_other, other, shared,
+unused_commitment, tax, credit, unattributed), EffectiveCost and BilledCost in DECIMAL. Each day sums
+exactly to the day's share of the bill.""",
+)
+
+fct_job_cost = sql_asset(
+    "marts/fct_job_cost",
+    deps=["intermediate/int_cost_allocations", "intermediate/int_gpu_seconds", "intermediate/int_job_allocations"],
+    group="marts",
+    description="""Each job's cost and GPU-seconds per day, split by ledger category, with its run, team,
+project and user.""",
+)
+
+fct_rerun_loss = sql_asset(
+    "marts/fct_rerun_loss",
+    deps=["intermediate/int_cost_allocations", "intermediate/int_gpu_seconds", "intermediate/int_job_allocations"],
+    group="marts",
+    description="""Work lost to each interruption of a training run: GPU-seconds since the last
+checkpoint, restart GPU-seconds of the resuming job, and their cost.""",
+)
+
+fct_idle_waste_daily = sql_asset(
+    "marts/fct_idle_waste_daily",
+    deps=["intermediate/int_cost_allocations"],
+    group="marts",
+    description="""Idle GPU-seconds per day, team and node — billed but unallocated, and allocated but
+inactive — and what they cost.""",
+)

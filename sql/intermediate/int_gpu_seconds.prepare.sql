@@ -1,0 +1,138 @@
+-- Builds, for $day, the intervals that decide each allocated GPU-second's category (see
+-- int_gpu_seconds.sql). Each job's GPUs on each host are "slots": with DCGM job labels (hpc_job, or
+-- namespace/pod) the labelled GPUs are slots of their own; a host without job labels judges the job by
+-- all the host's GPUs together (a minute is idle only if every GPU on the host is idle), which never
+-- overstates idle; allocated GPUs that no label covers on a labelled host have no telemetry.
+
+-- the job's time on each of its hosts, within the day
+CREATE OR REPLACE TEMP TABLE job_hosts AS
+SELECT j.job_uid, j.job_id, j.job_key, h.hostname,
+       coalesce(j.gpus // nullif(coalesce(j.node_count, len(j.hosts)), 0), n.gpu_count, 0) AS gpus_on_host,
+       greatest(j.start_ts, $day::DATE::TIMESTAMP) AS w_start,
+       least(j.end_eff, $day::DATE + INTERVAL 1 DAY) AS w_end
+FROM intermediate.int_job_allocations j, unnest(j.hosts) AS h(hostname)
+LEFT JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = h.hostname
+WHERE j.day = $day;
+
+-- telemetry minutes around the day (a stretch crossing midnight is judged whole)
+CREATE OR REPLACE TEMP TABLE minutes_near AS
+SELECT hostname, gpu, hpc_job, minute_ts, first_sample_ts, last_sample_ts,
+       coalesce(gpu_util_max = 0, FALSE) OR coalesce(sm_active_max < $idle_sm_threshold, FALSE) AS idle
+FROM staging.stg_dcgm__gpu_minutes
+WHERE day BETWEEN $day::DATE - 1 AND $day::DATE + 1 AND gpu_instance IS NULL
+  AND minute_ts >= $day::DATE - to_minutes($idle_min_minutes::BIGINT)
+  AND minute_ts < $day::DATE + INTERVAL 1 DAY + to_minutes($idle_min_minutes::BIGINT);
+
+CREATE OR REPLACE TEMP TABLE labelled_slots AS
+WITH labels AS (
+    SELECT DISTINCT hostname, gpu, hpc_job FROM minutes_near WHERE hpc_job IS NOT NULL
+),
+matched AS (
+    SELECT jh.job_uid, jh.hostname, l.gpu, l.hpc_job,
+           row_number() OVER (PARTITION BY jh.job_uid, jh.hostname ORDER BY l.gpu) AS nth, jh.gpus_on_host
+    FROM job_hosts jh JOIN labels l ON l.hostname = jh.hostname AND l.hpc_job IN (jh.job_id, jh.job_key)
+)
+SELECT job_uid, hostname, gpu, hpc_job FROM matched WHERE nth <= gpus_on_host;
+
+CREATE OR REPLACE TEMP TABLE slots AS
+WITH labelled_hosts AS (SELECT DISTINCT hostname FROM minutes_near WHERE hpc_job IS NOT NULL),
+per_job AS (
+    SELECT jh.*, (SELECT count(*) FROM labelled_slots ls WHERE ls.job_uid = jh.job_uid AND ls.hostname = jh.hostname) AS labelled,
+           jh.hostname IN (SELECT hostname FROM labelled_hosts) AS host_labelled
+    FROM job_hosts jh
+)
+SELECT p.job_uid || '|' || p.hostname || '|' || ls.gpu AS slot_id, p.job_uid, p.hostname, ls.gpu, ls.hpc_job,
+       1 AS multiplicity, 'gpu' AS mode, p.w_start, p.w_end
+FROM per_job p JOIN labelled_slots ls ON ls.job_uid = p.job_uid AND ls.hostname = p.hostname
+UNION ALL
+SELECT p.job_uid || '|' || p.hostname || '|*', p.job_uid, p.hostname, NULL, NULL,
+       p.gpus_on_host - p.labelled, CASE WHEN p.host_labelled THEN 'none' ELSE 'host' END, p.w_start, p.w_end
+FROM per_job p
+WHERE p.gpus_on_host - p.labelled > 0 AND p.w_end > p.w_start;
+
+-- each slot's telemetry minutes: its own GPU's series, or the whole host's
+CREATE OR REPLACE TEMP TABLE slot_minutes AS
+SELECT s.slot_id, m.minute_ts, m.first_sample_ts, m.last_sample_ts, m.idle
+FROM slots s JOIN minutes_near m ON s.mode = 'gpu' AND m.hostname = s.hostname AND m.gpu = s.gpu AND m.hpc_job = s.hpc_job
+UNION ALL
+SELECT s.slot_id, m.minute_ts, min(m.first_sample_ts), max(m.last_sample_ts), bool_and(m.idle)
+FROM slots s JOIN minutes_near m ON s.mode = 'host' AND m.hostname = s.hostname
+GROUP BY s.slot_id, m.minute_ts;
+
+-- idle: runs of consecutive idle minutes at least the configured stretch long
+CREATE OR REPLACE TEMP TABLE idle_intervals AS
+WITH flagged AS (
+    SELECT slot_id, minute_ts,
+           minute_ts - to_minutes(row_number() OVER (PARTITION BY slot_id ORDER BY minute_ts)) AS island
+    FROM slot_minutes WHERE idle
+)
+SELECT slot_id, min(minute_ts) AS s, max(minute_ts) + INTERVAL 1 MINUTE AS e
+FROM flagged GROUP BY slot_id, island
+HAVING count(*) >= $idle_min_minutes;
+
+-- unmonitored: gaps between samples longer than three scrape intervals, and a slot with none at all
+CREATE OR REPLACE TEMP TABLE gap_intervals AS
+WITH ordered AS (
+    SELECT slot_id, first_sample_ts, last_sample_ts,
+           lag(last_sample_ts) OVER (PARTITION BY slot_id ORDER BY minute_ts) AS prev_last
+    FROM slot_minutes
+),
+bounds AS (
+    SELECT slot_id, min(first_sample_ts) AS first_ts, max(last_sample_ts) AS last_ts FROM slot_minutes GROUP BY slot_id
+)
+SELECT slot_id, prev_last + to_seconds($scrape_seconds::BIGINT) AS s, first_sample_ts AS e
+FROM ordered
+WHERE epoch(first_sample_ts) - epoch(prev_last) > 3 * $scrape_seconds
+UNION ALL
+SELECT s.slot_id, s.w_start, b.first_ts FROM slots s JOIN bounds b USING (slot_id)
+WHERE epoch(b.first_ts) - epoch(s.w_start) > 3 * $scrape_seconds
+UNION ALL
+SELECT s.slot_id, b.last_ts + to_seconds($scrape_seconds::BIGINT), s.w_end FROM slots s JOIN bounds b USING (slot_id)
+WHERE epoch(s.w_end) - epoch(b.last_ts) > 3 * $scrape_seconds
+UNION ALL
+SELECT s.slot_id, s.w_start, s.w_end FROM slots s
+WHERE s.mode = 'none' OR s.slot_id NOT IN (SELECT slot_id FROM bounds);
+
+-- every interval with its category's precedence (higher wins), clipped to the slot's window
+CREATE OR REPLACE TEMP TABLE slot_intervals AS
+WITH raw AS (
+    -- a restart window inside a lost window (a resumed job interrupted again before its first step)
+    -- counts as restart
+    SELECT s.slot_id, greatest(j.lost_from, s.w_start) AS s, s.w_end AS e, 6 AS prio, 'rerun_loss:lost' AS category
+    FROM slots s JOIN intermediate.int_job_allocations j ON j.day = $day AND j.job_uid = s.job_uid
+    WHERE j.lost_from IS NOT NULL
+    UNION ALL
+    SELECT s.slot_id, s.w_start, least(j.restart_until, s.w_end), 7, 'rerun_loss:restart'
+    FROM slots s JOIN intermediate.int_job_allocations j ON j.day = $day AND j.job_uid = s.job_uid
+    WHERE j.restart_until IS NOT NULL
+    UNION ALL
+    SELECT slot_id, s, e, 5, 'allocated_idle' FROM idle_intervals
+    UNION ALL
+    SELECT s.slot_id, s.w_start, s.w_end, 4, 'failed_job'
+    FROM slots s JOIN intermediate.int_job_allocations j ON j.day = $day AND j.job_uid = s.job_uid
+    WHERE j.failed
+    UNION ALL
+    SELECT slot_id, s, e, 3, 'unmonitored' FROM gap_intervals
+    UNION ALL
+    SELECT slot_id, w_start, w_end, 2, 'productive' FROM slots
+)
+SELECT r.slot_id, greatest(r.s, sl.w_start) AS s, least(r.e, sl.w_end) AS e, r.prio, r.category
+FROM raw r JOIN slots sl USING (slot_id)
+WHERE least(r.e, sl.w_end) > greatest(r.s, sl.w_start);
+
+-- elementary segments: cut at every interval edge and every hour, then take the winning category
+CREATE OR REPLACE TEMP TABLE slot_segments AS
+WITH edges AS (
+    SELECT slot_id, s AS t FROM slot_intervals
+    UNION SELECT slot_id, e FROM slot_intervals
+    UNION SELECT slot_id, unnest(generate_series(date_trunc('hour', w_start) + INTERVAL 1 HOUR, w_end, INTERVAL 1 HOUR))
+    FROM slots WHERE w_end > date_trunc('hour', w_start) + INTERVAL 1 HOUR
+),
+segments AS (
+    SELECT slot_id, t AS s, lead(t) OVER (PARTITION BY slot_id ORDER BY t) AS e FROM edges
+)
+SELECT g.slot_id, g.s, g.e, arg_max(i.category, i.prio) AS category
+FROM segments g
+JOIN slot_intervals i ON i.slot_id = g.slot_id AND i.s <= g.s AND i.e >= g.e
+WHERE g.e IS NOT NULL AND g.e > g.s
+GROUP BY g.slot_id, g.s, g.e

@@ -1,0 +1,107 @@
+-- Every job allocation that held GPUs on $day, one row per job (requeued instances are separate
+-- jobs: same JobIDRaw, another start). A job exported by several daily sacct files keeps its latest
+-- record: one that has an End, else the one from the latest file. A job still running at the last
+-- export runs to the end of the day.
+--
+-- Runs: a job belongs to a run through trainer events that carry its JobID, else `run_id=` in its
+-- Comment. A job is *interrupted* when it ended in a failure state and a later job of its run exists;
+-- it is *failed* when it ended in a failure state and no later job resumed its run.
+--   rerun loss, interrupted job: from the last checkpoint save completed before it ended (not before
+--     its start) to its end; without trainer events for the run, the whole job (an estimate);
+--   rerun loss, resuming job: from its start to its first step event after the restored checkpoint.
+WITH tag_teams AS (
+    -- without a config, a project's team is the `team` tag seen beside its `project` tag on bills
+    SELECT tag_value(tags, $project_keys) AS project, min(tag_value(tags, $team_keys)) AS team
+    FROM intermediate.int_bill_line_hours
+    WHERE day = $day AND tag_value(tags, $project_keys) IS NOT NULL AND tag_value(tags, $team_keys) IS NOT NULL
+    GROUP BY 1
+),
+latest AS (
+    SELECT *,
+           row_number() OVER (PARTITION BY cluster, job_key, start_ts
+                              ORDER BY (end_ts IS NOT NULL) DESC, _file DESC, _row DESC) AS pick
+    FROM staging.stg_slurm__job_records
+    WHERE NOT is_step AND start_ts IS NOT NULL AND start_ts < $day::DATE + INTERVAL 1 DAY
+),
+jobs AS (
+    SELECT cluster || ':' || job_key || ':' || strftime(start_ts, '%Y%m%dT%H%M%S') AS job_uid,
+           * EXCLUDE (pick),
+           coalesce(end_ts, $day::DATE + INTERVAL 1 DAY) AS end_eff
+    FROM latest
+    WHERE pick = 1
+),
+event_runs AS (
+    SELECT job_id, min(run_id) AS run_id FROM staging.stg_runs__events WHERE job_id IS NOT NULL GROUP BY job_id
+),
+in_runs AS (
+    SELECT j.*, coalesce(er.run_id, j.run_id) AS run,
+           j.state IN ('FAILED', 'NODE_FAIL', 'OUT_OF_MEMORY', 'TIMEOUT', 'CANCELLED', 'REQUEUED', 'PREEMPTED',
+                       'BOOT_FAIL', 'DEADLINE') AND j.end_ts IS NOT NULL AS ended_badly
+    FROM jobs j
+    LEFT JOIN event_runs er ON er.job_id = j.job_id
+),
+sequenced AS (
+    SELECT *,
+           lead(job_uid) OVER w AS next_job_uid,
+           lag(job_uid) OVER w AS prev_job_uid,
+           lag(ended_badly) OVER w AS prev_ended_badly,
+           lag(job_id) OVER w AS prev_job_id,
+           lag(end_ts) OVER w AS prev_end_ts,
+           lag(state) OVER w AS prev_state,
+           lag(exit_code) OVER w AS prev_exit_code
+    FROM in_runs
+    WINDOW w AS (PARTITION BY coalesce(run, job_uid) ORDER BY start_ts, job_key)
+),
+run_events AS (
+    SELECT run_id, count(*) AS events FROM staging.stg_runs__events GROUP BY run_id
+),
+checkpoints AS (
+    SELECT s.job_uid, max(e.ts) AS last_checkpoint_at
+    FROM sequenced s
+    JOIN staging.stg_runs__events e ON e.run_id = s.run AND e.event = 'checkpoint_saved' AND e.ts <= s.end_eff
+    GROUP BY s.job_uid
+),
+restores AS (
+    -- the resuming job's first step after the checkpoint it loaded (its first step if it logged no load)
+    SELECT s.job_uid,
+           min(st.ts) FILTER (st.ts >= coalesce(ld.loaded_at, s.start_ts)) AS first_step_at
+    FROM sequenced s
+    LEFT JOIN (SELECT job_id, min(ts) AS loaded_at FROM staging.stg_runs__events
+               WHERE event = 'checkpoint_loaded' GROUP BY job_id) ld ON ld.job_id = s.job_id
+    JOIN staging.stg_runs__events st ON st.job_id = s.job_id AND st.event = 'step'
+    GROUP BY s.job_uid
+),
+classified AS (
+    SELECT s.*,
+           s.ended_badly AND s.next_job_uid IS NOT NULL AND s.run IS NOT NULL AS interrupted,
+           s.ended_badly AND (s.next_job_uid IS NULL OR s.run IS NULL) AS failed,
+           coalesce(re.events, 0) > 0 AS has_events,
+           c.last_checkpoint_at,
+           r.first_step_at
+    FROM sequenced s
+    LEFT JOIN run_events re ON re.run_id = s.run
+    LEFT JOIN checkpoints c USING (job_uid)
+    LEFT JOIN restores r USING (job_uid)
+)
+SELECT $day::DATE AS day,
+       c.job_uid, cluster, job_key, job_id, job_name, user_name, account, partition, state, exit_code,
+       start_ts, end_ts, end_eff, run AS run_id,
+       c.project,
+       coalesce(config_lookup($project_teams, c.project), tt.team, c.project) AS team,
+       gpus, node_count, hosts,
+       interrupted, failed,
+       CASE WHEN interrupted AND has_events THEN greatest(start_ts, coalesce(last_checkpoint_at, start_ts))
+            WHEN interrupted THEN start_ts END AS lost_from,
+       last_checkpoint_at,
+       CASE WHEN prev_ended_badly AND run IS NOT NULL AND first_step_at IS NOT NULL
+            THEN least(first_step_at, end_eff) END AS restart_until,
+       CASE WHEN prev_ended_badly AND run IS NOT NULL THEN prev_job_uid END AS resumes_job_uid,
+       CASE WHEN prev_ended_badly AND run IS NOT NULL THEN prev_job_id END AS resumes_job_id,
+       CASE WHEN prev_ended_badly AND run IS NOT NULL THEN prev_end_ts END AS resumes_interrupted_at,
+       CASE WHEN prev_ended_badly AND run IS NOT NULL THEN prev_state || ' ' || coalesce(prev_exit_code, '') END
+           AS resumes_cause,
+       interrupted AND NOT has_events AS rerun_is_estimate
+FROM (SELECT *, coalesce(config_lookup($account_projects, account), account, '_unallocated') AS project
+      FROM classified) c
+LEFT JOIN tag_teams tt ON tt.project = c.project
+WHERE end_eff > $day::DATE

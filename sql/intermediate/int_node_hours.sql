@@ -1,0 +1,22 @@
+-- Each billed hour of each GPU node on $day: the node's instance lines (matched by ResourceId, else by
+-- the node tag) give the hour its EffectiveCost and BilledCost and its billed GPU capacity. Several
+-- lines may price the same hour (e.g. committed and on-demand parts): capacity counts the hour once.
+WITH node_lines AS (
+    SELECT coalesce(by_id.hostname, by_tag.hostname) AS hostname, l.*
+    FROM intermediate.int_bill_line_hours l
+    LEFT JOIN intermediate.int_nodes by_id ON by_id.day = $day AND by_id.resource_id = l.resource_id
+    LEFT JOIN intermediate.int_nodes by_tag ON by_tag.day = $day AND by_tag.hostname = tag_value(l.tags, $node_keys)
+    WHERE l.day = $day AND NOT l.quarantined
+      AND l.charge_category IN ('Usage', 'Adjustment')
+      AND coalesce(l.commitment_discount_status, '') <> 'Unused'
+      AND coalesce(by_id.hostname, by_tag.hostname) IS NOT NULL
+)
+SELECT $day::DATE AS day, l.hostname, l.hour_ts,
+       n.cluster, n.gpu_model, coalesce(n.gpu_count, 0) AS gpu_count, n.pool, n.pool_team,
+       max(l.covered_seconds) AS billed_seconds,
+       sum(l.effective_cost) AS effective_cost,
+       sum(l.billed_cost) AS billed_cost,
+       list(l.line_key ORDER BY l.line_key) AS line_keys
+FROM node_lines l
+JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = l.hostname
+GROUP BY ALL

@@ -1,0 +1,10 @@
+-- Macros every layer uses. Money moves between DECIMAL(38,18) and integer units of 1e-18 so that
+-- splits are exact integer arithmetic (largest remainder), never floats.
+CREATE OR REPLACE MACRO money_units(x) AS
+    trunc(x)::HUGEINT * 1000000000000000000::HUGEINT + ((x - trunc(x)) * 1000000000000000000)::HUGEINT;
+CREATE OR REPLACE MACRO units_money(u) AS (u::DECIMAL(38, 0) * 0.000000000000000001);
+-- The first of `keys` present in a FOCUS Tags JSON object (tag keys have spellings: project, user:project…).
+CREATE OR REPLACE MACRO tag_value(tags, keys) AS
+    list_filter(list_transform(keys, lambda k: json_extract_string(tags, '$."' || k || '"')), lambda v: v IS NOT NULL)[1];
+-- A value of a config mapping passed as a JSON object parameter (pools → team, account → project…).
+CREATE OR REPLACE MACRO config_lookup(mapping, key) AS json_extract_string(mapping, '$."' || key || '"');
