@@ -60,6 +60,11 @@ INSTANCE_GPUS: dict[str, tuple[str, int]] = {
 }
 
 
+def gpu_model_patterns() -> list[tuple[str, str]]:
+    """(regular expression on the upper-cased name, canonical model), first match wins."""
+    return list(_PATTERNS)
+
+
 def canonical_gpu_model(name: str | None) -> str | None:
     """'NVIDIA H100 80GB HBM3' → 'H100 SXM', 'NVIDIA GB200' → 'GB200'; None when nobody knows it."""
     if not name:

@@ -10,6 +10,14 @@ from pathlib import Path
 
 from pipelines.lib.warehouse import PROJECT_ROOT
 
+EXAMPLE_QUERIES = [
+    "SELECT team, category, sum(effective_cost) AS cost FROM marts.fct_cost_daily GROUP BY ALL ORDER BY cost DESC",
+    "SELECT job_id, user_name, state, allocated_idle_gpu_seconds / 3600 AS idle_gpu_hours, effective_cost "
+    "FROM marts.fct_job_cost ORDER BY allocated_idle_gpu_seconds DESC LIMIT 10",
+    "SELECT run_id, day, mfu, effective_mfu, goodput, cost_per_mtok, mfu_gap_cost FROM marts.fct_run_efficiency_daily ORDER BY run_id, day",
+    "SELECT * FROM marts.fct_rerun_loss ORDER BY effective_cost DESC",
+]
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpuledger", description="GPU cost ledger for LLM training.")
@@ -29,9 +37,18 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--start", required=True, type=date.fromisoformat)
     run.add_argument("--end", type=date.fromisoformat, help="last day, inclusive (default: --start)")
 
+    query = sub.add_parser("query", help="run read-only SQL against the warehouse")
+    query.add_argument("sql")
+    query.add_argument("--warehouse", type=Path)
+    query.add_argument("--csv", action="store_true", help="print CSV instead of a table")
+
     args = parser.parse_args(argv)
+    if args.warehouse:
+        os.environ["GPULEDGER_WAREHOUSE"] = str(args.warehouse.resolve())
     if args.command == "simulate":
         return _simulate(args)
+    if args.command == "query":
+        return _query(args)
     return _run(args)
 
 
@@ -41,8 +58,8 @@ def _simulate(args: argparse.Namespace) -> int:
     manifest = simulate(args.out, args.start, args.days, nodes=args.nodes, seed=args.seed)
     print(f"simulated {args.days} day(s) from {args.start} on {args.nodes} nodes (seed {args.seed}) into {args.out}")
     for source, facts in manifest.items():
-        if isinstance(facts, dict):
-            shown = ", ".join(f"{k} {v}" for k, v in facts.items() if not isinstance(v, (dict, list)))
+        if isinstance(facts, dict) and source != "simulator":
+            shown = ", ".join(f"{k} {v}" for k, v in facts.items() if not isinstance(v, (dict, list)) and k != "day_share_rounding")
             print(f"  {source:<10} {shown}")
     return 0
 
@@ -57,16 +74,57 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     # Resources read these when the definitions load, so set them first.
     os.environ["GPULEDGER_LANDING"] = str(args.landing.resolve())
-    if args.warehouse:
-        os.environ["GPULEDGER_WAREHOUSE"] = str(args.warehouse.resolve())
     if args.config:
         os.environ["GPULEDGER_CONFIG"] = str(args.config.resolve())
     os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home"))
 
+    from pipelines.lib.console import print_table
     from pipelines.lib.run import materialize_days
+    from pipelines.lib.warehouse import connect, sql, warehouse_path
 
     days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
-    return materialize_days(days)
+    failed = materialize_days(days)
+    with connect(warehouse_path(), read_only=True) as con:
+        print(f"\nwarehouse {warehouse_path()}\n\nlanding files taken in, per source:")
+        print_table(con.sql(sql("reports/landing_summary")).pl())
+        print(f"\ncost and waste per team, {args.start} to {end} (USD; waste % of the team's GPU node cost):")
+        print_table(con.sql(sql("reports/team_summary"), params={"start": args.start, "end": end}).pl())
+    print("\nnext, try:")
+    for q in EXAMPLE_QUERIES:
+        print(f'  gpuledger query "{q}"')
+    for day, reasons in failed:
+        print(f"FAILED {day}: " + "; ".join(reasons), file=sys.stderr)
+    if failed:
+        print("Fix the input named above (or raise quarantine.max_share in the config) and re-run those days.",
+              file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _query(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from pipelines.lib.console import print_table
+    from pipelines.lib.warehouse import connect, warehouse_path
+
+    path = warehouse_path()
+    if not path.exists():
+        print(f"no warehouse at {path}: run `gpuledger run` first, or pass --warehouse", file=sys.stderr)
+        return 2
+    try:
+        with connect(path, read_only=True) as con:
+            result = con.sql(args.sql)
+            if result is None:
+                print("the statement returned no rows", file=sys.stderr)
+                return 0
+            frame = result.pl()
+    except duckdb.Error as err:
+        print(f"query failed: {err}", file=sys.stderr)
+        return 1
+    if args.csv:
+        sys.stdout.write(frame.write_csv())
+    else:
+        print_table(frame)
+    return 0
 
 
 if __name__ == "__main__":

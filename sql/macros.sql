@@ -8,3 +8,8 @@ CREATE OR REPLACE MACRO tag_value(tags, keys) AS
     list_filter(list_transform(keys, lambda k: json_extract_string(tags, '$."' || k || '"')), lambda v: v IS NOT NULL)[1];
 -- A value of a config mapping passed as a JSON object parameter (pools → team, account → project…).
 CREATE OR REPLACE MACRO config_lookup(mapping, key) AS json_extract_string(mapping, '$."' || key || '"');
+-- The catalog's canonical GPU model for a device name (GB200 before B200, H100 NVL/PCIe before H100).
+CREATE OR REPLACE MACRO gpu_model_canonical(name) AS (
+    SELECT arg_min(gpu_model, ord) FROM intermediate.ref_gpu_model_patterns
+    WHERE regexp_matches(upper(name), pattern)
+);

@@ -1,5 +1,5 @@
 """`gpuledger run`: daily partitions materialized through Dagster, recorded in DAGSTER_HOME's instance
-so the UI shows them, with a progress bar and a closing summary of what landed."""
+so the UI shows them, with a progress bar and a closing summary."""
 
 from __future__ import annotations
 
@@ -9,19 +9,22 @@ from datetime import date
 import dagster as dg
 from tqdm import tqdm
 
-from pipelines.lib.resources import warehouse_resource
-from pipelines.lib.warehouse import warehouse_path
-
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
-def materialize_days(days: list[date]) -> int:
+def materialize_days(
+    days: list[date], instance: dg.DagsterInstance | None = None, progress: bool = True
+) -> list[tuple[date, list[str]]]:
+    """Runs the `daily_ledger` job for each day, in order; returns the days that failed, with why.
+    Resources come from the environment (GPULEDGER_LANDING, _WAREHOUSE, _CONFIG) at load."""
     from pipelines.definitions import defs
 
     job = defs().resolve_job_def("daily_ledger")
     failed: list[tuple[date, list[str]]] = []
-    with dg.DagsterInstance.get() as instance:
-        bar = tqdm(days, desc="daily_ledger", unit="day", file=sys.stderr)
+    owned = instance is None
+    instance = instance or dg.DagsterInstance.get()
+    try:
+        bar = tqdm(days, desc="daily_ledger", unit="day", file=sys.stderr, disable=not progress)
         for day in bar:
             bar.set_postfix_str(day.isoformat())
             result = job.execute_in_process(
@@ -29,13 +32,10 @@ def materialize_days(days: list[date]) -> int:
             )
             if not result.success:
                 failed.append((day, _failures(result)))
-    print_summary()
-    for day, reasons in failed:
-        print(f"FAILED {day}: " + "; ".join(reasons), file=sys.stderr)
-    if failed:
-        print("Fix the input named above (or raise quarantine.max_share in the config) and re-run those days.",
-              file=sys.stderr)
-    return 1 if failed else 0
+    finally:
+        if owned:
+            instance.dispose()
+    return failed
 
 
 def _failures(result: dg.ExecuteInProcessResult) -> list[str]:
@@ -56,19 +56,5 @@ def _failures(result: dg.ExecuteInProcessResult) -> list[str]:
 
 
 def _brief(metadata: dict) -> str:
-    keep = ("quarantined_share", "max_share", "contract_violations")
+    keep = ("quarantined_share", "max_share", "contract_violations", "difference_effective_cost", "difference_billed_cost")
     return ", ".join(f"{k}={getattr(metadata[k], 'value', metadata[k])}" for k in keep if k in metadata)
-
-
-def print_summary() -> None:
-    # The same resource (and so the same DuckDB configuration) the assets used in this process.
-    with warehouse_resource().get_connection() as con:
-        rows = con.execute(
-            """SELECT source, count(*) AS files, sum(rows_staged) AS accepted, sum(rows_quarantined) AS quarantined,
-                      min(first_day) AS first_day, max(last_day) AS last_day
-               FROM ops.landed_files GROUP BY source ORDER BY source"""
-        ).fetchall()
-    print(f"\nwarehouse {warehouse_path()}")
-    print(f"  {'source':<10} {'files':>6} {'rows in':>12} {'quarantined':>12}  coverage")
-    for source, files, accepted, quarantined, first, last in rows:
-        print(f"  {source:<10} {files:>6} {accepted:>12,} {quarantined:>12,}  {first or '':} … {last or ''}")

@@ -90,6 +90,9 @@ def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")  # names are constants above
     for table in BOOTSTRAP_TABLES:
         con.execute(sql(table))
+    from pipelines.lib.reference import load_reference  # reference data lives in models/
+
+    load_reference(con)
     con.execute(sql("macros"))
 
 

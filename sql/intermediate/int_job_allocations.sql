@@ -56,7 +56,7 @@ run_events AS (
     SELECT run_id, count(*) AS events FROM staging.stg_runs__events GROUP BY run_id
 ),
 checkpoints AS (
-    SELECT s.job_uid, max(e.ts) AS last_checkpoint_at
+    SELECT s.job_uid, max(e.ts) AS last_checkpoint_at, arg_max(e.step, e.ts) AS last_checkpoint_step
     FROM sequenced s
     JOIN staging.stg_runs__events e ON e.run_id = s.run AND e.event = 'checkpoint_saved' AND e.ts <= s.end_eff
     GROUP BY s.job_uid
@@ -76,7 +76,7 @@ classified AS (
            s.ended_badly AND s.next_job_uid IS NOT NULL AND s.run IS NOT NULL AS interrupted,
            s.ended_badly AND (s.next_job_uid IS NULL OR s.run IS NULL) AS failed,
            coalesce(re.events, 0) > 0 AS has_events,
-           c.last_checkpoint_at,
+           c.last_checkpoint_at, c.last_checkpoint_step,
            r.first_step_at
     FROM sequenced s
     LEFT JOIN run_events re ON re.run_id = s.run
@@ -93,6 +93,7 @@ SELECT $day::DATE AS day,
        CASE WHEN interrupted AND has_events THEN greatest(start_ts, coalesce(last_checkpoint_at, start_ts))
             WHEN interrupted THEN start_ts END AS lost_from,
        last_checkpoint_at,
+       last_checkpoint_step,
        CASE WHEN prev_ended_badly AND run IS NOT NULL AND first_step_at IS NOT NULL
             THEN least(first_step_at, end_eff) END AS restart_until,
        CASE WHEN prev_ended_badly AND run IS NOT NULL THEN prev_job_uid END AS resumes_job_uid,

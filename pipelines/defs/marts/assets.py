@@ -33,3 +33,13 @@ fct_idle_waste_daily = sql_asset(
     description="""Idle GPU-seconds per day, team and node — billed but unallocated, and allocated but
 inactive — and what they cost.""",
 )
+
+fct_run_efficiency_daily = sql_asset(
+    "marts/fct_run_efficiency_daily",
+    deps=["intermediate/int_cost_allocations", "intermediate/int_gpu_seconds", "intermediate/int_job_allocations",
+          "staging/stg_runs__events"],
+    group="marts",
+    description="""Per run and day: tokens and kept tokens, MFU (on productive GPU-seconds) and effective
+MFU (on all of the run's GPU-seconds), goodput, cost per 1M tokens, the cost of 1M tokens at the
+target MFU, and the cost of running below target. The FLOPs convention is stored with each row.""",
+)

@@ -1,0 +1,21 @@
+"""Loads the reference catalogs of models/ into the warehouse, so SQL joins them like any table."""
+
+import duckdb
+import polars as pl
+
+from models.gpu_catalog import PEAK_FLOPS, gpu_model_patterns
+
+
+def load_reference(con: duckdb.DuckDBPyConnection) -> None:
+    peaks = pl.DataFrame(
+        [{"gpu_model": m, "dtype": d, "peak_flops": f} for m, by_dtype in PEAK_FLOPS.items() for d, f in by_dtype.items()]
+    )
+    patterns = pl.DataFrame(
+        [{"ord": i, "pattern": p, "gpu_model": m} for i, (p, m) in enumerate(gpu_model_patterns())]
+    )
+    con.register("peaks_in", peaks)
+    con.register("patterns_in", patterns)
+    con.execute("CREATE OR REPLACE TABLE intermediate.ref_gpu_peak_flops AS SELECT * FROM peaks_in")
+    con.execute("CREATE OR REPLACE TABLE intermediate.ref_gpu_model_patterns AS SELECT * FROM patterns_in")
+    con.unregister("peaks_in")
+    con.unregister("patterns_in")
