@@ -83,9 +83,9 @@ def test_hive_day_folders_limit_a_daily_read(tmp_path):
     from pipelines.ingest.sources import DCGM
 
     root = tmp_path
-    for day in ("2026-11-01", "2026-11-02"):
+    for day in ("2026-10-31", "2026-11-01", "2026-11-02", "2026-11-03", "2026-11-04"):
         (root / "telemetry" / "dcgm" / f"day={day}").mkdir(parents=True)
         (root / "telemetry" / "dcgm" / f"day={day}" / "h1.parquet").write_bytes(b"")
     (root / "telemetry" / "dcgm" / "loose.csv").write_text("")
     found = [rel for _, rel in landing.discover(root, DCGM, date(2026, 11, 2))]
-    assert found == ["telemetry/dcgm/day=2026-11-02/h1.parquet", "telemetry/dcgm/loose.csv"]
+    assert found == [f"telemetry/dcgm/day=2026-11-0{d}/h1.parquet" for d in (1, 2, 3)] + ["telemetry/dcgm/loose.csv"]

@@ -56,14 +56,15 @@ class SyncReport:
 
 def discover(root: Path, source: Source, day: date | None = None) -> list[tuple[Path, str]]:
     """(absolute path, path relative to root) of the source's files, sorted. Files under a hive
-    `day=YYYY-MM-DD` folder hold that day only, so a daily run reads just its own day's folder."""
+    `day=YYYY-MM-DD` folder hold that day only, so a daily run reads just its own day's folder and
+    its neighbours' (activity that crosses midnight is judged whole, whatever order days run in)."""
     found: dict[str, Path] = {}
     for pattern in source.patterns:
         for path in root.glob(pattern):
             if path.is_file():
                 rel = path.relative_to(root).as_posix()
                 hive = HIVE_DAY.search(rel)
-                if day is not None and hive and hive.group(1) != day.isoformat():
+                if day is not None and hive and abs((date.fromisoformat(hive.group(1)) - day).days) > 1:
                     continue
                 found[rel] = path
     return [(found[rel], rel) for rel in sorted(found)]

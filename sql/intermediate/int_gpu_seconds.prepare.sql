@@ -59,16 +59,24 @@ SELECT s.slot_id, m.minute_ts, min(m.first_sample_ts), max(m.last_sample_ts), bo
 FROM slots s JOIN minutes_near m ON s.mode = 'host' AND m.hostname = s.hostname
 GROUP BY s.slot_id, m.minute_ts;
 
--- idle: runs of consecutive idle minutes at least the configured stretch long
+-- idle: runs of idle minutes at least the configured stretch long. A run continues across a short
+-- telemetry gap (at most three scrape intervals between samples); a longer gap or an active minute ends it.
 CREATE OR REPLACE TEMP TABLE idle_intervals AS
-WITH flagged AS (
-    SELECT slot_id, minute_ts,
-           minute_ts - to_minutes(row_number() OVER (PARTITION BY slot_id ORDER BY minute_ts)) AS island
-    FROM slot_minutes WHERE idle
+WITH ordered AS (
+    SELECT slot_id, minute_ts, idle, first_sample_ts,
+           lag(last_sample_ts) OVER w AS prev_last, lag(idle) OVER w AS prev_idle
+    FROM slot_minutes
+    WINDOW w AS (PARTITION BY slot_id ORDER BY minute_ts)
+),
+runs AS (
+    SELECT *, sum(CASE WHEN idle AND prev_idle AND epoch(first_sample_ts) - epoch(prev_last) <= 3 * $scrape_seconds
+                       THEN 0 ELSE 1 END) OVER (PARTITION BY slot_id ORDER BY minute_ts) AS run_no
+    FROM ordered
 )
 SELECT slot_id, min(minute_ts) AS s, max(minute_ts) + INTERVAL 1 MINUTE AS e
-FROM flagged GROUP BY slot_id, island
-HAVING count(*) >= $idle_min_minutes;
+FROM runs WHERE idle
+GROUP BY slot_id, run_no
+HAVING max(minute_ts) + INTERVAL 1 MINUTE - min(minute_ts) >= to_minutes($idle_min_minutes::BIGINT);
 
 -- unmonitored: gaps between samples longer than three scrape intervals, and a slot with none at all
 CREATE OR REPLACE TEMP TABLE gap_intervals AS

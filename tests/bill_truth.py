@@ -1,0 +1,55 @@
+"""The bill's day shares computed straight from FOCUS landing files, independently of the pipeline:
+each line is cut over the hours of its charge period, weighted by microseconds, and its amount split
+in units of 1e-18 by largest remainder (ties to the earlier hour), as DESIGN §3 prescribes."""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+from pathlib import Path
+
+UNIT = Decimal("1e-18")
+
+
+def _ts(text: str) -> datetime:
+    text = text.strip().replace("T", " ").replace("Z", "")
+    return datetime.fromisoformat(text).replace(tzinfo=None)
+
+
+def _split(units: int, weights: list[int]) -> list[int]:
+    total = sum(weights)
+    sign = -1 if units < 0 else 1
+    units = abs(units)
+    floors = [units * w // total for w in weights]
+    rems = [units * w % total for w in weights]
+    left = units - sum(floors)
+    order = sorted(range(len(weights)), key=lambda i: (-rems[i], i))
+    for i in order[:left]:
+        floors[i] += 1
+    return [sign * f for f in floors]
+
+
+def day_shares(landing: Path) -> dict[date, tuple[Decimal, Decimal]]:
+    shares: dict[date, list[int]] = defaultdict(lambda: [0, 0])
+    for path in sorted((landing / "bills" / "focus").glob("*.csv")):
+        with path.open(newline="") as fh:
+            for row in csv.DictReader(fh):
+                start, end = _ts(row["ChargePeriodStart"]), _ts(row["ChargePeriodEnd"])
+                hour = start.replace(minute=0, second=0, microsecond=0)
+                hours, weights = [], []
+                if end <= start:
+                    hours, weights = [hour], [1]
+                while hour < end:
+                    nxt = hour + timedelta(hours=1)
+                    w = (min(end, nxt) - max(start, hour)) // timedelta(microseconds=1)
+                    if w > 0:
+                        hours.append(hour)
+                        weights.append(w)
+                    hour = nxt
+                for k, column in enumerate(("EffectiveCost", "BilledCost")):
+                    units = int(Decimal(row[column]) / UNIT)
+                    for h, part in zip(hours, _split(units, weights)):
+                        shares[h.date()][k] += part
+    return {d: (Decimal(e) * UNIT, Decimal(b) * UNIT) for d, (e, b) in shares.items()}
