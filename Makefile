@@ -11,7 +11,7 @@ SEED   ?= 7
 END    := $(shell date -u -d "$(START) +$$(( $(DAYS) - 1 )) days" +%F)
 export DAGSTER_HOME := $(CURDIR)/dagster_home
 
-.PHONY: setup demo test clean
+.PHONY: setup demo test clean bench
 
 $(BIN)/gpuledger: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,3 +32,7 @@ test: setup
 clean:
 	rm -rf data $(VENV)
 	find dagster_home -mindepth 1 ! -name dagster.yaml -exec rm -rf {} +
+
+SCALE ?= 1
+bench: setup
+	$(BIN)/python -m pipelines.bench --scale $(SCALE)

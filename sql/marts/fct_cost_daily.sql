@@ -6,3 +6,5 @@ SELECT day, team, project, category,
 FROM intermediate.int_cost_allocations
 WHERE day = $day
 GROUP BY day, team, project, category
+-- pieces that carry nothing (a tax share of a team with no pre-tax cost) are not rows
+HAVING sum(effective_cost) <> 0 OR sum(billed_cost) <> 0 OR sum(gpu_seconds) <> 0
