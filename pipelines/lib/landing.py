@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -81,7 +82,8 @@ def fingerprint(path: Path) -> tuple[int, str]:
 def sync(
     con: duckdb.DuckDBPyConnection, root: Path, source: Source, cfg: OrgConfig, day: date | None = None
 ) -> SyncReport:
-    """Reads every new or changed file of `source` into staging; unchanged files are skipped."""
+    """Reads every new or changed file of `source` into staging, each in its own transaction;
+    unchanged files are skipped."""
     report = SyncReport()
     known = {
         file: (size, sha, first, last)
@@ -90,41 +92,59 @@ def sync(
             {"source": source.name},
         ).fetchall()
     }
+    changed = []
     for path, rel in discover(root, source, day):
         size, sha = fingerprint(path)
         previous = known.get(rel)
         if previous and previous[:2] == (size, sha):
             report.files_unchanged += 1
-            continue
-        parsed = source.parse(path, rel, cfg)
-        first, last = _span(parsed.rows, source)
-        with transaction(con):
-            con.execute(f"DELETE FROM {source.qualified_table} WHERE _file = $file", {"file": rel})
-            con.execute("DELETE FROM ops.quarantine WHERE source = $source AND file = $file", {"source": source.name, "file": rel})
-            _insert_rows(con, source, parsed.rows, rel)
-            if parsed.rejects.height:
-                con.register("incoming_rejects", parsed.rejects)
-                con.execute("INSERT INTO ops.quarantine BY NAME SELECT * FROM incoming_rejects")
-                con.unregister("incoming_rejects")
-            con.execute(
-                """INSERT OR REPLACE INTO ops.landed_files
-                   VALUES ($source, $file, $size, $sha, $staged, $quarantined, $first, $last, $loaded_at)""",
-                {
-                    "source": source.name, "file": rel, "size": size, "sha": sha, "staged": parsed.rows.height,
-                    "quarantined": parsed.rejects.height, "first": first, "last": last,
-                    "loaded_at": datetime.now(timezone.utc).replace(tzinfo=None),
-                },
-            )
-        report.files_read.append(rel)
-        report.rows_staged += parsed.rows.height
-        report.rows_quarantined += parsed.rejects.height
-        for reason, n in parsed.dropped.items():
-            report.rows_dropped[reason] = report.rows_dropped.get(reason, 0) + n
-        # The days a changed file touches, before and after: what a restatement forces to re-run.
-        for lo, hi in ((first, last), previous[2:] if previous else (None, None)):
-            if lo and hi:
-                report.days_touched.update(lo + timedelta(days=i) for i in range((hi - lo).days + 1))
+        else:
+            changed.append((path, rel, size, sha, previous))
+
+    # Parsing the next file (polars) overlaps writing this one (DuckDB): both release the GIL.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = [pool.submit(source.parse, path, rel, cfg) for path, rel, *_ in changed[:1]]
+        for i, (path, rel, size, sha, previous) in enumerate(changed):
+            if i + 1 < len(changed):
+                nxt = changed[i + 1]
+                pending.append(pool.submit(source.parse, nxt[0], nxt[1], cfg))
+            parsed = pending[i].result()
+            pending[i] = None  # let the parsed frame go once written
+            _write_file(con, source, rel, size, sha, parsed, previous, report)
     return report
+
+
+def _write_file(
+    con: duckdb.DuckDBPyConnection, source: Source, rel: str, size: int, sha: str, parsed: Parsed,
+    previous: tuple | None, report: SyncReport,
+) -> None:
+    first, last = _span(parsed.rows, source)
+    with transaction(con):
+        con.execute(f"DELETE FROM {source.qualified_table} WHERE _file = $file", {"file": rel})
+        con.execute("DELETE FROM ops.quarantine WHERE source = $source AND file = $file", {"source": source.name, "file": rel})
+        _insert_rows(con, source, parsed.rows, rel)
+        if parsed.rejects.height:
+            con.register("incoming_rejects", parsed.rejects)
+            con.execute("INSERT INTO ops.quarantine BY NAME SELECT * FROM incoming_rejects")
+            con.unregister("incoming_rejects")
+        con.execute(
+            """INSERT OR REPLACE INTO ops.landed_files
+               VALUES ($source, $file, $size, $sha, $staged, $quarantined, $first, $last, $loaded_at)""",
+            {
+                "source": source.name, "file": rel, "size": size, "sha": sha, "staged": parsed.rows.height,
+                "quarantined": parsed.rejects.height, "first": first, "last": last,
+                "loaded_at": datetime.now(timezone.utc).replace(tzinfo=None),
+            },
+        )
+    report.files_read.append(rel)
+    report.rows_staged += parsed.rows.height
+    report.rows_quarantined += parsed.rejects.height
+    for reason, n in parsed.dropped.items():
+        report.rows_dropped[reason] = report.rows_dropped.get(reason, 0) + n
+    # The days a changed file touches, before and after: what a restatement forces to re-run.
+    for lo, hi in ((first, last), previous[2:] if previous else (None, None)):
+        if lo and hi:
+            report.days_touched.update(lo + timedelta(days=i) for i in range((hi - lo).days + 1))
 
 
 def _insert_rows(con: duckdb.DuckDBPyConnection, source: Source, rows: pl.DataFrame, rel: str) -> None:
