@@ -9,9 +9,9 @@ import pandera.polars as pa
 from dagster_duckdb import DuckDBResource
 
 from pipelines.lib.landing import Source, sync
-from pipelines.lib.partitions import DAILY
+from pipelines.lib.partitions import DAILY, daily_duckdb_asset
 from pipelines.lib.resources import LandingZone
-from pipelines.lib.warehouse import WRITER_POOL, bootstrap, sql
+from pipelines.lib.warehouse import bootstrap, sql
 
 
 def ingest_partition(
@@ -101,14 +101,7 @@ def contract_check(asset: dg.AssetsDefinition, source: Source) -> dg.AssetChecks
 def staging_asset(source: Source, *, group: str, description: str) -> dg.AssetsDefinition:
     """The daily staging asset of a landing source: `staging/<table>`, in the DuckDB writer pool."""
 
-    @dg.asset(
-        key=source.table.split("/"),
-        partitions_def=DAILY,
-        pool=WRITER_POOL,
-        group_name=group,
-        kinds={"duckdb"},
-        description=description,
-    )
+    @daily_duckdb_asset(source.table, group=group, description=description)
     def _asset(context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: LandingZone) -> dg.MaterializeResult:
         return ingest_partition(context, duckdb, landing, source)
 

@@ -5,9 +5,9 @@ from datetime import date
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from pipelines.lib.partitions import DAILY
+from pipelines.lib.partitions import daily_duckdb_asset
 from pipelines.lib.resources import LandingZone
-from pipelines.lib.warehouse import WRITER_POOL, bootstrap, write_day
+from pipelines.lib.warehouse import bootstrap, write_day
 
 
 def sql_asset(
@@ -22,15 +22,7 @@ def sql_asset(
     DELETE + INSERT of the day in one transaction (after the `prepare` scripts, in that transaction).
     `deps` are asset keys as "schema/table" strings."""
 
-    @dg.asset(
-        key=table.split("/"),
-        deps=[dg.AssetKey(d.split("/")) for d in deps],
-        partitions_def=DAILY,
-        pool=WRITER_POOL,
-        group_name=group,
-        kinds={"duckdb"},
-        description=description,
-    )
+    @daily_duckdb_asset(table, group=group, description=description, deps=tuple(deps))
     def _asset(context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: LandingZone) -> dg.MaterializeResult:
         params = {"day": date.fromisoformat(context.partition_key), **landing.org_config().sql_params()}
         with duckdb.get_connection() as con:
