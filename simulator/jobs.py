@@ -6,8 +6,10 @@ kind; ground truth reads the same phases, so the two cannot disagree.
 """
 from __future__ import annotations
 
+import datetime as dt
 import math
 from dataclasses import dataclass, field
+from zoneinfo import ZoneInfo
 
 SAMPLE_S = 30          # DCGM scrape interval
 IDLE_MIN_S = 600       # the 10-minute idle rule
@@ -108,6 +110,37 @@ class Job:
         return out
 
 
+def ambiguous_windows(tz_name: str, t0: int, t1: int) -> list[tuple[int, int]]:
+    """UTC ranges whose local wall-clock time occurs twice (a DST fall-back), within [t0 - 1 day, t1 + 1 day).
+
+    sacct prints local times without an offset, so an instant in such a range cannot be read back
+    unambiguously. The simulator keeps every Submit/Start/End out of them (jobs still run across the change),
+    so each sacct time has exactly one reading and the truth stays reconstructible.
+    """
+    tz = ZoneInfo(tz_name)
+    out = []
+    prev = None
+    for t in range(t0 - 86400, t1 + 86400, 3600):
+        off = dt.datetime.fromtimestamp(t, tz).utcoffset().total_seconds()
+        if prev is not None and off < prev:
+            back = int(prev - off)
+            out.append((t - back, t + back))
+        prev = off
+    return out
+
+
+def clear_of(t: int, windows: list[tuple[int, int]], after: int = 60) -> int:
+    """t, or just after the ambiguous window that contains it."""
+    for a, b in windows:
+        if a <= t < b:
+            return b + after
+    return t
+
+
+def in_windows(t: int, windows: list[tuple[int, int]]) -> bool:
+    return any(a <= t < b for a, b in windows)
+
+
 def lay_phases(s: int, e: int, items: list[tuple[int, int | None]], teardown: int = 0) -> list[tuple[int, int, int]]:
     """Lay (kind, seconds) items from s, cutting at e; boundaries after s sit on the sample grid. An item of
     None seconds fills the rest. A non-zero `teardown` ends the job with that many zero-utilisation seconds."""
@@ -150,3 +183,23 @@ def check_phases(job: Job, t1: int) -> None:
         assert a == t and b > a, (job.kind, job.key, job.phases)
         t = b
     assert t == job.alloc_end(t1), (job.kind, job.key, t, job.alloc_end(t1), job.phases)
+    # an idle stretch starts and ends on the sample grid (or at the job's own edges), so 30 s telemetry
+    # with sample-and-hold reproduces it to the second
+    for a, b, _ in job.idle_stretches(t1):
+        assert a == job.start or a % SAMPLE_S == 0, (job.kind, a)
+        assert b == job.alloc_end(t1) or b % SAMPLE_S == 0, (job.kind, b)
+
+
+def check_no_overlap(jobs: list[Job], t1: int) -> None:
+    """No two jobs hold the same GPU of the same node at the same time."""
+    held: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for j in jobs:
+        if j.start is None:
+            continue
+        for n in j.nodes:
+            for g in j.gpus:
+                held.setdefault((n, g), []).append((j.start, j.alloc_end(t1)))
+    for ivs in held.values():
+        ivs.sort()
+        for (_, b), (a, _) in zip(ivs, ivs[1:]):
+            assert a >= b + SAMPLE_S, "overlapping or touching allocations on one GPU"

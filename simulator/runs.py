@@ -7,9 +7,10 @@ A slot hosts one run after another; each run is a chain of jobs on the slot's no
 
 Interruptions are Poisson per GPU-day, but the hazard only starts after the job's first completed checkpoint
 save (so every interruption has a checkpoint in its own job to roll back to, and the lost window never spans
-two jobs), and an interruption is dropped if its resuming job could not start before the window ends (an
-observer could not tell it was resumed). The resuming job is submitted 20–180 s after the failure, starts
-5–30 min after it, loads the checkpoint, and re-does the lost steps.
+two jobs), and an interruption is dropped unless its resuming job logs checkpoint_loaded before the window
+ends (else no observer could tell it was resumed). The resuming job is submitted 20–180 s after the failure,
+starts 5–30 min after it, loads the checkpoint (< 10 min of zero utilisation), and re-does the lost steps.
+Start/End never fall in a repeated DST hour (see jobs.ambiguous_windows).
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .fleet import CLUSTER_BY_NAME, GPU_SPECS, MODELS, PROJECT_TEAM, RUN_PROJECTS, USERS, Fleet, flops_per_token
-from .jobs import IDLE, SAVE, STARTUP, TEARDOWN, TRAIN, Job, align_up
+from .jobs import (IDLE, SAVE, STARTUP, TEARDOWN, TRAIN, Job, align_up, ambiguous_windows, clear_of, clip_phases,
+                   in_windows)
 
 NEVER = 1 << 62
 
@@ -89,6 +91,7 @@ class RunBuilder:
         self.runs: list[Run] = []
         self.run_nodes: list[int] = []
         self._counter: dict[str, int] = {}
+        self.amb = {c: ambiguous_windows(CLUSTER_BY_NAME[c].timezone, t0, t1) for c in ("east", "west")}
 
     def build(self) -> list[Run]:
         for ci, cluster in enumerate(("east", "west")):
@@ -132,9 +135,14 @@ class RunBuilder:
         t1 = self.t1
         team = PROJECT_TEAM[run.project]
         user, uid = USERS[team][int(rng.integers(0, len(USERS[team])))]
+        amb = self.amb[run.cluster]
         step = 0
-        t = t_start
-        submit = max(self.t0, t_start - int(rng.uniform(60, 1200)))
+        t = clear_of(t_start, amb)
+        if t >= t1:
+            return None
+        submit = max(self.t0, t - int(rng.uniform(60, 1200)))
+        if in_windows(submit, amb):
+            submit = max(self.t0, min(a for a, b in amb if a <= submit < b) - 60)
         resume = False
         while True:
             job = self.new_job(kind="run", cluster=run.cluster, name=f"{run.project}-train", user=user, uid=uid,
@@ -159,12 +167,15 @@ class RunBuilder:
             job.resumed = True
             step, resume = saved_step, True
             submit = t_fail + int(rng.uniform(20, 180))
-            t = t_fail + delay
+            if in_windows(submit, amb):
+                submit = t_fail
+            t = clear_of(t_fail + delay, amb)
 
     def _job(self, run: Run, job: Job, step: int, resume: bool, rng: np.random.Generator):
         """Simulate one job of the run. Returns (t_fail, saved_step, saved_ts, restart_delay) if it was
         interrupted, else None (completed, or still running at the end of the window)."""
         t1 = self.t1
+        amb = self.amb[run.cluster]
         t = job.start
         ph = job.phases
         su = align_up(t + rng.uniform(120, 480))
@@ -221,17 +232,28 @@ class RunBuilder:
                     break
                 ph.append((ev_t, save_end, SAVE))
                 run.events.append(Event(save_end, "checkpoint_saved", job, step))
-                if saved_ts is None and save_end + ttf + delay < t1:
-                    t_fail = save_end + ttf
+                if saved_ts is None:
+                    tf = clear_of(save_end + ttf, amb)
+                    # only if the resuming job logs checkpoint_loaded inside the window (startup < 600 s):
+                    # otherwise nobody could yet tell the interrupted job was resumed
+                    if clear_of(tf + delay, amb) + 600 < t1:
+                        t_fail = tf
                 saved_step, saved_ts = step, save_end
                 anchor = train_from = now = save_end
                 clock = float(save_end)
                 if step >= run.total_steps:
                     end = save_end + int(rng.integers(30, 121))
+                    down = save_end
+                    if in_windows(end, amb):
+                        # keep End out of the repeated DST hour: a slow exit, long enough to count as idle,
+                        # so it starts on the sample grid like every other idle stretch
+                        end = clear_of(end, amb, after=int(rng.integers(30, 121)))
+                        down = align_up(save_end)
+                        ph[-1] = (ph[-1][0], down, SAVE)
                     if end >= t1:
-                        finish_running(save_end, TEARDOWN)
+                        finish_running(down, TEARDOWN)
                     else:
-                        ph.append((save_end, end, TEARDOWN))
+                        ph.append((down, end, TEARDOWN))
                         job.end, job.state, job.exit_code = end, "COMPLETED", "0:0"
                     break
             if now >= stall_at:
@@ -256,6 +278,8 @@ class RunBuilder:
                 ph.append((a, b, IDLE))
                 train_from = b
                 clock = float(b)
+        if job.end is None:
+            job.phases[:] = clip_phases(ph, job.start, t1)     # e.g. a startup still under way at t1
         if resume:
             end = first_step_ts if first_step_ts is not None else t1
             run.restart_windows.append((job.start, end, job))

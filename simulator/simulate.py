@@ -1,0 +1,156 @@
+"""Entry point: simulate a fleet and write its landing zone, config and ground truth.
+
+    out/landing/bills/focus/focus_<day>.csv
+    out/landing/scheduler/slurm/<cluster>/sacct_<local day>.psv
+    out/landing/telemetry/dcgm/day=<day>/<hostname>.parquet
+    out/landing/runs/<run_id>.jsonl
+    out/landing/inventory/nodes.csv
+    out/gpuledger.yaml
+    out/truth/gpu_seconds.csv, out/truth/runs.csv, out/truth/landing_manifest.json
+
+The simulated world starts empty at `start` 00:00 UTC and stops at the end of the last day: no job ran
+before, nothing is submitted or logged after, and exports taken "at the end of a day" that ends later are
+taken at the window's end. Deterministic by seed: no wall-clock time, no set iteration, fixed Parquet
+settings, and every random stream is seeded from (seed, purpose, index), so results do not depend on the
+order things are processed in.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .fleet import PROJECTS, build_fleet
+from .jobs import SAMPLE_S
+from .manifest import BillTotals
+from .timeline import DAY, NodeIndex, count_categories, paint_categories, paint_state
+from .truth import GpuSecondsTruth, runs_truth, write_runs_truth
+from .workload import Knobs, WorkloadBuilder
+from .writers_dcgm import N_SAMPLES, short_gaps, write_node_day
+from .writers_focus import build_day, write_focus_day
+from .writers_inventory import write_config, write_inventory
+from .writers_runs import write_runs
+from .writers_slurm import write_sacct
+
+
+def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 7, *,
+             knobs: Knobs | None = None) -> dict:
+    """Write a simulated landing zone under `out` and return the manifest (also truth/landing_manifest.json)."""
+    out = Path(out)
+    knobs = knobs or Knobs()
+    if days < 1:
+        raise ValueError("days must be >= 1")
+    t0 = int(dt.datetime(start.year, start.month, start.day, tzinfo=dt.timezone.utc).timestamp())
+    t1 = t0 + days * DAY
+    fleet = build_fleet(nodes, seed)
+    wl = WorkloadBuilder(fleet, t0, t1, seed, knobs).build()
+    landing = out / "landing"
+
+    # bills
+    totals = BillTotals()
+    focus_files = 0
+    seen_months: set[tuple[int, int]] = set()
+    for di in range(days):
+        day = start + dt.timedelta(days=di)
+        first_of_month = (day.year, day.month) not in seen_months
+        seen_months.add((day.year, day.month))
+        fd = build_day(fleet, seed, day, di, days, first_of_month)
+        write_focus_day(landing / "bills" / "focus" / f"focus_{day.isoformat()}.csv", fd)
+        for _, billed, effective, cps, cpe in fd.rows:
+            totals.add(effective, billed, cps, cpe)
+        focus_files += 1
+
+    slurm = write_sacct(landing / "scheduler" / "slurm", fleet, wl.jobs, t0, t1)
+    runs_stats = write_runs(landing / "runs", wl.runs, t1)
+    inventory = write_inventory(landing / "inventory" / "nodes.csv", fleet)
+    write_config(out / "gpuledger.yaml", fleet)
+
+    # telemetry and GPU-second truth, one node-day at a time
+    max_key = max(j.key for j in wl.jobs) + 1
+    job_ids = [""] * max_key
+    project_of_key = np.zeros(max_key, dtype=np.int32)
+    mfu = np.zeros(max_key)
+    fb = np.zeros(max_key)
+    pidx = {p: i for i, p in enumerate(PROJECTS)}
+    for j in wl.jobs:
+        job_ids[j.key] = j.job_id
+        project_of_key[j.key] = pidx[j.project]
+        mfu[j.key] = j.mfu
+        fb[j.key] = j.fb_mib
+    index = NodeIndex(wl.jobs, len(fleet.nodes))
+    truth = GpuSecondsTruth(fleet)
+    dcgm = {"files": 0, "rows": 0, "samples": 0}
+    for node in fleet.nodes:
+        outages = wl.outages.get(node.index, [])
+        for di in range(days):
+            day0 = t0 + di * DAY
+            day = start + dt.timedelta(days=di)
+            jobs = index.jobs(node.index, day0, day0 + DAY, t1)
+            kind, holder = paint_state(jobs, day0)
+            cat = paint_categories(jobs, holder, day0, t1, outages)
+            truth.add(day, node.index, count_categories(cat, holder, project_of_key, len(PROJECTS)))
+            del cat
+            present = np.ones(N_SAMPLES, dtype=bool)
+            for a, b in outages:
+                ia = max(0, -(-(a - day0) // SAMPLE_S))
+                ib = min(N_SAMPLES, -(-(b - day0) // SAMPLE_S))
+                if ib > ia:
+                    present[ia:ib] = False
+            ks, hs = kind[:, ::SAMPLE_S], holder[:, ::SAMPLE_S]
+            rng = np.random.default_rng([seed, 606, node.index, di])
+            present = short_gaps(ks, hs, present, knobs.short_gaps_per_node_day, rng)
+            path = landing / "telemetry" / "dcgm" / f"day={day.isoformat()}" / f"{node.hostname}.parquet"
+            rows, samples = write_node_day(path, node, day0, ks, hs, present, job_ids, mfu, fb, rng)
+            dcgm["files"] += 1
+            dcgm["rows"] += rows
+            dcgm["samples"] += samples
+    dcgm.update({"hosts": len(fleet.nodes), "gpus": len(fleet.nodes) * 8, "metrics": 5,
+                 "sample_interval_s": SAMPLE_S})
+
+    gpu_rows = truth.write(out / "truth" / "gpu_seconds.csv")
+    run_rows = runs_truth(wl.runs, t0, t1)
+    write_runs_truth(out / "truth" / "runs.csv", run_rows)
+
+    manifest = {
+        "simulator": {"start": start.isoformat(), "days": days, "nodes": nodes, "seed": seed,
+                      "window_utc": [_iso(t0), _iso(t1)]},
+        "focus": {"files": focus_files, **totals.as_dict()},
+        "slurm": slurm,
+        "dcgm": dcgm,
+        "runs": runs_stats,
+        "inventory": inventory,
+        "truth": {"gpu_seconds_rows": gpu_rows, "runs_rows": len(run_rows),
+                  "billed_gpu_seconds_per_day": nodes * 8 * DAY},
+        "features": _features(wl, fleet),
+    }
+    path = out / "truth" / "landing_manifest.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest
+
+
+def _iso(t: int) -> str:
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _features(wl, fleet) -> dict:
+    """What this simulation contains, so tests and readers need not re-derive it."""
+    states: dict[str, int] = {}
+    for j in wl.jobs:
+        s = j.state.split(" ")[0]
+        states[s] = states.get(s, 0) + 1
+    return {
+        "jobs": len(wl.jobs),
+        "job_states": dict(sorted(states.items())),
+        "runs": len(wl.runs),
+        "interruptions": sum(len(r.lost_windows) for r in wl.runs),
+        "hung_jobs": sum(1 for j in wl.jobs if j.kind == "hung"),
+        "array_tasks": sum(1 for j in wl.jobs if j.array is not None),
+        "requeued": sum(1 for j in wl.jobs if j.state == "REQUEUED"),
+        "outages": [{"hostname": fleet.nodes[n].hostname, "start": _iso(a), "end": _iso(b)}
+                    for n, ivs in wl.outages.items() for a, b in ivs],
+        "drained": None if wl.drain is None else {"hostname": fleet.nodes[wl.drain[0]].hostname,
+                                                  "start": _iso(wl.drain[1]), "end": _iso(wl.drain[2])},
+    }

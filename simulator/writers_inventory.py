@@ -1,0 +1,57 @@
+"""inventory/nodes.csv and the organisation config out/gpuledger.yaml."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from .fleet import ACCOUNTS, CLUSTERS, GPUS_PER_NODE, TEAMS, Fleet
+
+INVENTORY_FIELDS = ("hostname", "cluster", "resource_id", "gpu_model", "gpu_count", "pool", "team")
+
+
+def write_inventory(path: Path, fleet: Fleet) -> dict:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(INVENTORY_FIELDS)
+        for n in fleet.nodes:
+            w.writerow([n.hostname, n.cluster, n.resource_id, n.gpu_model, GPUS_PER_NODE, n.pool, n.owner_team])
+    return {"files": 1, "rows": len(fleet.nodes)}
+
+
+def config_yaml(fleet: Fleet) -> str:
+    teams = "\n".join(f"  {t}: {{projects: [{', '.join(ps)}]}}" for t, ps in TEAMS.items())
+    accounts = "\n".join(f"  {a}: {p}" for p, a in ACCOUNTS.items())
+    clusters = "\n".join(f"  {c.name}: {{scheduler: slurm, timezone: {c.timezone}}}" for c in CLUSTERS)
+    pools = "\n".join(f"  {p}: {t}" for p, t in fleet.pools.items())
+    return f"""\
+# gpuledger organisation config for the simulated demo fleet (written by the simulator).
+# Every key is optional: without this file the pipeline falls back to Slurm accounts and bill tags.
+
+teams:                       # team -> its projects; a project belongs to exactly one team
+{teams}
+slurm_accounts:              # Slurm account (sacct Account) -> project
+{accounts}
+tag_keys:                    # canonical key -> accepted spellings on bill lines (FOCUS Tags JSON keys)
+  project: [project, Project, user:project]
+  team: [team, Team, user:team]
+  node: [node, hostname, Hostname]
+  cluster: [cluster]
+clusters:                    # cluster -> scheduler and time zone of its sacct times (IANA name)
+{clusters}
+pools:                       # node pool -> owning team (idle of reserved pools is charged to it);
+                             # pools not listed here (the *-shared pools) have no owner: their idle is _unallocated
+{pools}
+shared_cost_rule: gpu_cost   # untagged shared lines split in proportion to GPU cost that day
+idle: {{min_stretch_minutes: 10, sm_active_threshold: 0.05}}   # allocated_idle: GPU_UTIL = 0 or SM_ACTIVE below
+                             # the threshold for at least min_stretch_minutes in a row within one job
+mfu_target: 0.40             # target MFU for mfu_adjusted_cost_per_mtok and mfu_gap_cost
+attention_flops: palm        # attention term of flops_per_token: palm = 12·L·H·Q·T, causal = 6·L·H·Q·T
+gpu_cost_share: {{default: 1.0}}   # share of a GPU node's cost that follows its GPUs, by instance type
+quarantine: {{max_share: 0.05}}    # data check: quarantined lines may hold at most this share of a day's cost
+"""
+
+
+def write_config(path: Path, fleet: Fleet) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(config_yaml(fleet), encoding="utf-8")
