@@ -4,9 +4,12 @@
 -- all the host's GPUs together (a minute is idle only if every GPU on the host is idle), which never
 -- overstates idle; allocated GPUs that no label covers on a labelled host have no telemetry.
 
--- the job's time on each of its hosts, within the day
+-- the job's time on each of its hosts, within the day; `near_*` widens it by one idle stretch on each
+-- side of midnight (still within the job) so a stretch crossing midnight is judged whole
 CREATE OR REPLACE TEMP TABLE job_hosts AS
 SELECT j.job_uid, j.job_id, j.job_key, h.hostname,
+       greatest(j.start_ts, $day::DATE - to_minutes($idle_min_minutes::BIGINT)) AS near_start,
+       least(j.end_eff, $day::DATE + INTERVAL 1 DAY + to_minutes($idle_min_minutes::BIGINT)) AS near_end,
        coalesce(j.gpus // nullif(coalesce(j.node_count, len(j.hosts)), 0), n.gpu_count, 0) AS gpus_on_host,
        greatest(j.start_ts, $day::DATE::TIMESTAMP) AS w_start,
        least(j.end_eff, $day::DATE + INTERVAL 1 DAY) AS w_end
@@ -42,21 +45,25 @@ per_job AS (
     FROM job_hosts jh
 )
 SELECT p.job_uid || '|' || p.hostname || '|' || ls.gpu AS slot_id, p.job_uid, p.hostname, ls.gpu, ls.hpc_job,
-       1 AS multiplicity, 'gpu' AS mode, p.w_start, p.w_end
+       1 AS multiplicity, 'gpu' AS mode, p.w_start, p.w_end, p.near_start, p.near_end
 FROM per_job p JOIN labelled_slots ls ON ls.job_uid = p.job_uid AND ls.hostname = p.hostname
 UNION ALL
 SELECT p.job_uid || '|' || p.hostname || '|*', p.job_uid, p.hostname, NULL, NULL,
-       p.gpus_on_host - p.labelled, CASE WHEN p.host_labelled THEN 'none' ELSE 'host' END, p.w_start, p.w_end
+       p.gpus_on_host - p.labelled, CASE WHEN p.host_labelled THEN 'none' ELSE 'host' END, p.w_start, p.w_end,
+       p.near_start, p.near_end
 FROM per_job p
 WHERE p.gpus_on_host - p.labelled > 0 AND p.w_end > p.w_start;
 
--- each slot's telemetry minutes: its own GPU's series, or the whole host's
+-- each slot's telemetry minutes within its job's time: its own GPU's series (a requeued job keeps its
+-- JobID, so the label alone does not tell two instances apart), or the whole host's
 CREATE OR REPLACE TEMP TABLE slot_minutes AS
 SELECT s.slot_id, m.minute_ts, m.first_sample_ts, m.last_sample_ts, m.idle
 FROM slots s JOIN minutes_near m ON s.mode = 'gpu' AND m.hostname = s.hostname AND m.gpu = s.gpu AND m.hpc_job = s.hpc_job
+WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
 UNION ALL
 SELECT s.slot_id, m.minute_ts, min(m.first_sample_ts), max(m.last_sample_ts), bool_and(m.idle)
 FROM slots s JOIN minutes_near m ON s.mode = 'host' AND m.hostname = s.hostname
+WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
 GROUP BY s.slot_id, m.minute_ts;
 
 -- idle: runs of idle minutes at least the configured stretch long. A run continues across a short
@@ -86,7 +93,11 @@ WITH ordered AS (
     FROM slot_minutes
 ),
 bounds AS (
-    SELECT slot_id, min(first_sample_ts) AS first_ts, max(last_sample_ts) AS last_ts FROM slot_minutes GROUP BY slot_id
+    -- the first and last sample inside the slot's window of the day
+    SELECT m.slot_id, min(m.first_sample_ts) AS first_ts, max(m.last_sample_ts) AS last_ts
+    FROM slot_minutes m JOIN slots s USING (slot_id)
+    WHERE m.last_sample_ts >= s.w_start AND m.first_sample_ts < s.w_end
+    GROUP BY m.slot_id
 )
 SELECT slot_id, prev_last + to_seconds($scrape_seconds::BIGINT) AS s, first_sample_ts AS e
 FROM ordered
