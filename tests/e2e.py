@@ -48,10 +48,10 @@ def run_pipeline(landing: Path, warehouse: Path, config: Path | None, days: list
         return materialize_days(days, instance=instance or dg.DagsterInstance.ephemeral(), progress=False)
 
 
-def simulate_and_run(root: Path, start: date, days: int, nodes: int, seed: int) -> LedgerRun:
+def simulate_and_run(root: Path, start: date, days: int, nodes: int, seed: int, knobs=None) -> LedgerRun:
     from simulator import simulate
 
-    simulate(root, start, days, nodes=nodes, seed=seed)
+    simulate(root, start, days, nodes=nodes, seed=seed, knobs=knobs)
     day_list = [start + timedelta(days=i) for i in range(days)]
     run = LedgerRun(root, root / "landing", root / "warehouse.duckdb", root / "gpuledger.yaml", day_list)
     failed = run_pipeline(run.landing, run.warehouse, run.config, day_list)

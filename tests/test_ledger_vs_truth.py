@@ -10,13 +10,17 @@ import pytest
 from tests.bill_truth import day_shares
 from tests.e2e import run_pipeline, simulate_and_run
 
-SEEDS = [3, 11]
+from simulator import Knobs
+
+# seed, knobs: the default rates, and rates forced up so that interruptions and stalls surely happen
+CASES = [(3, None), (11, Knobs(interrupt_rate_per_gpu_day=0.3, stall_rate_per_job_day=1.0))]
 
 
-@pytest.fixture(scope="module", params=SEEDS)
+@pytest.fixture(scope="module", params=CASES, ids=["seed3", "seed11-forced"])
 def ledger(request, tmp_path_factory):
+    seed, knobs = request.param
     # 6 nodes over 3 days from Oct 31: crosses the Los Angeles fall-back on Nov 1
-    return simulate_and_run(tmp_path_factory.mktemp(f"seed{request.param}"), date(2026, 10, 31), 3, 6, request.param)
+    return simulate_and_run(tmp_path_factory.mktemp(f"seed{seed}"), date(2026, 10, 31), 3, 6, seed, knobs)
 
 
 def test_ingested_rows_equal_what_the_simulator_wrote(ledger):
@@ -77,6 +81,8 @@ def test_run_tokens_and_rerun_loss_match_truth(ledger):
             """SELECT run_id, strftime(day, '%Y-%m-%d'), sum(lost_gpu_seconds), sum(restart_gpu_seconds)
                FROM marts.fct_rerun_loss GROUP BY ALL""").fetchall()}
     assert truth
+    if ledger.root.name.startswith("seed11"):  # the forced case must exercise interruptions
+        assert sum(float(t["lost_gpu_seconds"]) for t in truth.values()) > 0
     for key, t in truth.items():
         tokens, kept = eff.get(key, (0, 0))
         assert tokens == pytest.approx(int(t["tokens"]), rel=0.01), key

@@ -6,12 +6,16 @@ from datetime import date
 
 import dagster as dg
 import pandera.polars as pa
+import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from pipelines.lib.landing import Source, sync
 from pipelines.lib.partitions import DAILY, daily_duckdb_asset
 from pipelines.lib.resources import LandingZone
 from pipelines.lib.warehouse import bootstrap, sql
+
+
+CHECK_BATCH_ROWS = 1_000_000
 
 
 def ingest_partition(
@@ -59,8 +63,18 @@ def contract_check(asset: dg.AssetsDefinition, source: Source) -> dg.AssetChecks
     def _check(context: dg.AssetCheckExecutionContext, duckdb: DuckDBResource, landing: LandingZone) -> dg.AssetCheckResult:
         day = date.fromisoformat(context.partition_key)
         limit = landing.org_config().quarantine_max_share
+        violations: dict[str, int] = {}
         with duckdb.get_connection() as con:
-            rows = con.sql(sql(source.table + ".day"), params={"day": day}).pl()
+            # Validated a batch at a time: a fleet-day of telemetry minutes does not fit in memory twice.
+            rows_of_day = 0
+            for batch in con.sql(sql(source.table + ".day"), params={"day": day}).to_arrow_reader(CHECK_BATCH_ROWS):
+                frame = pl.from_arrow(batch)
+                rows_of_day += frame.height
+                try:
+                    source.staged_model.validate(frame, lazy=True)
+                except pa.errors.SchemaErrors as err:
+                    for check, n in err.failure_cases.group_by("check").len().iter_rows():
+                        violations[str(check)] = violations.get(str(check), 0) + int(n)
             # Shares are counted in landing rows over the files that cover the day (for DCGM the
             # staging rows are minutes, not samples, so the manifest is the common unit).
             accepted, quarantined = con.execute(
@@ -72,18 +86,12 @@ def contract_check(asset: dg.AssetsDefinition, source: Source) -> dg.AssetChecks
                 "SELECT file FROM ops.quarantine WHERE source = $source AND row_ref = 'file' ORDER BY file",
                 {"source": source.name},
             ).fetchall()]
-        violations: dict[str, int] = {}
-        try:
-            source.staged_model.validate(rows, lazy=True)
-        except pa.errors.SchemaErrors as err:
-            for check, n in err.failure_cases.group_by("check").len().iter_rows():
-                violations[str(check)] = int(n)
         total = accepted + quarantined
         share = quarantined / total if total else 0.0
         return dg.AssetCheckResult(
             passed=not violations and share <= limit,
             metadata={
-                "rows_of_day": rows.height,
+                "rows_of_day": rows_of_day,
                 "landing_rows_accepted": int(accepted),
                 "landing_rows_quarantined": int(quarantined),
                 "quarantined_share": round(share, 6),

@@ -47,18 +47,19 @@ def sql(name: str) -> str:
 
 
 _PARAM = re.compile(r"\$([a-z_][a-z0-9_]*)")
+_COMMENT = re.compile(r"--[^\n]*")
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, object]) -> None:
     """Runs each statement of sql/<name>.sql (separated by `;` at a line end), binding the parameters
     each one names."""
     for statement in re.split(r";\s*(?:\n|$)", sql(name)):
-        if statement.strip() and not all(line.strip().startswith("--") or not line.strip() for line in statement.splitlines()):
+        if _COMMENT.sub("", statement).strip():
             con.execute(statement, _bound(statement, params))
 
 
 def _bound(statement: str, params: dict[str, object]) -> dict[str, object]:
-    names = set(_PARAM.findall(statement))
+    names = set(_PARAM.findall(_COMMENT.sub("", statement)))  # a `$name` in a comment is no parameter
     missing = names - params.keys()
     if missing:
         raise KeyError(f"SQL parameter(s) not provided: {sorted(missing)}")

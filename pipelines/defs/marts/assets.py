@@ -43,3 +43,19 @@ fct_run_efficiency_daily = sql_asset(
 MFU (on all of the run's GPU-seconds), goodput, cost per 1M tokens, the cost of 1M tokens at the
 target MFU, and the cost of running below target. The FLOPs convention is stored with each row.""",
 )
+
+dim_nodes = sql_asset(
+    "marts/dim_nodes",
+    deps=["intermediate/int_nodes"],
+    group="marts",
+    description="""GPU nodes per day: cluster, cloud resource id, GPU model (as reported and as the
+catalog knows it) and count, pool and owning team, and whether they came from the inventory, bill
+tags or telemetry.""",
+)
+
+dim_projects = sql_asset(
+    "marts/dim_projects",
+    deps=["intermediate/int_cost_allocations"],
+    group="marts",
+    description="""Teams and projects carrying cost on the day, with their job count and cost.""",
+)
