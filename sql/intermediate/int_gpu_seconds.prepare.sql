@@ -19,7 +19,7 @@ WHERE j.day = $day;
 
 -- telemetry minutes around the day (a stretch crossing midnight is judged whole)
 CREATE OR REPLACE TEMP TABLE minutes_near AS
-SELECT hostname, gpu, hpc_job, minute_ts, first_sample_ts, last_sample_ts,
+SELECT hostname, gpu, hpc_job, minute_ts, first_sample_ts, last_sample_ts, first_busy_ts, last_busy_ts,
        coalesce(gpu_util_max = 0, FALSE) OR coalesce(sm_active_max < $idle_sm_threshold, FALSE) AS idle
 FROM staging.stg_dcgm__gpu_minutes
 WHERE day BETWEEN $day::DATE - 1 AND $day::DATE + 1 AND gpu_instance IS NULL
@@ -57,21 +57,28 @@ WHERE p.gpus_on_host - p.labelled > 0 AND p.w_end > p.w_start;
 -- each slot's telemetry minutes within its job's time: its own GPU's series (a requeued job keeps its
 -- JobID, so the label alone does not tell two instances apart), or the whole host's
 CREATE OR REPLACE TEMP TABLE slot_minutes AS
-SELECT s.slot_id, m.minute_ts, m.first_sample_ts, m.last_sample_ts, m.idle
+SELECT s.slot_id, m.minute_ts, m.first_sample_ts, m.last_sample_ts, m.first_busy_ts, m.last_busy_ts, m.idle
 FROM slots s JOIN minutes_near m ON s.mode = 'gpu' AND m.hostname = s.hostname AND m.gpu = s.gpu AND m.hpc_job = s.hpc_job
 WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
 UNION ALL
-SELECT s.slot_id, m.minute_ts, min(m.first_sample_ts), max(m.last_sample_ts), bool_and(m.idle)
+SELECT s.slot_id, m.minute_ts, min(m.first_sample_ts), max(m.last_sample_ts), min(m.first_busy_ts),
+       max(m.last_busy_ts), bool_and(m.idle)
 FROM slots s JOIN minutes_near m ON s.mode = 'host' AND m.hostname = s.hostname
 WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
 GROUP BY s.slot_id, m.minute_ts;
 
 -- idle: runs of idle minutes at least the configured stretch long. A run continues across a short
 -- telemetry gap (at most three scrape intervals between samples); a longer gap or an active minute ends it.
+-- Its ends are refined to the sample: a run starts one scrape after the last busy sample of the minute
+-- before it, and ends at the first busy sample of the minute after it (a sample at t stands for
+-- [t, t + scrape)).
 CREATE OR REPLACE TEMP TABLE idle_intervals AS
 WITH ordered AS (
     SELECT slot_id, minute_ts, idle, first_sample_ts,
-           lag(last_sample_ts) OVER w AS prev_last, lag(idle) OVER w AS prev_idle
+           lag(last_sample_ts) OVER w AS prev_last, lag(idle) OVER w AS prev_idle,
+           lag(minute_ts) OVER w AS prev_minute, lag(last_busy_ts) OVER w AS prev_last_busy,
+           lead(minute_ts) OVER w AS next_minute, lead(first_busy_ts) OVER w AS next_first_busy,
+           lead(idle) OVER w AS next_idle
     FROM slot_minutes
     WINDOW w AS (PARTITION BY slot_id ORDER BY minute_ts)
 ),
@@ -79,11 +86,20 @@ runs AS (
     SELECT *, sum(CASE WHEN idle AND prev_idle AND epoch(first_sample_ts) - epoch(prev_last) <= 3 * $scrape_seconds
                        THEN 0 ELSE 1 END) OVER (PARTITION BY slot_id ORDER BY minute_ts) AS run_no
     FROM ordered
+),
+stretches AS (
+    SELECT slot_id,
+           coalesce(arg_min(CASE WHEN prev_minute = minute_ts - INTERVAL 1 MINUTE AND NOT prev_idle
+                                 THEN prev_last_busy + to_seconds($scrape_seconds::BIGINT) END, minute_ts),
+                    min(minute_ts)) AS s,
+           coalesce(arg_max(CASE WHEN next_minute = minute_ts + INTERVAL 1 MINUTE AND NOT next_idle
+                                 THEN next_first_busy END, minute_ts),
+                    max(minute_ts) + INTERVAL 1 MINUTE) AS e
+    FROM runs WHERE idle
+    GROUP BY slot_id, run_no
 )
-SELECT slot_id, min(minute_ts) AS s, max(minute_ts) + INTERVAL 1 MINUTE AS e
-FROM runs WHERE idle
-GROUP BY slot_id, run_no
-HAVING max(minute_ts) + INTERVAL 1 MINUTE - min(minute_ts) >= to_minutes($idle_min_minutes::BIGINT);
+SELECT slot_id, s, e FROM stretches
+WHERE e - s >= to_minutes($idle_min_minutes::BIGINT);
 
 -- unmonitored: gaps between samples longer than three scrape intervals, and a slot with none at all
 CREATE OR REPLACE TEMP TABLE gap_intervals AS

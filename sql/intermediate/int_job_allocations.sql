@@ -1,7 +1,9 @@
 -- Every job allocation that held GPUs on $day, one row per job (requeued instances are separate
 -- jobs: same JobIDRaw, another start). A job exported by several daily sacct files keeps its latest
 -- record: one that has an End, else the one from the latest file. A job still running at the last
--- export runs to the end of the day.
+-- export runs to the end of the day. Whether a failed job was resumed is decided by the jobs of its run
+-- that started up to a week later, as far as they have landed: re-running a day after a late resume
+-- lands turns its `failed_job` into `rerun_loss`.
 --
 -- Runs: a job belongs to a run through trainer events that carry its JobID, else `run_id=` in its
 -- Comment. A job is *interrupted* when it ended in a failure state and a later job of its run exists;
@@ -21,7 +23,8 @@ latest AS (
            row_number() OVER (PARTITION BY cluster, job_key, start_ts
                               ORDER BY (end_ts IS NOT NULL) DESC, _file DESC, _row DESC) AS pick
     FROM staging.stg_slurm__job_records
-    WHERE NOT is_step AND start_ts IS NOT NULL AND start_ts < $day::DATE + INTERVAL 1 DAY
+    -- a week ahead: whether a failed job was resumed is known only from the jobs that came after it
+    WHERE NOT is_step AND start_ts IS NOT NULL AND start_ts < $day::DATE + INTERVAL 8 DAY
 ),
 jobs AS (
     SELECT cluster || ':' || job_key || ':' || strftime(start_ts, '%Y%m%dT%H%M%S') AS job_uid,
@@ -105,4 +108,4 @@ SELECT $day::DATE AS day,
 FROM (SELECT *, coalesce(config_lookup($account_projects, account), account, '_unallocated') AS project
       FROM classified) c
 LEFT JOIN tag_teams tt ON tt.project = c.project
-WHERE end_eff > $day::DATE
+WHERE end_eff > $day::DATE AND start_ts < $day::DATE + INTERVAL 1 DAY

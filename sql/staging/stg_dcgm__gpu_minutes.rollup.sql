@@ -23,6 +23,8 @@ SELECT
     count(*)::INTEGER               AS samples,
     min(timestamp)                  AS first_sample_ts,
     max(timestamp)                  AS last_sample_ts,
+    min(timestamp) FILTER (gpu_util > 0) AS first_busy_ts,
+    max(timestamp) FILTER (gpu_util > 0) AS last_busy_ts,
     min(gpu_util)                   AS gpu_util_min,
     max(gpu_util)                   AS gpu_util_max,
     avg(gpu_util)                   AS gpu_util_avg,

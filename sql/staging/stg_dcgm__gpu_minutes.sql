@@ -14,6 +14,8 @@ CREATE TABLE IF NOT EXISTS staging.stg_dcgm__gpu_minutes (
     samples         INTEGER NOT NULL,     -- distinct sample timestamps in the minute
     first_sample_ts TIMESTAMP NOT NULL,
     last_sample_ts  TIMESTAMP NOT NULL,
+    first_busy_ts   TIMESTAMP,            -- first and last sample of the minute with GPU_UTIL > 0: where
+    last_busy_ts    TIMESTAMP,            -- an idle stretch starts or ends inside a minute
     gpu_util_min    DOUBLE,               -- DCGM_FI_DEV_GPU_UTIL, %
     gpu_util_max    DOUBLE,
     gpu_util_avg    DOUBLE,
