@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     query.add_argument("--csv", action="store_true", help="print CSV instead of a table")
 
     args = parser.parse_args(argv)
-    if args.warehouse:
+    if getattr(args, "warehouse", None):
         os.environ["GPULEDGER_WAREHOUSE"] = str(args.warehouse.resolve())
     if args.command == "simulate":
         return _simulate(args)
