@@ -90,8 +90,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"\ncost and waste per team, {args.start} to {end} (USD; waste % of the team's GPU node cost):")
         print_table(con.sql(sql("reports/team_summary"), params={"start": args.start, "end": end}).pl())
     print("\nnext, try:")
+    command = os.path.relpath(sys.argv[0]) if sys.argv[0].endswith("gpuledger") else "gpuledger"  # e.g. .venv/bin/gpuledger
     for q in EXAMPLE_QUERIES:
-        print(f'  gpuledger query "{q}"')
+        print(f'  {command} query "{q}"')
     for day, reasons in failed:
         print(f"FAILED {day}: " + "; ".join(reasons), file=sys.stderr)
     if failed:
