@@ -11,7 +11,7 @@ split AS (
 )
 SELECT CASE WHEN w.job_uid IS NULL THEN coalesce(nh.pool_team, '_unallocated') ELSE j.team END AS team,
        CASE WHEN w.job_uid IS NULL THEN '_unallocated' ELSE j.project END AS project,
-       w.category, w.rerun_part, w.job_uid, w.hostname, 'node_hour' AS line_kind,
+       w.category, w.rerun_part, w.job_uid, w.hostname, w.hour_ts, 'node_hour' AS line_kind,
        units_money(s.e_units) AS effective_cost, units_money(s.b_units) AS billed_cost, w.gpu_seconds
 FROM split s
 JOIN node_hour_weights w ON w.hostname = s.hostname AND strftime(w.hour_ts, '%Y-%m-%dT%H') = s.hour_key
@@ -20,7 +20,7 @@ JOIN intermediate.int_node_hours nh ON nh.day = $day AND nh.hostname = w.hostnam
 LEFT JOIN intermediate.int_job_allocations j ON j.day = $day AND j.job_uid = w.job_uid
 UNION ALL
 -- node-hours without GPU-seconds to split by
-SELECT '_unallocated', '_unallocated', 'unattributed', NULL, NULL, nh.hostname, 'node_hour',
+SELECT '_unallocated', '_unallocated', 'unattributed', NULL, NULL, nh.hostname, nh.hour_ts, 'node_hour',
        nh.effective_cost, nh.billed_cost, 0
 FROM intermediate.int_node_hours nh
 WHERE nh.day = $day AND (nh.hostname || '|' || strftime(nh.hour_ts, '%Y-%m-%dT%H')) NOT IN
@@ -76,7 +76,7 @@ SELECT CASE placement
          ELSE coalesce(config_lookup($project_teams, tag_project), tag_team, tag_project)
        END AS team,
        CASE WHEN placement IN ('unused_commitment', 'unattributed') THEN '_unallocated' ELSE tag_project END AS project,
-       placement AS category, NULL, NULL, NULL, 'line', effective_cost, billed_cost, 0
+       placement AS category, NULL, NULL, NULL, NULL, 'line', effective_cost, billed_cost, 0
 FROM other_lines
 WHERE placement IN ('unused_commitment', 'unattributed')
    OR (placement IN ('storage', 'network', 'compute_other', 'other'))

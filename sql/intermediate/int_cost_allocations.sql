@@ -1,4 +1,4 @@
--- Every dollar of $day's bill, placed: one row per team, project, category, job and host piece, with
+-- Every dollar of $day's bill, placed: one row per team, project, category, job, host and hour piece, with
 -- exact EffectiveCost and BilledCost shares and the GPU-seconds behind node-hour pieces. The sum over
 -- a day equals the day's share of every landed bill line (staged or quarantined) exactly.
 WITH taxes AS (
@@ -18,13 +18,13 @@ untaxed AS (
     WHERE (placement = 'tax' OR (placement = 'credit' AND tag_project IS NULL))
       AND coalesce((SELECT sum(weight) FROM pretax_weights), 0) = 0
 )
-SELECT $day::DATE AS day, team, project, category, rerun_part, job_uid, hostname, line_kind,
+SELECT $day::DATE AS day, team, project, category, rerun_part, job_uid, hostname, hour_ts, line_kind,
        coalesce(effective_cost, 0)::DECIMAL(38, 18) AS effective_cost,
        coalesce(billed_cost, 0)::DECIMAL(38, 18) AS billed_cost,
        gpu_seconds::DOUBLE AS gpu_seconds
 FROM cost_pieces
 UNION ALL
-SELECT $day::DATE, team, project, category, NULL, NULL, NULL, 'line',
+SELECT $day::DATE, team, project, category, NULL, NULL, NULL, NULL, 'line',
        coalesce(effective_cost, 0), coalesce(billed_cost, 0), 0 FROM taxes
 UNION ALL
-SELECT $day::DATE, team, project, category, NULL, NULL, NULL, 'line', effective_cost, billed_cost, 0 FROM untaxed
+SELECT $day::DATE, team, project, category, NULL, NULL, NULL, NULL, 'line', effective_cost, billed_cost, 0 FROM untaxed

@@ -1,7 +1,7 @@
 -- Step 3: the shared lines' pieces (or `unattributed` on a day with no GPU cost to share by), then
 -- tax and untagged credits split in proportion to each team and project's pre-tax cost of the day.
 INSERT INTO cost_pieces
-SELECT w.team, w.project, 'shared', NULL, NULL, NULL, 'line',
+SELECT w.team, w.project, 'shared', NULL, NULL, NULL, NULL, 'line',
        units_money(sum(s.units) FILTER (string_split(s.group_key, '|')[-1] = 'e')),
        units_money(sum(s.units) FILTER (string_split(s.group_key, '|')[-1] = 'b')), 0
 FROM split_output s
@@ -10,7 +10,7 @@ WHERE (SELECT sum(weight) FROM project_weights) > 0
 GROUP BY w.team, w.project;
 
 INSERT INTO cost_pieces
-SELECT '_unallocated', '_unallocated', 'unattributed', NULL, NULL, NULL, 'line', effective_cost, billed_cost, 0
+SELECT '_unallocated', '_unallocated', 'unattributed', NULL, NULL, NULL, NULL, 'line', effective_cost, billed_cost, 0
 FROM other_lines
 WHERE placement = 'shared' AND coalesce((SELECT sum(weight) FROM project_weights), 0) = 0;
 

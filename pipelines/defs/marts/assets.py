@@ -59,3 +59,11 @@ dim_projects = sql_asset(
     group="marts",
     description="""Teams and projects carrying cost on the day, with their job count and cost.""",
 )
+
+fct_node_hourly = sql_asset(
+    "marts/fct_node_hourly",
+    deps=["intermediate/int_cost_allocations"],
+    group="marts",
+    description="""Each billed node-hour by team and ledger category: GPU-seconds and cost. The hourly grain
+behind the idle-waste mart, for heatmaps of idle GPUs by node and hour.""",
+)
