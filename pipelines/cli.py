@@ -37,13 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--start", required=True, type=date.fromisoformat)
     run.add_argument("--end", type=date.fromisoformat, help="last day, inclusive (default: --start)")
 
-    query = sub.add_parser("query", help="run read-only SQL against the warehouse")
+    query = sub.add_parser("query", help="run read-only SQL against the published warehouse")
     query.add_argument("sql")
-    query.add_argument("--warehouse", type=Path)
+    query.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
     query.add_argument("--csv", action="store_true", help="print CSV instead of a table")
 
     args = parser.parse_args(argv)
-    if getattr(args, "warehouse", None):
+    if getattr(args, "warehouse", None) and args.command == "run":
         os.environ["GPULEDGER_WAREHOUSE"] = str(args.warehouse.resolve())
     if args.command == "simulate":
         return _simulate(args)
@@ -79,13 +79,19 @@ def _run(args: argparse.Namespace) -> int:
     os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home"))
 
     from pipelines.lib.console import print_table
+    from pipelines.lib.publish import published_path
     from pipelines.lib.run import materialize_days
     from pipelines.lib.warehouse import connect, sql, warehouse_path
 
     days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
     failed = materialize_days(days)
-    with connect(warehouse_path(), read_only=True) as con:
-        print(f"\nwarehouse {warehouse_path()}\n\nlanding files taken in, per source:")
+    if not published_path().exists():
+        print(f"no day completed, so nothing was published to {published_path()}", file=sys.stderr)
+        _print_failures(failed)
+        return 1
+    with connect(published_path(), read_only=True) as con:
+        print(f"\nwarehouse {warehouse_path()}\npublished for readers (SQL clients, gpuledger query): "
+              f"{published_path()}\n\nlanding files taken in, per source:")
         print_table(con.sql(sql("reports/landing_summary")).pl())
         print(f"\ncost and waste per team, {args.start} to {end} (USD; waste % of the team's GPU node cost):")
         print_table(con.sql(sql("reports/team_summary"), params={"start": args.start, "end": end}).pl())
@@ -93,21 +99,26 @@ def _run(args: argparse.Namespace) -> int:
     command = os.path.relpath(sys.argv[0]) if sys.argv[0].endswith("gpuledger") else "gpuledger"  # e.g. .venv/bin/gpuledger
     for q in EXAMPLE_QUERIES:
         print(f'  {command} query "{q}"')
+    _print_failures(failed)
+    return 1 if failed else 0
+
+
+def _print_failures(failed: list) -> None:
     for day, reasons in failed:
         print(f"FAILED {day}: " + "; ".join(reasons), file=sys.stderr)
     if failed:
         print("Fix the input named above (or raise quarantine.max_share in the config) and re-run those days.",
               file=sys.stderr)
-    return 1 if failed else 0
 
 
 def _query(args: argparse.Namespace) -> int:
     import duckdb
 
     from pipelines.lib.console import print_table
-    from pipelines.lib.warehouse import connect, warehouse_path
+    from pipelines.lib.publish import published_path
+    from pipelines.lib.warehouse import connect
 
-    path = warehouse_path()
+    path = args.warehouse or published_path()
     if not path.exists():
         print(f"no warehouse at {path}: run `gpuledger run` first, or pass --warehouse", file=sys.stderr)
         return 2

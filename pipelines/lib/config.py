@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,7 @@ class OrgConfig:
     gpu_cost_share: dict[str, float] = field(default_factory=lambda: {"default": 1.0})
     quarantine_max_share: float = 0.05
     scrape_interval_seconds: int = 30  # DCGM scrape interval; gaps over 3 of them are `unmonitored`
+    budgets: dict[str, Decimal] = field(default_factory=dict)  # project -> monthly budget, bill currency
     source: str | None = None  # the file this came from, None for built-in defaults
 
     def cluster(self, name: str) -> ClusterConfig:
@@ -116,5 +118,13 @@ def load_config(path: str | Path | None) -> OrgConfig:
         gpu_cost_share={str(k): float(v) for k, v in (raw.get("gpu_cost_share") or {"default": 1.0}).items()},
         quarantine_max_share=float(quarantine.get("max_share", 0.05)),
         scrape_interval_seconds=int((raw.get("telemetry") or {}).get("scrape_interval_seconds", 30)),
+        budgets={str(k): _money(path, k, v) for k, v in (raw.get("budgets") or {}).items()},
         source=str(path),
     )
+
+
+def _money(path: Path, key: object, value: object) -> Decimal:
+    try:
+        return Decimal(str(value))
+    except InvalidOperation:
+        raise SystemExit(f"config file {path}: budgets.{key} = {value!r} is not an amount")

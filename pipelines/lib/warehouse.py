@@ -80,9 +80,19 @@ def write_day(
         for script in prepare:
             run_sql(con, script, params)
         con.execute(f"CREATE TABLE IF NOT EXISTS {qualified} AS SELECT * FROM ({query}) WHERE FALSE", bound)
+        _add_new_columns(con, qualified, query, bound)
         con.execute(f"DELETE FROM {qualified} WHERE day = $day", {"day": params["day"]})
         con.execute(f"INSERT INTO {qualified} BY NAME {query}", bound)
         return con.execute(f"SELECT count(*) FROM {qualified} WHERE day = $day", {"day": params["day"]}).fetchall()[0][0]
+
+
+def _add_new_columns(con: duckdb.DuckDBPyConnection, qualified: str, query: str, bound: dict) -> None:
+    """A warehouse made by an older version lacks columns a query has since gained: add them (NULL for
+    the days written before), so upgrading never needs the warehouse rebuilt."""
+    have = {name for name, *_ in con.execute(f"DESCRIBE {qualified}").fetchall()}
+    for name, dtype, *_ in con.execute(f"DESCRIBE SELECT * FROM ({query}) WHERE FALSE", bound).fetchall():
+        if name not in have:
+            con.execute(f'ALTER TABLE {qualified} ADD COLUMN "{name}" {dtype}')
 
 
 def bootstrap(con: duckdb.DuckDBPyConnection) -> None:

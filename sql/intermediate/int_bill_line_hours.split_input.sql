@@ -6,7 +6,9 @@ CREATE OR REPLACE TEMP TABLE bill_lines_of_day AS
 SELECT _file || '#' || _row AS line_key, FALSE AS quarantined, charge_period_start AS ps,
        charge_period_end AS pe, effective_cost, billed_cost, charge_category, charge_class,
        service_category, resource_id, resource_type, commitment_discount_id,
-       commitment_discount_status, tags
+       commitment_discount_status, tags,
+       -- the invoice month: the billing period's, else the month the charge starts in
+       strftime(coalesce(billing_period_start, charge_period_start), '%Y-%m') AS invoice_month
 FROM staging.stg_focus__bill_lines
 WHERE charge_period_start < $day::DATE + INTERVAL 1 DAY
   AND (charge_period_end > $day::DATE OR (charge_period_end = charge_period_start AND charge_period_start >= $day::DATE))
@@ -15,7 +17,8 @@ UNION ALL
 -- parse cannot be dated and are reported by reconciliation instead.
 SELECT file || '#' || row_ref, TRUE, charge_period_start,
        greatest(coalesce(charge_period_end, charge_period_start), charge_period_start),
-       coalesce(effective_cost, 0), coalesce(billed_cost, 0), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+       coalesce(effective_cost, 0), coalesce(billed_cost, 0), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       strftime(charge_period_start, '%Y-%m')
 FROM ops.quarantine
 WHERE source IN ('focus', 'aws_cur')
   AND charge_period_start IS NOT NULL

@@ -67,3 +67,12 @@ fct_node_hourly = sql_asset(
     description="""Each billed node-hour by team and ledger category: GPU-seconds and cost. The hourly grain
 behind the idle-waste mart, for heatmaps of idle GPUs by node and hour.""",
 )
+
+fct_bill_daily = sql_asset(
+    "marts/fct_bill_daily",
+    deps=["intermediate/int_bill_line_hours"],
+    group="marts",
+    description="""The bill as landed, per day and invoice month: the day's share of every line's
+EffectiveCost and BilledCost, with the quarantined lines' part shown apart. Reconciliation compares
+the ledger to it.""",
+)

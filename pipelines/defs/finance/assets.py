@@ -1,0 +1,45 @@
+from datetime import date
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+
+from pipelines.lib.partitions import daily_duckdb_asset
+from pipelines.lib.publish import create_finance_views, publish
+from pipelines.lib.resources import LandingZone
+
+MARTS = [
+    "marts/fct_cost_daily", "marts/fct_job_cost", "marts/fct_rerun_loss", "marts/fct_idle_waste_daily",
+    "marts/fct_run_efficiency_daily", "marts/fct_node_hourly", "marts/fct_bill_daily",
+    "marts/dim_nodes", "marts/dim_projects",
+]
+
+
+@daily_duckdb_asset(
+    "ops/published_warehouse",
+    group="finance",
+    deps=tuple(MARTS),
+    description="""The warehouse finance reads: marts, `finance` views (monthly chargeback, daily and
+monthly reconciliation, unit economics, budget burn) and ops tables, written to a new DuckDB file and
+swapped in by rename once the day's marts are done. Readers never block the daily run and never see a
+half-written day.""",
+)
+def published_warehouse(
+    context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: LandingZone
+) -> dg.MaterializeResult:
+    cfg = landing.org_config()
+    with duckdb.get_connection() as con:
+        create_finance_views(con, cfg)
+        target = publish(con, cfg)
+        day = date.fromisoformat(context.partition_key)
+        recon = con.execute(
+            "SELECT difference_effective_cost, difference_billed_cost FROM finance.reconciliation_daily WHERE day = $day",
+            {"day": day},
+        ).fetchall()
+    diff = recon[0] if recon else (None, None)
+    return dg.MaterializeResult(
+        metadata={
+            "path": str(target),
+            "difference_effective_cost": str(diff[0]),
+            "difference_billed_cost": str(diff[1]),
+        }
+    )

@@ -1,0 +1,78 @@
+"""The published warehouse: what finance and every SQL client read.
+
+Each run ends by writing the marts, the finance views and the ops tables into a new DuckDB file and
+renaming it over the published one. A rename is atomic, so a reader sees the old day or the new one,
+never half of one, and never holds the writer's lock: the live warehouse is written by one process
+at a time, while the published file is only ever read.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from pipelines.lib.config import OrgConfig
+from pipelines.lib.warehouse import SQL_ROOT, sql, warehouse_path
+
+PUBLISHED_SCHEMAS = ("marts", "ops")
+FINANCE_VIEWS = sorted(p.stem for p in (SQL_ROOT / "finance").glob("*.sql"))
+
+
+def published_path() -> Path:
+    """$GPULEDGER_PUBLISHED, else `<warehouse>.published.duckdb` beside the warehouse."""
+    explicit = os.environ.get("GPULEDGER_PUBLISHED")
+    if explicit:
+        return Path(explicit)
+    live = warehouse_path()
+    return live.with_name(f"{live.stem}.published.duckdb")
+
+
+def create_finance_views(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None:
+    """The `finance` schema: budgets from the config, then one view per file in sql/finance/."""
+    con.execute("CREATE SCHEMA IF NOT EXISTS finance")
+    budgets = pl.DataFrame(
+        {"project": list(cfg.budgets), "monthly_budget": [str(v) for v in cfg.budgets.values()]},
+        schema={"project": pl.String, "monthly_budget": pl.String},
+    )
+    con.register("budgets_in", budgets)
+    con.execute("CREATE OR REPLACE TABLE finance.budgets AS "
+                "SELECT project, monthly_budget::DECIMAL(38, 2) AS monthly_budget FROM budgets_in")
+    con.unregister("budgets_in")
+    for view in FINANCE_VIEWS:
+        con.execute(sql(f"finance/{view}"))
+
+
+def publish(con: duckdb.DuckDBPyConnection, cfg: OrgConfig, target: Path | None = None) -> Path:
+    """Copies the published schemas into a fresh file and swaps it in by rename."""
+    target = target or published_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging_file = target.with_name(f".{target.name}.tmp")
+    staging_file.unlink(missing_ok=True)
+    con.execute("CHECKPOINT")
+    tables = con.execute(
+        "SELECT table_schema, table_name FROM information_schema.tables "
+        "WHERE table_catalog = current_database() AND table_type = 'BASE TABLE' AND table_schema IN ('marts', 'ops') "
+        "ORDER BY ALL"
+    ).fetchall()
+    # ATTACH takes no bound parameters; the path is ours, not input, and quoted.
+    con.execute(f"ATTACH '{_quoted(staging_file)}' AS published")
+    try:
+        for schema in PUBLISHED_SCHEMAS:
+            con.execute(f"CREATE SCHEMA published.{schema}")
+        for schema, table in tables:
+            con.execute(f'CREATE TABLE published.{schema}."{table}" AS SELECT * FROM {schema}."{table}"')
+    finally:
+        con.execute("DETACH published")
+    # Views bind to the catalog they are created in: make them with the new file opened on its own.
+    with duckdb.connect(str(staging_file)) as out:
+        create_finance_views(out, cfg)
+        out.execute("CHECKPOINT")
+    os.replace(staging_file, target)
+    return target
+
+
+def _quoted(path: Path) -> str:
+    return str(path.resolve()).replace("'", "''")

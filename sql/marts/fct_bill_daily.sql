@@ -1,0 +1,12 @@
+-- The bill as landed, per day and invoice month: each line's exact day share (staged and quarantined
+-- lines apart). What reconciliation compares the ledger to.
+SELECT day, invoice_month,
+       sum(effective_cost)::DECIMAL(38, 18) AS effective_cost,
+       sum(billed_cost)::DECIMAL(38, 18) AS billed_cost,
+       coalesce(sum(effective_cost) FILTER (quarantined), 0)::DECIMAL(38, 18) AS quarantined_effective_cost,
+       coalesce(sum(billed_cost) FILTER (quarantined), 0)::DECIMAL(38, 18) AS quarantined_billed_cost,
+       count(DISTINCT line_key) AS lines,
+       count(DISTINCT line_key) FILTER (quarantined) AS quarantined_lines
+FROM intermediate.int_bill_line_hours
+WHERE day = $day
+GROUP BY day, invoice_month
