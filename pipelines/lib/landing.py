@@ -118,7 +118,7 @@ def _write_file(
     con: duckdb.DuckDBPyConnection, source: Source, rel: str, size: int, sha: str, parsed: Parsed,
     previous: tuple | None, report: SyncReport,
 ) -> None:
-    first, last = _span(parsed.rows, source)
+    first, last = file_span(parsed.rows, source)
     with transaction(con):
         con.execute(f"DELETE FROM {source.qualified_table} WHERE _file = $file", {"file": rel})
         con.execute("DELETE FROM ops.quarantine WHERE source = $source AND file = $file", {"source": source.name, "file": rel})
@@ -162,7 +162,7 @@ def _insert_rows(con: duckdb.DuckDBPyConnection, source: Source, rows: pl.DataFr
         con.unregister(view)
 
 
-def _span(rows: pl.DataFrame, source: Source) -> tuple[date | None, date | None]:
+def file_span(rows: pl.DataFrame, source: Source) -> tuple[date | None, date | None]:
     if rows.height == 0:
         return None, None
     first, last = rows.select(source.span[0].min().alias("first"), source.span[1].max().alias("last")).row(0)

@@ -8,7 +8,7 @@ format them, so every output says the same numbers.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal, localcontext
 
@@ -19,7 +19,7 @@ from pipelines.reports.period import trend_window
 
 # The ledger's GPU node categories (DESIGN §3); the rest (storage, network, shared, tax ...) is not GPU time.
 GPU_CATEGORIES = ("productive", "rerun_loss", "allocated_idle", "failed_job", "unmonitored", "idle_unallocated")
-# Waste, worst-understood first is not the point: this is the order the report lists kinds when they tie.
+# Waste kinds, in the order the report lists them when they cost the same.
 # `unmonitored` is in it because the ledger never counts unobserved GPU time as used (DESIGN §3); so
 # waste = GPU cost − productive cost.
 WASTE_KINDS = ("idle_unallocated", "allocated_idle", "failed_job", "rerun_loss", "unmonitored")
@@ -122,7 +122,6 @@ class ReportData:
     team_effective_mfu: float | None = None
     mfu_target: float | None = None
     mfu_gap_cost: Decimal | None = None
-    totals: dict[str, Decimal] = field(default_factory=dict)
 
     @property
     def has_data(self) -> bool:
@@ -219,8 +218,7 @@ def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, labe
             interruptions[uid] = Interruption(uid, run_id, job_id, name, user, state, cause, at, ckpt, lost, restart,
                                               cost, bool(estimate))
 
-    runs = [_run(r) for r in query(con, "waste_runs", **p)]
-    flops = sum(r[12] or 0.0 for r in query(con, "waste_runs", **p)) if runs else 0.0
+    run_rows = query(con, "waste_runs", **p)
     data = ReportData(
         team=team, start=start, end=end, label=label, trend_start=trend_start, trend_end=trend_end,
         data_first_day=span[0], data_last_day=span[1],
@@ -233,9 +231,9 @@ def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, labe
         jobs=jobs,
         interruptions=sorted(interruptions.values(), key=lambda i: (-i.effective_cost, i.interrupted_job_uid))[:TOP],
         rerun_daily=[(d, run, v[0], v[1]) for (d, run), v in sorted(rerun_daily.items())],
-        runs=runs,
+        runs=[_run(r) for r in run_rows],
     )
-    _team_efficiency(data, con, p, flops)
+    _team_efficiency(data, run_rows)
     return data
 
 
@@ -256,9 +254,8 @@ def _run(r: tuple) -> RunEfficiency:
                          productive_gs / gs if gs else None, per_mtok, at_target, gap, target)
 
 
-def _team_efficiency(data: ReportData, con: duckdb.DuckDBPyConnection, p: dict, _flops: float) -> None:
+def _team_efficiency(data: ReportData, rows: list[tuple]) -> None:
     """The team's MFU over all its measured runs: a ratio of sums, so big runs weigh what they cost."""
-    rows = query(con, "waste_runs", **p)
     model = sum(r[12] or 0.0 for r in rows)
     peak_all = sum(r[13] or 0.0 for r in rows)
     peak_productive = sum(r[14] or 0.0 for r in rows)

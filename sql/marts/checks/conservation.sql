@@ -10,7 +10,8 @@ bill AS (
 ),
 single_day AS (
     SELECT _file || '#' || _row AS line_key, effective_cost, billed_cost FROM staging.stg_focus__bill_lines
-    WHERE charge_period_start >= $day::DATE AND charge_period_end <= $day::DATE + INTERVAL 1 DAY
+    WHERE charge_period_start >= $day::DATE AND charge_period_start < $day::DATE + INTERVAL 1 DAY
+      AND charge_period_end <= $day::DATE + INTERVAL 1 DAY
 ),
 single_day_pieces AS (
     SELECT coalesce(sum(effective_cost), 0) AS e, coalesce(sum(billed_cost), 0) AS b
