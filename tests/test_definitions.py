@@ -1,5 +1,3 @@
-from datetime import datetime, timezone
-
 import dagster as dg
 
 from pipelines.definitions import defs
@@ -27,23 +25,24 @@ def test_every_asset_is_daily_and_in_the_writer_pool():
         assert asset.op.pool == WRITER_POOL, asset.key
 
 
-def test_every_staging_asset_has_a_blocking_contract_check():
+def test_every_data_check_in_the_daily_job_is_blocking():
     d = defs()
-    checks = {c.asset_key.to_user_string(): c for c in d.resolve_asset_graph().asset_check_keys}
-    specs = [spec for checks_def in d.asset_checks or [] for spec in checks_def.check_specs]
-    assert all(spec.blocking for spec in specs)
-    checked = {s.asset_key.to_user_string() for s in specs}
-    assert {k for k in checks if k.startswith("staging/")} <= checked
-    assert "marts/fct_cost_daily" in checked  # conservation
+    graph = d.resolve_job_def("daily_ledger").asset_layer.asset_graph
+    specs = {key: graph.get_check_spec(key) for key in graph.asset_check_keys}
+    assert all(spec.blocking for spec in specs.values()), [k for k, s in specs.items() if not s.blocking]
+    names = {(k.asset_key.to_user_string(), k.name) for k in specs}
+    staging = {k.to_user_string() for k in graph.get_all_asset_keys() if k.path[0] == "staging"}
+    assert {a for a, _ in names if a.startswith("staging/")} == staging  # a contract check each
+    assert ("marts/fct_cost_daily", "conservation") in names
+    assert ("marts/fct_cost_daily", "expectations") in names
 
 
-def test_the_schedule_runs_yesterday_at_six_utc():
+def test_freshness_checks_watch_yesterday_by_nine_and_stay_out_of_the_daily_job():
     d = defs()
-    schedule = d.resolve_schedule_def("daily_ledger_schedule")
-    assert schedule.cron_schedule == "0 6 * * *"
-    ctx = dg.build_schedule_context(
-        scheduled_execution_time=datetime(2026, 11, 29, 6, 0, tzinfo=timezone.utc),
-        repository_def=d.get_repository_def(),
-    )
-    requests = list(schedule.evaluate_tick(ctx).run_requests)
-    assert [r.partition_key for r in requests] == ["2026-11-28"]
+    graph = d.resolve_asset_graph()
+    freshness = {k for k in graph.asset_check_keys if "freshness" in k.name}
+    assert {k.asset_key.to_user_string() for k in freshness} == {"marts/fct_cost_daily", "ops/published_warehouse"}
+    job = d.resolve_job_def("daily_ledger")
+    in_job = {k for k in job.asset_layer.asset_graph.asset_check_keys}
+    assert not (freshness & in_job)
+    assert d.resolve_sensor_def("ledger_freshness_sensor") is not None

@@ -57,6 +57,8 @@ _STEPS = (
     "exports/focus_allocation.taxes",
 )
 _QUERY = "exports/focus_allocation"
+_PARAM = re.compile(r"\$([a-z_][a-z0-9_]*)")
+_COMMENT = re.compile(r"--[^\n]*")
 _TEMP_TABLES = ("focus_export", "focus_day", "focus_origins", "focus_node_line_hours", "focus_node_pieces",
                 "focus_other_lines", "focus_project_weights", "focus_pretax_weights", "focus_pieces",
                 "split_input", "split_output")
@@ -82,34 +84,37 @@ def export_focus(con: duckdb.DuckDBPyConnection, start: date, end: date, out: Pa
         config = load_config(os.environ.get("GPULEDGER_CONFIG") or None)
     days = [start + timedelta(days=i) for i in range((end - start).days + 1)]
 
-    have = {d for (d,) in con.execute(
-        "SELECT DISTINCT day FROM intermediate.int_bill_line_hours WHERE day BETWEEN $start AND $end",
-        {"start": start, "end": end}).fetchall()}
-    missing = [d.isoformat() for d in days if d not in have]
-    if missing:
-        raise ValueError(f"the ledger has no bill lines for {', '.join(missing)}: "
-                         "run `gpuledger run` for those days before exporting them")
-
-    base = config.sql_params()
     try:
-        for i, day in enumerate(days):
-            params = {**base, "day": day}
-            for step in _STEPS:
-                run_sql(con, step, params)
-            query = sql(_QUERY)
-            named = {k: params[k] for k in set(re.findall(r"\$([a-z_][a-z0-9_]*)", re.sub(r"--[^\n]*", "", query)))}
-            con.execute(f"CREATE OR REPLACE TEMP TABLE focus_day AS {query}", named)
-            _check_day(con, day)
-            if i == 0:
-                con.execute("CREATE OR REPLACE TEMP TABLE focus_export AS SELECT * FROM focus_day")
-            else:
-                con.execute("INSERT INTO focus_export BY NAME SELECT * FROM focus_day")
-        rows = con.execute("SELECT count(*) FROM focus_export").fetchall()[0][0]
+        have = {d for (d,) in con.execute(
+            "SELECT DISTINCT day FROM intermediate.int_bill_line_hours WHERE day BETWEEN $start AND $end",
+            {"start": start, "end": end}).fetchall()}
+        missing = [d.isoformat() for d in days if d not in have]
+        if missing:
+            raise ValueError(f"the ledger has no bill lines for {', '.join(missing)}: "
+                             "run `gpuledger run` for those days before exporting them")
+        rows = _build(con, days, config.sql_params())
         _write(con, fmt, out)
         return rows
     finally:
         for table in _TEMP_TABLES:  # constants above
             con.execute(f"DROP TABLE IF EXISTS temp.main.{table}")
+
+
+def _build(con: duckdb.DuckDBPyConnection, days: list[date], config_params: dict[str, object]) -> int:
+    """Builds temp table focus_export with the rows of `days`, checking each day; returns its row count."""
+    query = sql(_QUERY)
+    names = set(_PARAM.findall(_COMMENT.sub("", query)))
+    for i, day in enumerate(days):
+        params = {**config_params, "day": day}
+        for step in _STEPS:
+            run_sql(con, step, params)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE focus_day AS {query}", {k: params[k] for k in names})
+        _check_day(con, day)
+        if i == 0:
+            con.execute("CREATE OR REPLACE TEMP TABLE focus_export AS SELECT * FROM focus_day")
+        else:
+            con.execute("INSERT INTO focus_export BY NAME SELECT * FROM focus_day")
+    return con.execute("SELECT count(*) FROM focus_export").fetchall()[0][0]
 
 
 def _check_day(con: duckdb.DuckDBPyConnection, day: date) -> None:
@@ -156,6 +161,11 @@ def _write(con: duckdb.DuckDBPyConnection, fmt: str, out: Path) -> None:
         cols = ", ".join(f"timezone('UTC', {c}) AS {c}" if c in _TIMESTAMPS else c for c in FOCUS_COLUMNS)
         options = "FORMAT parquet"
     out.parent.mkdir(parents=True, exist_ok=True)
-    target = str(out).replace("'", "''")  # COPY takes no bound file name: quote it as a literal
-    con.execute(f"COPY (SELECT {cols} FROM focus_export ORDER BY ChargePeriodStart, x_OriginLineKey, "
-                f"AllocatedResourceId NULLS LAST, AllocatedTags) TO '{target}' ({options})")
+    part = out.with_name(f".{out.name}.part")   # written whole, then renamed: never a half-written file
+    target = str(part).replace("'", "''")       # COPY takes no bound file name: quote it as a literal
+    try:
+        con.execute(f"COPY (SELECT {cols} FROM focus_export ORDER BY ChargePeriodStart, x_OriginLineKey, "
+                    f"AllocatedResourceId NULLS LAST, AllocatedTags) TO '{target}' ({options})")
+        os.replace(part, out)
+    finally:
+        part.unlink(missing_ok=True)

@@ -37,7 +37,7 @@ WASTE_HELP = {
     "rerun_loss": "compute since the last checkpoint before a crash, plus restart time until training resumed",
     "unmonitored": "allocated GPUs with no telemetry: not known to be used, so not counted as productive",
 }
-JOB_KINDS = ("allocated_idle", "failed_job", "rerun_loss")
+JOB_KINDS = ("allocated_idle", "failed_job", "unmonitored")  # rerun loss is per interruption
 TOP = 10  # rows per table
 HEATMAP_NODES = 30  # a heatmap taller than this stops being readable; the table lists the rest
 
@@ -187,9 +187,9 @@ def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, labe
     jobs: dict[str, list[JobWaste]] = {k: [] for k in JOB_KINDS}
     for r in query(con, "waste_jobs", top=TOP, **p):
         (job_uid, job_id, cluster, run_id, project, user, name, state, start_ts, end_ts, gpus,
-         gs, cost, idle_s, failed_s, rerun_s, idle_rank, failed_rank, rerun_rank) = r
+         gs, cost, idle_s, failed_s, unmon_s, idle_rank, failed_rank, unmon_rank) = r
         for kind, waste_s, rank in (("allocated_idle", idle_s, idle_rank), ("failed_job", failed_s, failed_rank),
-                                    ("rerun_loss", rerun_s, rerun_rank)):
+                                    ("unmonitored", unmon_s, unmon_rank)):
             if waste_s > 0 and rank <= TOP:
                 jobs[kind].append(JobWaste(job_uid, job_id, cluster, run_id, project, user, name, state, start_ts,
                                            end_ts, gpus, gs, cost, waste_s, _share(cost, waste_s, gs)))

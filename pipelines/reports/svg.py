@@ -38,9 +38,11 @@ def _svg(width: int, height: int, label: str, body: list[str]) -> str:
 
 
 def _text(x: float, y: float, text: object, size: int = 11, anchor: str = "start", color: str = MUTED,
-          weight: str = "normal", extra: str = "") -> str:
+          weight: str = "normal", extra: str = "", halo: bool = False) -> str:
+    # A white halo keeps a value label readable where it crosses a grid or target line.
+    ring = ' stroke="#ffffff" stroke-width="3" paint-order="stroke"' if halo else ""
     return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{color}" '
-            f'font-weight="{weight}"{extra}>{esc(text)}</text>')
+            f'font-weight="{weight}"{ring}{extra}>{esc(text)}</text>')
 
 
 def _rect(x: float, y: float, w: float, h: float, color: str, tip: str | None = None, extra: str = "") -> str:
@@ -76,8 +78,13 @@ def stacked_bars(x_labels: Sequence[str], series: Sequence[Series], totals: Sequ
     plot_w, plot_h = width - left - right, height - top - bottom
     pos = [sum(max(s.values[i], 0) for s in series) for i in range(n)]
     neg = [sum(min(s.values[i], 0) for s in series) for i in range(n)]
-    ticks = nice_ticks(min([0.0, *neg]), max([0.0, *pos]) * 1.08 or 1.0)
-    lo, hi = ticks[0], ticks[-1]
+    lo_data, hi_data = min([0.0, *neg]), max([0.0, *pos])
+    ticks = nice_ticks(lo_data, hi_data * 1.08 or 1.0)
+    step = ticks[1] - ticks[0]
+    # Credits are usually a sliver below zero: give them just their room, not a whole tick of empty axis.
+    lo = min(0.0, lo_data * 1.15) if lo_data > -step else ticks[0]
+    hi = ticks[-1]
+    ticks = [t for t in ticks if t >= lo - step * 1e-9]
 
     def y(v: float) -> float:
         return top + plot_h * (hi - v) / (hi - lo)
@@ -103,13 +110,13 @@ def stacked_bars(x_labels: Sequence[str], series: Sequence[Series], totals: Sequ
             elif v < 0:
                 body.append(_rect(x, y(down), bar, y(down + v) - y(down), s.color, s.tooltips[i]))
                 down += v
-        if up or down:
-            body.append(_text(x + bar / 2, y(up) - 5, totals[i], 10, "middle", INK))
-        if i % every == 0 or i == n - 1:
+        if (up or down) and slot >= 44:  # totals need room; on narrow bars the axis and hover tell them
+            body.append(_text(x + bar / 2, y(up) - 5, totals[i], 10, "middle", INK, halo=True))
+        if i % every == 0:
             weight = "bold" if highlight == i else "normal"
             body.append(_text(x + bar / 2, top + plot_h + 18, x_label, 11, "middle", INK, weight))
     legend_y = top + 4
-    for s in series:
+    for s in reversed(series):  # top of the legend = top of the stack
         if any(s.values):
             body.append(_rect(width - right + 18, legend_y, 12, 12, s.color))
             body.append(_text(width - right + 36, legend_y + 10, s.label, 12, color=INK))
@@ -121,7 +128,10 @@ def heatmap(rows: Sequence[str], cells: dict[tuple[str, int], tuple[float, str]]
             label: str, unit: str, width: int = 1180) -> str:
     """Rows × 24 hours of day; each cell's colour and printed number is its value (`cells[(row, hour)]`
     = (value, hover text)). Row totals print on the right."""
-    left, right, top, cell_h = 150, 90, 26, 22
+    # Room for the longest hostname shown (cut at 30 characters; the hover text has it whole).
+    shown = {row: row if len(row) <= 30 else row[:29] + "…" for row in rows}
+    left = min(250, max(110, 7 * max((len(v) for v in shown.values()), default=0) + 20))
+    right, top, cell_h = 90, 26, 22
     cell_w = (width - left - right) / 24
     height = top + cell_h * len(rows) + 56
     vmax = max((v for v, _ in cells.values()), default=0.0) or 1.0
@@ -130,8 +140,7 @@ def heatmap(rows: Sequence[str], cells: dict[tuple[str, int], tuple[float, str]]
         body.append(_text(left + cell_w * (h + 0.5), top - 8, f"{h:02d}", 10, "middle"))
     for r, row in enumerate(rows):
         y = top + r * cell_h
-        shown = row if len(row) <= 22 else row[:21] + "…"
-        body.append(_text(left - 8, y + cell_h / 2 + 4, shown, 11, "end", INK, extra=""))
+        body.append(_text(left - 8, y + cell_h / 2 + 4, shown[row], 11, "end", INK))
         for h in range(24):
             value, tip = cells.get((row, h), (0.0, f"{row} {h:02d}:00 UTC: no idle GPUs"))
             frac = value / vmax
@@ -158,7 +167,6 @@ def heatmap(rows: Sequence[str], cells: dict[tuple[str, int], tuple[float, str]]
 class RunBar:
     run: str
     effective_mfu: float | None
-    trainer_mfu: float | None
     cost_per_mtok: float | None
     cost_at_target: float | None
     mfu_tip: str
@@ -169,11 +177,12 @@ class RunBar:
 
 def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, width: int = 1180) -> str:
     """Two panels per run: effective MFU against the target (dashed line), and cost per 1M tokens
-    against what it would cost at the target MFU (dark tick)."""
+    against what it would cost at the target MFU (dark tick). The trainer's own MFU is left to the
+    table: a second marker per bar made the chart harder to read than it was worth."""
     left, gap, right, top, row_h = 190, 70, 70, 40, 30
     panel = (width - left - gap - right) / 2
     height = top + row_h * len(runs) + 40
-    mfu_max = max([target or 0.0, *[r.effective_mfu or 0 for r in runs], *[r.trainer_mfu or 0 for r in runs]]) * 1.15 or 1.0
+    mfu_max = max([target or 0.0, *[r.effective_mfu or 0 for r in runs]]) * 1.15 or 1.0
     mfu_ticks = nice_ticks(0.0, mfu_max, 4)
     mfu_max = mfu_ticks[-1]
     cost_max = max([0.0, *[r.cost_per_mtok or 0 for r in runs], *[r.cost_at_target or 0 for r in runs]]) * 1.15 or 1.0
@@ -191,6 +200,10 @@ def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, 
         x = x2 + panel * t / cost_max
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top - 6}" y2="{bottom}" stroke="{GRID}"/>')
         body.append(_text(x, bottom + 16, f"${t:,.2f}".rstrip("0").rstrip("."), 10, "middle"))
+    if target is not None:
+        tx = left + panel * target / mfu_max
+        body.append(f'<path d="M{tx:.1f},{top - 8} V{bottom}" stroke="#b91c1c" stroke-width="2" stroke-dasharray="5,4"/>')
+        body.append(_text(tx + 4, top - 10, f"target {target * 100:.0f}%", 11, color="#b91c1c", weight="bold"))
     for i, r in enumerate(runs):
         y = top + i * row_h
         shown = r.run if len(r.run) <= 26 else r.run[:25] + "…"
@@ -201,11 +214,7 @@ def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, 
             w = panel * r.effective_mfu / mfu_max
             below = target is not None and r.effective_mfu < target
             body.append(_rect(left, y + 6, w, row_h - 12, "#f59e0b" if below else "#10b981", r.mfu_tip))
-            if r.trainer_mfu is not None:
-                tx = left + panel * r.trainer_mfu / mfu_max
-                body.append(f'<path d="M{tx:.1f},{y + 3} l5,{row_h / 2 - 3} l-5,{row_h / 2 - 3} l-5,{-(row_h / 2 - 3)} z" '
-                            f'fill="none" stroke="{INK}" stroke-width="1.3"><title>{esc(r.mfu_tip)}</title></path>')
-            body.append(_text(left + w + 10, y + row_h / 2 + 4, r.mfu_text, 11, color=INK))
+            body.append(_text(left + w + 8, y + row_h / 2 + 4, r.mfu_text, 11, color=INK, halo=True))
         if r.cost_per_mtok is None:
             body.append(_text(x2 + 6, y + row_h / 2 + 4, "no tokens kept", 11))
         else:
@@ -216,9 +225,5 @@ def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, 
                 body.append(f'<path d="M{tx:.1f},{y + 2} v{row_h - 4}" stroke="{INK}" stroke-width="3">'
                             f'<title>{esc(r.cost_tip)}</title></path>')
             body.append(_text(x2 + max(w, (r.cost_at_target or 0) * panel / cost_max) + 8, y + row_h / 2 + 4,
-                              r.cost_text, 11, color=INK))
-    if target is not None:
-        tx = left + panel * target / mfu_max
-        body.append(f'<path d="M{tx:.1f},{top - 8} V{bottom}" stroke="#b91c1c" stroke-width="2" stroke-dasharray="5,4"/>')
-        body.append(_text(tx + 4, top - 10, f"target {target * 100:.0f}%", 11, color="#b91c1c", weight="bold"))
+                              r.cost_text, 11, color=INK, halo=True))
     return _svg(width, height, label, body)

@@ -3,7 +3,14 @@ from datetime import date
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from pipelines.defs.marts.assets import fct_cost_daily
+from pipelines.defs.marts.assets import (
+    fct_cost_daily,
+    fct_idle_waste_daily,
+    fct_job_cost,
+    fct_rerun_loss,
+    fct_run_efficiency_daily,
+)
+from pipelines.lib.expectations import MartExpectations, expectations_check
 from pipelines.lib.partitions import DAILY
 from pipelines.lib.warehouse import sql
 
@@ -29,3 +36,31 @@ def conservation(context: dg.AssetCheckExecutionContext, duckdb: DuckDBResource)
             "difference_billed_cost": str(allocated_b - bill_b),
         },
     )
+
+
+cost_daily_expectations = expectations_check(
+    fct_cost_daily,
+    MartExpectations("marts/fct_cost_daily", key=("day", "team", "project", "category"),
+                     non_negative=("gpu_seconds",), category_column="category", must_have_rows=True),
+)
+job_cost_expectations = expectations_check(
+    fct_job_cost,
+    MartExpectations("marts/fct_job_cost", key=("day", "job_uid"),
+                     non_negative=("gpu_seconds", "productive_gpu_seconds", "rerun_loss_gpu_seconds",
+                                   "allocated_idle_gpu_seconds", "failed_job_gpu_seconds", "unmonitored_gpu_seconds")),
+)
+rerun_loss_expectations = expectations_check(
+    fct_rerun_loss,
+    MartExpectations("marts/fct_rerun_loss", key=("day", "interrupted_job_uid"),
+                     non_negative=("lost_gpu_seconds", "restart_gpu_seconds")),
+)
+idle_waste_expectations = expectations_check(
+    fct_idle_waste_daily,
+    MartExpectations("marts/fct_idle_waste_daily", key=("day", "team", "hostname"),
+                     non_negative=("idle_unallocated_gpu_seconds", "allocated_idle_gpu_seconds")),
+)
+run_efficiency_expectations = expectations_check(
+    fct_run_efficiency_daily,
+    MartExpectations("marts/fct_run_efficiency_daily", key=("day", "run_id"),
+                     non_negative=("gpu_seconds", "tokens", "tokens_kept"), between_0_and_1=("goodput",)),
+)

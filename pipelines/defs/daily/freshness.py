@@ -1,0 +1,14 @@
+import dagster as dg
+
+# Yesterday's ledger must be published by 09:00 UTC: three hours after the daily tick. Evaluated by
+# their own sensor, not inside the daily job (a backfill of old days says nothing about yesterday).
+ledger_freshness_checks = dg.build_time_partition_freshness_checks(
+    assets=[dg.AssetKey(["marts", "fct_cost_daily"]), dg.AssetKey(["ops", "published_warehouse"])],
+    deadline_cron="0 9 * * *",
+    timezone="UTC",
+)
+ledger_freshness_sensor = dg.build_sensor_for_freshness_checks(
+    freshness_checks=ledger_freshness_checks,
+    name="ledger_freshness_sensor",
+    default_status=dg.DefaultSensorStatus.RUNNING,
+)

@@ -1,0 +1,319 @@
+"""The HTML waste report: headline numbers first, then charts, then the tables to act on.
+
+One self-contained file: inline CSS and SVG, no script, no URL. Everything from input is escaped with
+`esc` where it is written (see fmt); numbers and fixed words are escaped too, so there is no path by
+which an unescaped string reaches the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from decimal import Decimal
+
+from pipelines.reports import svg
+from pipelines.reports.data import GPU_CATEGORIES, WASTE_HELP, WASTE_KINDS, WASTE_LABELS, ReportData
+from pipelines.reports.fmt import esc, gpu_hours, money, money_short, pct, ratio_pct, tokens, when
+from pipelines.reports.summary import (CATEGORY_STYLE, biggest_contributor, category_style, coverage_text,
+                                       period_text, summary_sentence, trend_text)
+
+CSS = """
+:root { --ink:#1f2933; --muted:#616e7c; --line:#e4e7eb; --waste:#c53030; --bg:#f7f8fa; }
+* { box-sizing: border-box; }
+body { margin:0; background:var(--bg); color:var(--ink);
+       font: 14px/1.45 system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, 'Liberation Sans', sans-serif; }
+main { max-width: 1260px; margin: 0 auto; padding: 28px 32px 48px; }
+header .eyebrow { color:var(--muted); font-size:12px; letter-spacing:.06em; text-transform:uppercase; }
+h1 { font-size: 26px; margin: 4px 0 6px; }
+h2 { font-size: 18px; margin: 0 0 4px; }
+h3 { font-size: 15px; margin: 18px 0 6px; }
+.sub, .note { color: var(--muted); margin: 0 0 10px; }
+.summary { font-size: 16px; margin: 14px 0 18px; max-width: 1000px; }
+section { background:#fff; border:1px solid var(--line); border-radius:10px; padding:18px 22px; margin:16px 0; }
+.kpis { display:grid; grid-template-columns: repeat(4, 1fr); gap:14px; background:none; border:0; padding:0; }
+.kpi { background:#fff; border:1px solid var(--line); border-radius:10px; padding:14px 18px; }
+.kpi .k { color:var(--muted); font-size:12px; text-transform:uppercase; letter-spacing:.05em; }
+.kpi .v { font-size:28px; font-weight:700; margin:2px 0; font-variant-numeric: tabular-nums; }
+.kpi .d { color:var(--muted); font-size:13px; }
+.kpi.waste { border-left: 5px solid var(--waste); }
+.kpi.waste .v { color: var(--waste); }
+.kpi.warn .v { color: #b7791f; }
+table { border-collapse: collapse; width:100%; font-variant-numeric: tabular-nums; }
+th { text-align:left; font-size:12px; color:var(--muted); font-weight:600; border-bottom:2px solid var(--line);
+     padding:6px 8px; white-space:nowrap; }
+td { border-bottom:1px solid var(--line); padding:6px 8px; vertical-align:top; white-space:nowrap; }
+td.n, th.n { text-align:right; white-space:nowrap; }
+td.id { font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size:12.5px; white-space:nowrap; }
+td.name, td.wrap { white-space:normal; max-width: 320px; overflow-wrap:anywhere; }
+tr.zero td { color:#9aa5b1; }
+tr.zero td.waste { color:#9aa5b1; font-weight:normal; }
+td.waste { color: var(--waste); font-weight:600; }
+.bar { background:#f1f3f5; border-radius:3px; height:14px; width:220px; }
+.bar > div { height:14px; border-radius:3px; }
+.kind { font-weight:600; }
+.help { color:var(--muted); font-size:12.5px; }
+.swatch { display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:6px; }
+.empty { color: var(--muted); font-style: italic; }
+.scroll { overflow-x:auto; }
+svg.chart { display:block; max-width:100%; height:auto; margin-top:8px; }
+footer { color:var(--muted); font-size:12.5px; margin-top:24px; }
+footer dt { font-weight:600; color:var(--ink); } footer dd { margin:0 0 6px 0; }
+"""
+
+
+def render(d: ReportData) -> str:
+    title = f"GPU cost and waste: {d.team}, {d.label}"
+    if not d.has_data:
+        body = _no_data(d)
+    else:
+        body = "".join([_headline(d), _waste_table(d), _cost_chart(d), _heatmap(d), _rerun_chart(d), _mfu_chart(d),
+                        _job_tables(d), _interruptions(d), _idle_nodes(d), _runs(d), _footer(d)])
+    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            # No script runs and nothing loads: a job name that slips past escaping still cannot act.
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+            f"<title>{esc(title)}</title><style>{CSS}</style></head><body><main>"
+            "<header><div class=\"eyebrow\">gpuledger &middot; GPU cost &amp; waste report</div>"
+            f"<h1>Team {esc(d.team)} &middot; {esc(period_text(d))}</h1>"
+            "<p class=\"sub\">Days and times in UTC &middot; money in USD, effective cost (after discounts and credits)"
+            " &middot; hover a bar or cell for its exact value</p></header>"
+            f"{body}</main></body></html>\n")
+
+
+def _no_data(d: ReportData) -> str:
+    span = (f"The warehouse holds days {esc(when(d.data_first_day))} to {esc(when(d.data_last_day))}."
+            if d.data_first_day else "The warehouse holds no cost rows yet.")
+    return (f"<section><h2>No cost recorded</h2><p>The ledger has no rows for team <b>{esc(d.team)}</b> "
+            f"from {esc(when(d.start))} to {esc(when(d.end))}. {span}</p>"
+            "<p class=\"note\">Either the team used nothing in this period, its days have not been run yet, "
+            "or the team name is spelled differently in the ledger.</p></section>")
+
+
+def _headline(d: ReportData) -> str:
+    gpu_s = sum(d.gpu_seconds(c) for c in GPU_CATEGORIES)
+    # data-kpi names each number for tools (and the tests) that read the page.
+    cards = [
+        ("total_cost", "Total cost", money(d.total_cost), "all of it: GPUs, storage, network, shared, tax, credits", ""),
+        ("gpu_cost", "GPU cost", money(d.gpu_cost), f"{gpu_hours(gpu_s)} GPU-hours billed", ""),
+        ("waste_cost", "Waste", money(d.waste_cost),
+         f"{pct(d.waste_cost, d.gpu_cost)} of GPU cost · {gpu_hours(d.waste_gpu_seconds)} GPU-hours", "waste"),
+    ]
+    if d.team_effective_mfu is None:
+        cards.append(("effective_mfu", "Effective MFU", "–", "no run logged tokens in this period", ""))
+    else:
+        below = d.mfu_target is not None and d.team_effective_mfu < d.mfu_target
+        gap = f" · below target cost {money(d.mfu_gap_cost)}" if d.mfu_gap_cost is not None and below else ""
+        cards.append(("effective_mfu", "Effective MFU", ratio_pct(d.team_effective_mfu),
+                      f"target {ratio_pct(d.mfu_target, 0)} · trainer MFU {ratio_pct(d.team_mfu)}{gap}",
+                      "warn" if below else ""))
+    html = "".join(f'<div class="kpi {cls}" data-kpi="{key}"><div class="k">{esc(k)}</div><div class="v">{esc(v)}</div>'
+                   f'<div class="d">{esc(t)}</div></div>' for key, k, v, t, cls in cards)
+    coverage = f'<p class="note">{esc(coverage_text(d))}</p>' if coverage_text(d) else ""
+    return f'<p class="summary">{esc(summary_sentence(d))}</p>{coverage}<div class="kpis">{html}</div>'
+
+
+def _waste_table(d: ReportData) -> str:
+    kinds = sorted(WASTE_KINDS, key=lambda k: (-d.cost(k), WASTE_KINDS.index(k)))
+    top = max((d.cost(k) for k in kinds), default=Decimal(0)) or Decimal(1)
+    rows = []
+    for k in kinds:
+        width = max(Decimal(0), d.cost(k) / top * 100)
+        style = category_style(k)
+        rows.append(
+            f'<tr class="{"zero" if not d.cost(k) else ""}" data-kind="{esc(k)}"><td class="wrap"><span class="kind"><span class="swatch" style="background:{esc(style[1])}"></span>'
+            f'{esc(WASTE_LABELS[k])}</span><div class="help">{esc(WASTE_HELP[k])}</div></td>'
+            f'<td><div class="bar"><div style="width:{width:.1f}%;background:{esc(style[1])}"></div></div></td>'
+            f'<td class="n waste">{esc(money(d.cost(k)))}</td><td class="n">{esc(pct(d.cost(k), d.gpu_cost))}</td>'
+            f'<td class="n">{esc(gpu_hours(d.gpu_seconds(k)))}</td><td class="wrap">{esc(biggest_contributor(d, k))}</td></tr>')
+    return ("<section><h2>Where the waste went</h2><p class=\"note\">Largest first. Share of the team's GPU cost "
+            f"({esc(money(d.gpu_cost))}); productive GPU time cost {esc(money(d.cost('productive')))}.</p>"
+            "<table><thead><tr><th>kind of waste</th><th></th><th class=\"n\">cost</th><th class=\"n\">% of GPU cost</th>"
+            "<th class=\"n\">GPU-hours</th><th>biggest contributor</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table></section>")
+
+
+def _days(d: ReportData) -> list:
+    return [d.trend_start + timedelta(days=i) for i in range((d.trend_end - d.trend_start).days + 1)]
+
+
+def _cost_chart(d: ReportData) -> str:
+    days = _days(d)
+    cell = {(day, c): v for day, c, v in d.daily}
+    categories = [c for c, _, _ in CATEGORY_STYLE] + sorted({c for _, c, _ in d.daily} - {c for c, _, _ in CATEGORY_STYLE})
+    series = []
+    for c in categories:
+        label, color = category_style(c)
+        values = [cell.get((day, c), Decimal(0)) for day in days]
+        series.append(svg.Series(label, color, [float(v) for v in values],
+                                 [f"{day}: {label} {money(v)}" for day, v in zip(days, values)]))
+    totals = [money_short(float(sum((cell.get((day, c), Decimal(0)) for c in categories), Decimal(0)))) for day in days]
+    labels = [day.strftime("%a %d %b") if len(days) <= 10 else day.strftime("%d %b") for day in days]
+    highlight = days.index(d.end) if d.start == d.end and d.end in days else None
+    chart = svg.stacked_bars(labels, series, totals, y_format=money_short, label="Daily cost by category",
+                             highlight=highlight)
+    # The same days, waste only, on its own scale: beside storage and productive time it is a sliver.
+    waste = [s for c, s in zip(categories, series) if c in WASTE_KINDS]
+    waste_totals = [money_short(float(sum((cell.get((day, c), Decimal(0)) for c in WASTE_KINDS), Decimal(0))))
+                    for day in days]
+    waste_chart = svg.stacked_bars(labels, waste, waste_totals, y_format=money_short, label="Daily waste by kind",
+                                   height=250, highlight=highlight)
+    return (f"<section><h2>Daily cost by category</h2><p class=\"note\">{esc(trend_text(d))} "
+            "Waste in red and orange at the bottom, productive GPU time in green, other costs in blue and grey; "
+            f"credits below zero.</p>{chart}"
+            "<h3>Daily waste by kind</h3><p class=\"note\">The waste of the chart above on its own scale.</p>"
+            f"{waste_chart}</section>")
+
+
+def _heatmap(d: ReportData) -> str:
+    if not d.heatmap:
+        chart = svg.empty(1180, 90, "No idle GPU time for this team in the period.")
+    else:
+        cells, totals = {}, {}
+        for host, hour, unalloc, alloc in d.heatmap:
+            value = (unalloc + alloc) / 3600
+            cells[(host, hour)] = (value, f"{host}, {hour:02d}:00–{hour + 1:02d}:00 UTC: {value:.2f} idle GPU-hours "
+                                          f"({unalloc / 3600:.2f} no job, {alloc / 3600:.2f} hung jobs)")
+            totals[host] = totals.get(host, 0.0) + value
+        rows = sorted(totals, key=lambda h: (-totals[h], h))
+        chart = svg.heatmap(rows, cells, {h: f"{totals[h]:,.1f}" for h in rows}, label="Idle GPU-hours by node and hour",
+                            unit="GPU-h")
+    days = (d.end - d.start).days + 1
+    extra = (f" Showing the {len({h for h, *_ in d.heatmap})} nodes with the most idle time of "
+             f"{d.heatmap_nodes_total}." if d.heatmap_nodes_total > len({h for h, *_ in d.heatmap}) else "")
+    over = "" if days == 1 else f", summed over the {days} days"
+    return ("<section><h2>Idle GPU-hours by node and hour of day</h2>"
+            f"<p class=\"note\">GPUs billed to the team with no job on them, plus GPUs its jobs held at 0 % activity{esc(over)}. "
+            f"Nodes with the most idle time first; a row that stays dark is a node to release or fill.{esc(extra)}</p>"
+            f"{chart}</section>")
+
+
+def _rerun_chart(d: ReportData) -> str:
+    days = _days(d)
+    if not d.rerun_daily:
+        chart = svg.empty(1180, 90, "No work was lost to interruptions in these days.")
+    else:
+        by_run: dict[str, Decimal] = {}
+        for _, run, _, cost in d.rerun_daily:
+            by_run[run] = by_run.get(run, Decimal(0)) + cost
+        runs = sorted(by_run, key=lambda r: (-by_run[r], r))
+        keep, rest = runs[:len(svg.RUN_COLORS) - 1], runs[len(svg.RUN_COLORS) - 1:]
+        cell: dict[tuple, list] = {}
+        for day, run, gs, cost in d.rerun_daily:
+            key = (day, run if run in keep else "other runs")
+            acc = cell.setdefault(key, [0.0, Decimal(0)])
+            acc[0] += gs
+            acc[1] += cost
+        series = []
+        for i, run in enumerate(keep + (["other runs"] if rest else [])):
+            vals = [cell.get((day, run), [0.0, Decimal(0)]) for day in days]
+            series.append(svg.Series(run, svg.RUN_COLORS[i], [float(v[1]) for v in vals],
+                                     [f"{day} · {run}: {money(v[1])} ({gpu_hours(v[0])} GPU-hours)"
+                                      for day, v in zip(days, vals)]))
+        totals = [money_short(sum((s.values[i] for s in series), 0.0)) for i in range(len(days))]
+        labels = [day.strftime("%a %d %b") if len(days) <= 10 else day.strftime("%d %b") for day in days]
+        chart = svg.stacked_bars(labels, series, totals, y_format=money_short, label="Rerun loss per run and day",
+                                 height=260, highlight=days.index(d.end) if d.start == d.end and d.end in days else None)
+    return ("<section><h2>Work lost to interruptions, per run</h2>"
+            f"<p class=\"note\">{esc(trend_text(d))} Cost of compute since the last checkpoint before each crash plus "
+            "the restart until training resumed. Frequent bars mean checkpoint more often or fix the failing nodes.</p>"
+            f"{chart}</section>")
+
+
+def _mfu_chart(d: ReportData) -> str:
+    runs = d.runs[:12]
+    if not runs:
+        chart = svg.empty(1180, 90, "The team ran no training runs with trainer events in this period.")
+    else:
+        bars = []
+        for r in runs:
+            mfu_tip = (f"{r.run_id}: effective MFU {ratio_pct(r.effective_mfu)}, trainer-reported MFU "
+                       f"{ratio_pct(r.mfu)}, target {ratio_pct(r.mfu_target, 0)}")
+            cost_tip = (f"{r.run_id}: {money(r.cost_per_mtok)} per 1M tokens kept; at the target MFU it would be "
+                        f"{money(r.cost_per_mtok_at_target)}")
+            bars.append(svg.RunBar(
+                r.run_id, r.effective_mfu,
+                float(r.cost_per_mtok) if r.cost_per_mtok is not None else None,
+                float(r.cost_per_mtok_at_target) if r.cost_per_mtok_at_target is not None else None,
+                mfu_tip, cost_tip, ratio_pct(r.effective_mfu),
+                f"{money(r.cost_per_mtok)}  (at target {money(r.cost_per_mtok_at_target)})"
+                if r.cost_per_mtok_at_target is not None else money(r.cost_per_mtok)))
+        chart = svg.run_efficiency(bars, d.mfu_target, label="MFU and cost per 1M tokens per run")
+    more = f" The {len(runs)} most expensive of {len(d.runs)} runs." if len(d.runs) > len(runs) else ""
+    return ("<section><h2>Training efficiency per run</h2>"
+            "<p class=\"note\">Left: effective MFU over all the run's GPU time, amber below the target (dashed red line), "
+            "green at or above it. "
+            f"Right: cost per 1M tokens kept, the black tick what it would cost at the target MFU.{esc(more)}</p>"
+            f"{chart}</section>")
+
+
+def _table(headers: Sequence[tuple[str, bool]], rows: list[list[tuple[str, str]]], empty: str) -> str:
+    """headers: (title, numeric); a cell: (css class, text); all text is escaped here."""
+    if not rows:
+        return f'<p class="empty">{esc(empty)}</p>'
+    head = "".join(f'<th class="{"n" if numeric else ""}">{esc(h)}</th>' for h, numeric in headers)
+    body = "".join("<tr>" + "".join(f'<td class="{esc(cls)}">{esc(text)}</td>' for cls, text in row) + "</tr>"
+                   for row in rows)
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def _job_tables(d: ReportData) -> str:
+    headers = [("job", False), ("name", False), ("user", False), ("project", False), ("state", False),
+               ("wasted GPU-hours", True), ("waste cost", True), ("job cost", True)]
+    parts = ["<section><h2>Jobs to look at</h2><p class=\"note\">The most expensive waste per job. A job's waste "
+             "cost is its cost times the wasted share of its GPU time.</p>"]
+    for kind, title, empty in (("allocated_idle", "Hung or idle jobs (GPUs held at 0 % activity)", "No hung or idle jobs."),
+                               ("failed_job", "Failed jobs nothing resumed", "No failed jobs.")):
+        rows = [[("id", f"{j.job_id} ({j.cluster})" if j.cluster else j.job_id), ("name", j.job_name or "–"),
+                 ("", j.user_name or "–"), ("", j.project or "–"), ("", j.state or "–"),
+                 ("n", gpu_hours(j.waste_gpu_seconds)), ("n waste", money(j.waste_cost)), ("n", money(j.effective_cost))]
+                for j in d.jobs[kind]]
+        parts.append(f"<h3>{esc(title)}</h3>" + _table(headers, rows, empty))
+    return "".join(parts) + "</section>"
+
+
+def _interruptions(d: ReportData) -> str:
+    headers = [("run", False), ("interrupted job", False), ("name", False), ("user", False), ("state, exit code", False),
+               ("interrupted at", False), ("last checkpoint", False), ("lost GPU-h", True), ("restart GPU-h", True),
+               ("cost", True)]
+    rows = [[("id", i.run_id or "–"), ("id", i.job_id or "–"), ("name", i.job_name or "–"), ("", i.user_name or "–"),
+             ("", i.cause or i.state or "–"), ("", when(i.interrupted_at)),
+             ("", when(i.last_checkpoint_at) if i.last_checkpoint_at else ("none (whole job, estimate)" if i.is_estimate else "–")),
+             ("n", gpu_hours(i.lost_gpu_seconds)), ("n", gpu_hours(i.restart_gpu_seconds)),
+             ("n waste", money(i.effective_cost))] for i in d.interruptions]
+    return ("<section><h2>Work lost to interruptions</h2><p class=\"note\">Each crash that a later job resumed "
+            "from a checkpoint, most expensive first.</p>"
+            + _table(headers, rows, "No interruptions in this period.") + "</section>")
+
+
+def _idle_nodes(d: ReportData) -> str:
+    headers = [("node", False), ("days", True), ("idle, no job GPU-h", True), ("hung jobs GPU-h", True),
+               ("idle cost", True)]
+    rows = [[("id", host), ("n", str(days)), ("n", gpu_hours(unalloc)), ("n", gpu_hours(alloc)), ("n waste", money(cost))]
+            for host, days, unalloc, alloc, cost in d.idle_nodes]
+    return ("<section><h2>Idle nodes</h2><p class=\"note\">Nodes where the team paid for idle GPUs, most expensive first.</p>"
+            + _table(headers, rows, "No idle nodes in this period.") + "</section>")
+
+
+def _runs(d: ReportData) -> str:
+    headers = [("run", False), ("project", False), ("GPU", False), ("tokens kept", True), ("trainer MFU", True),
+               ("effective MFU", True), ("goodput", True), ("cost", True), ("per 1M tokens", True),
+               ("at target MFU", True), ("below-target cost", True)]
+    rows = [[("id", r.run_id), ("", r.project or "–"), ("wrap", f"{r.gpu_model or '–'} {r.dtype or ''}".strip()),
+             ("n", tokens(r.tokens_kept)), ("n", ratio_pct(r.mfu)), ("n", ratio_pct(r.effective_mfu)),
+             ("n", ratio_pct(r.goodput)), ("n", money(r.effective_cost)),
+             ("n", money(r.cost_per_mtok) if r.cost_per_mtok is not None else "–"),
+             ("n", money(r.cost_per_mtok_at_target) if r.cost_per_mtok_at_target is not None else "–"),
+             ("n", money(r.mfu_gap_cost) if r.mfu_gap_cost is not None else "–")] for r in d.runs]
+    return ("<section><h2>Training runs</h2><p class=\"note\">Goodput: productive share of the run's GPU time. "
+            "Below-target cost: what the run paid for running under the MFU target (negative when above it).</p>"
+            + _table(headers, rows, "No training runs in this period.") + "</section>")
+
+
+def _footer(d: ReportData) -> str:
+    defs = "".join(f"<dt>{esc(WASTE_LABELS[k])}</dt><dd>{esc(WASTE_HELP[k])}.</dd>" for k in WASTE_KINDS)
+    return ("<footer><dl>" + defs +
+            "<dt>Effective MFU</dt><dd>model FLOPs of the tokens kept over the peak FLOPs of all the GPU time the runs "
+            "were billed for; the trainer's MFU counts productive time only.</dd></dl>"
+            f"<p>Generated by gpuledger from marts.fct_cost_daily, fct_job_cost, fct_rerun_loss, fct_idle_waste_daily, "
+            f"fct_node_hourly and fct_run_efficiency_daily for team {esc(d.team)}, {esc(when(d.start))} to "
+            f"{esc(when(d.end))}.</p></footer>")

@@ -1,0 +1,92 @@
+"""The words both the HTML and the Markdown report use: category names and colours, the period, and
+the one-sentence summary a team lead reads first. Plain text; each renderer escapes it for its format."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from pipelines.reports.data import WASTE_KINDS, WASTE_LABELS, ReportData
+from pipelines.reports.fmt import gpu_hours, money, pct
+
+# Ledger categories, bottom of the stack first: waste warm (red to amber) and on the axis, where its
+# height reads best, then productive green, the costs that are not GPU time cool (blue, purple, grey),
+# credits teal below zero.
+CATEGORY_STYLE = (
+    ("rerun_loss", "Lost to interruptions", "#9b2c2c"),
+    ("failed_job", "Failed jobs", "#e53e3e"),
+    ("allocated_idle", "Hung / idle jobs", "#dd6b20"),
+    ("idle_unallocated", "Idle GPUs, no job", "#f6ad55"),
+    ("unmonitored", "Unmonitored", "#b7791f"),
+    ("productive", "Productive GPU time", "#2f855a"),
+    ("storage", "Storage", "#3182ce"),
+    ("network", "Network", "#90cdf4"),
+    ("compute_other", "Other compute", "#5a67d8"),
+    ("shared", "Shared costs", "#9f7aea"),
+    ("unused_commitment", "Unused commitment", "#553c9a"),
+    ("other", "Other", "#a0aec0"),
+    ("unattributed", "Unattributed", "#718096"),
+    ("tax", "Tax", "#cbd5e0"),
+    ("credit", "Credits", "#38b2ac"),
+)
+_STYLE = {c: (label, color) for c, label, color in CATEGORY_STYLE}
+
+
+def category_style(category: str) -> tuple[str, str]:
+    """(label, colour); a category this code does not know yet still shows, under its own name."""
+    return _STYLE.get(category, (category, "#4a5568"))
+
+
+def period_text(d: ReportData) -> str:
+    if d.start == d.end:
+        return d.start.strftime("%A %d %B %Y")
+    if d.start.day == 1 and d.label == f"{d.start.year:04d}-{d.start.month:02d}":
+        return d.start.strftime("%B %Y")
+    return f"{d.start} to {d.end}"
+
+
+def trend_text(d: ReportData) -> str:
+    if d.start == d.end:
+        return (f"The 7 days ending {d.end} ({d.trend_start} to {d.trend_end}), so the report day "
+                "(highlighted) shows against its trend.")
+    return f"Every day of the period ({d.trend_start} to {d.trend_end})."
+
+
+def biggest_contributor(d: ReportData, kind: str) -> str:
+    """The single job, interruption or node that cost the most of this kind of waste."""
+    if kind in ("allocated_idle", "failed_job", "unmonitored") and d.jobs[kind]:
+        j = d.jobs[kind][0]
+        name = f" {j.job_name}" if j.job_name else ""
+        return f"job {j.job_id}{name} ({j.user_name or 'unknown user'}): {money(j.waste_cost)}"
+    if kind == "rerun_loss" and d.interruptions:
+        i = d.interruptions[0]
+        return f"{i.run_id or 'run unknown'}, job {i.job_id or '?'} ({i.cause or i.state or 'interrupted'}): {money(i.effective_cost)}"
+    if kind == "idle_unallocated" and d.idle_nodes:
+        host, _, unalloc, _, _ = max(d.idle_nodes, key=lambda n: (n[2], n[0]))
+        if unalloc > 0:
+            return f"node {host}: {gpu_hours(unalloc)} GPU-hours with no job"
+    if kind in ("idle_unallocated", "allocated_idle", "failed_job", "rerun_loss", "unmonitored") and d.cost(kind):
+        return "–"
+    return ""
+
+
+def summary_sentence(d: ReportData) -> str:
+    """e.g. "pretrain spent $12,345.67 ... The biggest waste was idle GPUs, no job: $1,234.56 (node east-gpu-005 ...)."""
+    period = "on " + d.start.isoformat() if d.start == d.end else f"in {period_text(d)}"
+    text = (f"Team {d.team} spent {money(d.total_cost)} {period}, {money(d.gpu_cost)} of it on GPUs. "
+            f"{money(d.waste_cost)} of the GPU cost ({pct(d.waste_cost, d.gpu_cost)}) bought no training progress")
+    worst = max(WASTE_KINDS, key=lambda k: (d.cost(k), -WASTE_KINDS.index(k)))
+    if d.cost(worst) > Decimal(0):
+        who = biggest_contributor(d, worst)
+        text += (f"; the biggest part was {WASTE_LABELS[worst].lower()}, {money(d.cost(worst))}"
+                 + (f" (largest: {who})" if who and who != "–" else ""))
+    return text + "."
+
+
+def coverage_text(d: ReportData) -> str:
+    """Says so when the ledger has only some days of the period (a month in progress, days not run yet)."""
+    days = sorted({row[0] for row in d.ledger})
+    span = (d.end - d.start).days + 1
+    if not days or len(days) == span:
+        return ""
+    return (f"The ledger has {len(days)} of the period's {span} days ({days[0]} to {days[-1]}); "
+            "the other days have no cost rows for this team.")

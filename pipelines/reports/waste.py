@@ -1,0 +1,83 @@
+"""A team's waste report (DESIGN §6 `gpuledger report`): `<out_dir>/<team>/<label>.html`, `.md`, `.csv`.
+
+- HTML: headline (total cost, GPU cost, waste in $ and % of GPU cost by kind, MFU against target),
+  then charts (daily cost by category, idle GPU-hours by node and hour, rerun loss per run, MFU and
+  cost per 1M tokens per run), then the tables to act on (hung, failed and interrupted jobs, idle
+  nodes, runs). One file, no script, no network. A day report's trend charts cover the 7 days ending
+  on that day.
+- Markdown: the same headline and tables, for chat.
+- CSV: one tidy table, the team's ledger at the mart's grain, one row per day × project × category:
+  `day, team, project, category, gpu_seconds, effective_cost, billed_cost`. Money is the exact
+  DECIMAL(38,18) as a plain decimal string (no float, no exponent), so the rows sum to the report's
+  total cost to the last digit and can be reconciled with `marts.fct_cost_daily`. Job and node
+  rankings are left out on purpose: they are another grain, and a column a spreadsheet can sum
+  must not mix grains. Text cells that a spreadsheet would run as a formula (starting with = + - @)
+  are prefixed with an apostrophe.
+
+Reads `marts.*` only; a team with no rows in the period gets a report that says so.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from pipelines.reports import data, html_page, markdown
+from pipelines.reports.fmt import plain_decimal
+from pipelines.reports.period import check_label, check_team, period_of
+
+__all__ = ["write_team_report", "period_of", "CSV_COLUMNS"]
+
+CSV_COLUMNS = ("day", "team", "project", "category", "gpu_seconds", "effective_cost", "billed_cost")
+
+
+def write_team_report(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, label: str,
+                      out_dir: Path) -> list[Path]:
+    """Writes the team's report for the days [start, end] (UTC, inclusive) as
+    out_dir/<team>/<label>.html, .md and .csv, and returns those three paths.
+
+    `label` names the files: the day ("2026-11-01") or month ("2026-11") that `period_of` returns.
+    Raises ValueError for a team or label that cannot be a file name, or an empty period."""
+    check_team(team)
+    check_label(label, start, end)
+    report = data.load(con, team, start, end, label)
+    folder = Path(out_dir) / team
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"{label}.html", folder / f"{label}.md", folder / f"{label}.csv"]
+    for path, text in zip(paths, (html_page.render(report), markdown.render(report), ledger_csv(report))):
+        _write_atomically(path, text)
+    return paths
+
+
+def ledger_csv(report: data.ReportData) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for day, team, project, category, gpu_seconds, effective, billed in report.ledger:
+        writer.writerow([day.isoformat(), _cell(team), _cell(project), _cell(category), _seconds(gpu_seconds),
+                         plain_decimal(effective), plain_decimal(billed)])
+    return buf.getvalue()
+
+
+def _cell(text: str | None) -> str:
+    # Project names come from bill tags; "=HYPERLINK(...)" must stay text when the CSV opens in a spreadsheet.
+    text = "" if text is None else str(text)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return ""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """A reader (a browser refreshing, a Dagster sensor) sees the old report or the new one, never half."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
