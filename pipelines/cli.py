@@ -42,13 +42,31 @@ def main(argv: list[str] | None = None) -> int:
     query.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
     query.add_argument("--csv", action="store_true", help="print CSV instead of a table")
 
+    insp = sub.add_parser("inspect", help="parse every landing file and report, without writing the warehouse")
+    insp.add_argument("--landing", required=True, type=Path)
+    insp.add_argument("--config", type=Path, help="organisation config YAML (cluster time zones, sacct columns)")
+    insp.add_argument("--json", action="store_true", help="one JSON object, a key per source")
+
+    export = sub.add_parser("export", help="export the ledger's attribution")
+    export_kinds = export.add_subparsers(dest="kind", required=True)
+    focus = export_kinds.add_parser("focus", help="FOCUS 1.3 split-cost allocation rows")
+    focus.add_argument("--start", required=True, type=date.fromisoformat)
+    focus.add_argument("--end", type=date.fromisoformat, help="last day, inclusive (default: --start)")
+    focus.add_argument("--out", required=True, type=Path, help="FILE.csv or FILE.parquet")
+    focus.add_argument("--warehouse", type=Path, help="the live warehouse (default: $GPULEDGER_WAREHOUSE or data/warehouse.duckdb)")
+    focus.add_argument("--config", type=Path, help="the organisation config the ledger was run with")
+
     args = parser.parse_args(argv)
-    if getattr(args, "warehouse", None) and args.command == "run":
+    if getattr(args, "warehouse", None) and args.command in ("run", "export"):
         os.environ["GPULEDGER_WAREHOUSE"] = str(args.warehouse.resolve())
     if args.command == "simulate":
         return _simulate(args)
     if args.command == "query":
         return _query(args)
+    if args.command == "inspect":
+        return _inspect(args)
+    if args.command == "export":
+        return _export_focus(args)
     return _run(args)
 
 
@@ -109,6 +127,51 @@ def _print_failures(failed: list) -> None:
     if failed:
         print("Fix the input named above (or raise quarantine.max_share in the config) and re-run those days.",
               file=sys.stderr)
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    import json
+
+    from pipelines.lib.config import load_config
+    from pipelines.lib.inspect import inspect_landing
+
+    if not args.landing.is_dir():
+        print(f"landing directory {args.landing} does not exist", file=sys.stderr)
+        return 2
+    report = inspect_landing(args.landing, load_config(args.config))
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+        return 0
+    if not report:
+        print(f"no landing files found under {args.landing}")
+    for source, facts in report.items():
+        shown = ", ".join(f"{k} {v}" for k, v in facts.items() if k not in ("reasons", "dropped"))
+        print(f"{source:<10} {shown}")
+        for reason in facts.get("reasons", []):
+            print(f"  quarantined {reason['rows']:>6} × {reason['reason']}  (first: {reason['file']} {reason['first_row']})")
+        for what, n in facts.get("dropped", {}).items():
+            print(f"  dropped     {n:>6} × {what}")
+    return 0
+
+
+def _export_focus(args: argparse.Namespace) -> int:
+    from pipelines.exports.focus import export_focus
+    from pipelines.lib.config import load_config
+    from pipelines.lib.warehouse import connect, warehouse_path
+
+    path = warehouse_path()
+    if not path.exists():
+        print(f"no warehouse at {path}: run `gpuledger run` first, or pass --warehouse", file=sys.stderr)
+        return 2
+    config = load_config(args.config or os.environ.get("GPULEDGER_CONFIG"))
+    try:
+        with connect(path, read_only=True) as con:
+            rows = export_focus(con, args.start, args.end or args.start, args.out, config=config)
+    except ValueError as err:
+        print(f"export failed: {err}", file=sys.stderr)
+        return 1
+    print(f"wrote {rows:,} FOCUS 1.3 allocation rows for {args.start} to {args.end or args.start} into {args.out}")
+    return 0
 
 
 def _query(args: argparse.Namespace) -> int:

@@ -171,7 +171,17 @@ def _share(cost: Decimal, part: float, whole: float) -> Decimal:
         return cost * Decimal(repr(part)) / Decimal(repr(whole))
 
 
+MARTS = ("fct_cost_daily", "fct_job_cost", "fct_rerun_loss", "fct_idle_waste_daily", "fct_node_hourly",
+         "fct_run_efficiency_daily")
+
+
 def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, label: str) -> ReportData:
+    present = {r[0] for r in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'marts'").fetchall()}
+    missing = [t for t in MARTS if t not in present]
+    if missing:
+        raise RuntimeError(f"the warehouse has no marts.{', marts.'.join(missing)}: run `gpuledger run` for the "
+                           "days first, or point at another warehouse")
     trend_start, trend_end = trend_window(start, end)
     p = {"team": team, "start": start, "end": end}
     tp = {"team": team, "start": trend_start, "end": trend_end}
@@ -180,7 +190,7 @@ def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, labe
     by_category = {c: (e, b, g) for c, e, b, g in query(con, "waste_cost_by_category", **p)}
     heat = query(con, "waste_idle_heatmap", **p)
     node_idle: dict[str, float] = {}
-    for host, _, unalloc, alloc, _ in heat:
+    for host, _, unalloc, alloc in heat:
         node_idle[host] = node_idle.get(host, 0.0) + unalloc + alloc
     keep = set(sorted(node_idle, key=lambda h: (-node_idle[h], h))[:HEATMAP_NODES])
 
@@ -225,7 +235,7 @@ def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, labe
         by_category=by_category,
         daily=[(d, c, e) for d, c, e, _ in query(con, "waste_cost_daily", **tp)],
         ledger=query(con, "waste_ledger", **p),
-        heatmap=[(h, hr, u, a) for h, hr, u, a, _ in heat if h in keep],
+        heatmap=[row for row in heat if row[0] in keep],
         heatmap_nodes_total=len(node_idle),
         idle_nodes=query(con, "waste_idle_nodes", top=TOP, **p),
         jobs=jobs,

@@ -58,10 +58,6 @@ def gpu_hours(seconds: float | None) -> str:
     return f"{(seconds or 0) / 3600:,.1f}"
 
 
-def count(value: float | int | None) -> str:
-    return "–" if value is None else f"{value:,.0f}"
-
-
 def tokens(value: int | None) -> str:
     if value is None:
         return "–"

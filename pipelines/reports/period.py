@@ -14,8 +14,8 @@ from datetime import date, timedelta
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _MONTH = re.compile(r"(\d{4})-(\d{2})")
 # A team name becomes a folder under the report directory: refuse anything that could climb out of it
-# or that a file system would mangle. Real team names ("pretrain", "_unallocated") pass.
-_SAFE_TEAM = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}")
+# (/, \, ..) or that a file system would mangle. Real team names ("pretrain", "_unallocated", "ML Infra") pass.
+_SAFE_TEAM = re.compile(r"\w(?:[\w .\-]{0,126}[\w.\-])?")
 
 # A day report also shows the trend of the days before it, so a single bar is never all there is.
 TREND_DAYS = 7
@@ -59,7 +59,7 @@ def trend_window(start: date, end: date) -> tuple[date, date]:
 def check_team(team: str) -> str:
     if not isinstance(team, str) or not _SAFE_TEAM.fullmatch(team) or ".." in team:
         raise ValueError(
-            f"team {team!r} cannot name a report folder: use letters, digits, '_', '-' or '.', "
+            f"team {team!r} cannot name a report folder: use letters, digits, spaces, '_', '-' or '.', "
             "starting with a letter, digit or '_'")
     return team
 

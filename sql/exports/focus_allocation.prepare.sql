@@ -43,7 +43,13 @@ SELECT p.*, n.line_key IS NOT NULL AS is_node_line,
        s.region_id, s.resource_name, s.service_name, s.sku_id, s.sub_account_id
 FROM pieces p
 LEFT JOIN node_line_keys n USING (line_key)
-LEFT JOIN staging.stg_focus__bill_lines s ON NOT p.quarantined AND s._file || '#' || s._row = p.line_key
+LEFT JOIN (
+    -- the staged lines overlapping $day (the ledger's own condition), so a day reads only its lines
+    SELECT * FROM staging.stg_focus__bill_lines
+    WHERE charge_period_start < $day::DATE + INTERVAL 1 DAY
+      AND (charge_period_end > $day::DATE
+           OR (charge_period_end = charge_period_start AND charge_period_start >= $day::DATE))
+) s ON NOT p.quarantined AND s._file || '#' || s._row = p.line_key
 LEFT JOIN quarantined q ON p.quarantined AND q.line_key = p.line_key;
 
 -- GPU node lines: each (node-hour, line) with the running sum of the node-hour's lines (in line_key

@@ -1,0 +1,63 @@
+"""`gpuledger inspect` against what the simulator says it wrote, and on a broken file."""
+
+import json
+import subprocess
+import sys
+from datetime import date
+from decimal import Decimal
+
+import pytest
+
+from simulator import simulate
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory):
+    root = tmp_path_factory.mktemp("inspect")
+    manifest = simulate(root, date(2026, 11, 2), 2, nodes=4, seed=2)
+    return root, manifest
+
+
+def _inspect(*args):
+    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "inspect", *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_json_matches_what_the_simulator_wrote(sim):
+    root, manifest = sim
+    report = json.loads(_inspect("--landing", str(root / "landing"), "--config", str(root / "gpuledger.yaml"), "--json"))
+    assert set(report) == {"focus", "slurm", "dcgm", "runs", "inventory"}
+    for source in report.values():
+        assert {"files", "rows", "quarantined"} <= set(source)
+    focus = report["focus"]
+    assert (focus["files"], focus["rows"], focus["quarantined"]) == (manifest["focus"]["files"], manifest["focus"]["rows"], 0)
+    assert Decimal(focus["effective_cost"]) == Decimal(manifest["focus"]["effective_cost"])
+    assert Decimal(focus["billed_cost"]) == Decimal(manifest["focus"]["billed_cost"])
+    assert focus["first_charge"] and focus["last_charge"]
+    assert report["slurm"]["rows"] == manifest["slurm"]["rows"]
+    assert report["slurm"]["jobs"] == manifest["features"]["jobs"]
+    assert report["slurm"]["gpu_seconds"] > 0
+    dcgm = report["dcgm"]
+    assert (dcgm["rows"], dcgm["samples"], dcgm["hosts"], dcgm["gpus"]) == (
+        manifest["dcgm"]["rows"], manifest["dcgm"]["samples"], manifest["dcgm"]["hosts"], manifest["dcgm"]["gpus"])
+    runs = report["runs"]
+    assert (runs["runs"], runs["events"], runs["tokens"]) == (
+        manifest["runs"]["runs"], manifest["runs"]["events"], manifest["runs"]["tokens"])
+
+
+def test_bad_rows_are_listed_with_file_and_row(tmp_path):
+    bills = tmp_path / "bills" / "focus"
+    bills.mkdir(parents=True)
+    (bills / "b.csv").write_text(
+        "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost\n"
+        "2026-11-02T00:00:00Z,2026-11-02T01:00:00Z,Usage,1.25,1.25\n"
+        "2026-11-02T00:00:00Z,2026-11-02T01:00:00Z,Usage,x,2\n"
+    )
+    report = json.loads(_inspect("--landing", str(tmp_path), "--json"))
+    assert set(report) == {"focus"}
+    assert (report["focus"]["rows"], report["focus"]["quarantined"], report["focus"]["effective_cost"]) == (2, 1, "1.25")
+    (reason,) = report["focus"]["reasons"]
+    assert reason == {"reason": "BilledCost 'x' is not a number", "rows": 1, "file": "bills/focus/b.csv", "first_row": "row 2"}
+    text = _inspect("--landing", str(tmp_path))
+    assert "BilledCost 'x' is not a number" in text and "bills/focus/b.csv row 2" in text
