@@ -23,8 +23,16 @@ setup: $(BIN)/gpuledger
 demo: setup
 	$(BIN)/gpuledger simulate --out $(DEMO) --start $(START) --days $(DAYS) --seed $(SEED)
 	$(BIN)/gpuledger run --landing $(DEMO)/landing --config $(DEMO)/gpuledger.yaml --start $(START) --end $(END)
+	@for team in $$($(BIN)/gpuledger query --csv "SELECT DISTINCT team FROM marts.fct_cost_daily WHERE team <> '_unallocated' ORDER BY 1" | tail -n +2); do \
+	  $(BIN)/gpuledger report --team $$team --month $(shell echo $(END) | cut -c1-7) > /dev/null || exit 1; \
+	done
 	@echo
-	@echo "Open the same definitions in the Dagster UI:  DAGSTER_HOME=$(DAGSTER_HOME) $(BIN)/dagster dev"
+	@echo "Waste reports per team (HTML, Markdown, CSV): a month report and one per day:"
+	@ls -1 data/reports/*/$(shell echo $(END) | cut -c1-7).html | sed 's/^/  /'
+	@echo "  open one in a browser, e.g.  xdg-open data/reports/pretrain/$(shell echo $(END) | cut -c1-7).html"
+	@echo
+	@echo "Finance SQL against the published warehouse:  $(BIN)/gpuledger query \"SELECT * FROM finance.reconciliation_daily\""
+	@echo "Open the same definitions in the Dagster UI:   DAGSTER_HOME=$(DAGSTER_HOME) $(BIN)/dagster dev"
 
 test: setup
 	$(BIN)/pytest

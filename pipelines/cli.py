@@ -10,6 +10,8 @@ from pathlib import Path
 
 from pipelines.lib.warehouse import PROJECT_ROOT
 
+DEFAULT_REPORTS = PROJECT_ROOT / "data" / "reports"
+
 EXAMPLE_QUERIES = [
     "SELECT team, category, sum(effective_cost) AS cost FROM marts.fct_cost_daily GROUP BY ALL ORDER BY cost DESC",
     "SELECT job_id, user_name, state, allocated_idle_gpu_seconds / 3600 AS idle_gpu_hours, effective_cost "
@@ -47,6 +49,14 @@ def main(argv: list[str] | None = None) -> int:
     insp.add_argument("--config", type=Path, help="organisation config YAML (cluster time zones, sacct columns)")
     insp.add_argument("--json", action="store_true", help="one JSON object, a key per source")
 
+    report = sub.add_parser("report", help="write a team's waste report (HTML, Markdown, CSV)")
+    report.add_argument("--team", required=True)
+    when = report.add_mutually_exclusive_group(required=True)
+    when.add_argument("--day", help="YYYY-MM-DD")
+    when.add_argument("--month", help="YYYY-MM")
+    report.add_argument("--out", type=Path, help="folder (default: data/reports)")
+    report.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
+
     export = sub.add_parser("export", help="export the ledger's attribution")
     export_kinds = export.add_subparsers(dest="kind", required=True)
     focus = export_kinds.add_parser("focus", help="FOCUS 1.3 split-cost allocation rows")
@@ -67,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         return _inspect(args)
     if args.command == "export":
         return _export_focus(args)
+    if args.command == "report":
+        return _report(args)
     return _run(args)
 
 
@@ -151,6 +163,27 @@ def _inspect(args: argparse.Namespace) -> int:
             print(f"  quarantined {reason['rows']:>6} × {reason['reason']}  (first: {reason['file']} {reason['first_row']})")
         for what, n in facts.get("dropped", {}).items():
             print(f"  dropped     {n:>6} × {what}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from pipelines.lib.publish import published_path
+    from pipelines.lib.warehouse import connect
+    from pipelines.reports import period_of, write_team_report
+
+    path = args.warehouse or published_path()
+    if not path.exists():
+        print(f"no warehouse at {path}: run `gpuledger run` first, or pass --warehouse", file=sys.stderr)
+        return 2
+    try:
+        start, end, label = period_of(args.day, args.month)
+        with connect(path, read_only=True) as con:
+            paths = write_team_report(con, args.team, start, end, label, args.out or DEFAULT_REPORTS)
+    except (ValueError, RuntimeError) as err:
+        print(f"report failed: {err}", file=sys.stderr)
+        return 2
+    for p in paths:
+        print(p)
     return 0
 
 

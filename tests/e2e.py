@@ -26,10 +26,11 @@ class LedgerRun:
 
 @contextmanager
 def pipeline_env(landing: Path, warehouse: Path, config: Path | None):
-    keys = ("GPULEDGER_LANDING", "GPULEDGER_WAREHOUSE", "GPULEDGER_CONFIG")
+    keys = ("GPULEDGER_LANDING", "GPULEDGER_WAREHOUSE", "GPULEDGER_CONFIG", "GPULEDGER_REPORTS")
     saved = {k: os.environ.get(k) for k in keys}
     os.environ.update({"GPULEDGER_LANDING": str(landing), "GPULEDGER_WAREHOUSE": str(warehouse),
-                       "GPULEDGER_CONFIG": str(config) if config else ""})
+                       "GPULEDGER_CONFIG": str(config) if config else "",
+                       "GPULEDGER_REPORTS": str(warehouse.parent / "reports")})
     try:
         yield
     finally:

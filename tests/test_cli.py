@@ -51,3 +51,16 @@ def test_run_rejects_a_missing_landing_dir(tmp_path):
     with pipeline_env(tmp_path, tmp_path / "w.duckdb", None):
         r = _gpuledger("run", "--landing", str(tmp_path / "nope"), "--start", "2026-11-02")
     assert r.returncode == 2 and "does not exist" in r.stderr
+
+
+def test_report_command_writes_the_three_files(tmp_path):
+    from tests.e2e import simulate_and_run
+
+    run = simulate_and_run(tmp_path / "r", date(2026, 11, 2), 1, 2, seed=5)
+    published = run.warehouse.with_name(f"{run.warehouse.stem}.published.duckdb")
+    ok = _gpuledger("report", "--team", "pretrain", "--day", "2026-11-02", "--warehouse", str(published),
+                    "--out", str(tmp_path / "out"))
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.split() == [str(tmp_path / "out" / "pretrain" / f"2026-11-02.{ext}") for ext in ("html", "md", "csv")]
+    bad = _gpuledger("report", "--team", "pretrain", "--month", "2026-13", "--warehouse", str(published))
+    assert bad.returncode == 2 and "report failed" in bad.stderr

@@ -3,8 +3,7 @@
 SELECT hostname,
        hour(hour_ts) AS hour_of_day,
        coalesce(sum(gpu_seconds) FILTER (category = 'idle_unallocated'), 0)::DOUBLE AS idle_unallocated_gpu_seconds,
-       coalesce(sum(gpu_seconds) FILTER (category = 'allocated_idle'), 0)::DOUBLE AS allocated_idle_gpu_seconds,
-       sum(effective_cost)::DECIMAL(38, 18) AS effective_cost
+       coalesce(sum(gpu_seconds) FILTER (category = 'allocated_idle'), 0)::DOUBLE AS allocated_idle_gpu_seconds
 FROM marts.fct_node_hourly
 WHERE team = $team AND day BETWEEN $start AND $end
   AND category IN ('idle_unallocated', 'allocated_idle')

@@ -1,6 +1,7 @@
 -- The team's jobs that wasted GPU time over [$start, $end], one row per job (the mart has a row per
 -- job and day when a job crosses midnight), keeping the $top worst of each kind: hung / idle
--- (allocated_idle), failed and not resumed (failed_job), recomputed (rerun_loss).
+-- (allocated_idle), failed and not resumed (failed_job), no telemetry (unmonitored). Work lost to
+-- interruptions has its own query (waste_rerun_loss.sql), per interruption.
 -- The mart keeps a job's cost, not its cost per category, so the report prices a job's waste as its
 -- cost times the wasted share of its GPU-seconds; that is done in Python in DECIMAL. The DOUBLE here
 -- only ranks.
@@ -14,7 +15,7 @@ WITH jobs AS (
            sum(effective_cost)::DECIMAL(38, 18) AS effective_cost,
            sum(allocated_idle_gpu_seconds)::DOUBLE AS allocated_idle_gpu_seconds,
            sum(failed_job_gpu_seconds)::DOUBLE AS failed_job_gpu_seconds,
-           sum(rerun_loss_gpu_seconds)::DOUBLE AS rerun_loss_gpu_seconds
+           sum(unmonitored_gpu_seconds)::DOUBLE AS unmonitored_gpu_seconds
     FROM marts.fct_job_cost
     WHERE team = $team AND day BETWEEN $start AND $end
     GROUP BY job_uid
@@ -23,11 +24,11 @@ ranked AS (
     SELECT *,
            row_number() OVER (ORDER BY allocated_idle_gpu_seconds * effective_cost::DOUBLE / nullif(gpu_seconds, 0) DESC NULLS LAST, job_uid) AS idle_rank,
            row_number() OVER (ORDER BY failed_job_gpu_seconds * effective_cost::DOUBLE / nullif(gpu_seconds, 0) DESC NULLS LAST, job_uid) AS failed_rank,
-           row_number() OVER (ORDER BY rerun_loss_gpu_seconds * effective_cost::DOUBLE / nullif(gpu_seconds, 0) DESC NULLS LAST, job_uid) AS rerun_rank
+           row_number() OVER (ORDER BY unmonitored_gpu_seconds * effective_cost::DOUBLE / nullif(gpu_seconds, 0) DESC NULLS LAST, job_uid) AS unmonitored_rank
     FROM jobs
 )
 SELECT * FROM ranked
 WHERE (idle_rank <= $top AND allocated_idle_gpu_seconds > 0)
    OR (failed_rank <= $top AND failed_job_gpu_seconds > 0)
-   OR (rerun_rank <= $top AND rerun_loss_gpu_seconds > 0)
+   OR (unmonitored_rank <= $top AND unmonitored_gpu_seconds > 0)
 ORDER BY job_uid

@@ -1,0 +1,42 @@
+import os
+import re
+from datetime import date
+from pathlib import Path
+
+import dagster as dg
+
+from pipelines.lib.partitions import DAILY
+from pipelines.lib.publish import published_path
+from pipelines.lib.resources import LandingZone, landing_resource
+from pipelines.lib.warehouse import PROJECT_ROOT, connect
+from pipelines.reports import write_team_report
+
+
+def reports_dir() -> Path:
+    return Path(os.environ.get("GPULEDGER_REPORTS") or PROJECT_ROOT / "data" / "reports")
+
+
+def team_report_asset(team: str) -> dg.AssetsDefinition:
+    """The day's waste report of one team, read from the published warehouse (no writer lock)."""
+
+    @dg.asset(
+        key=["reports", "waste_" + re.sub(r"[^A-Za-z0-9_]", "_", team)],  # asset names allow no other characters
+        deps=[dg.AssetKey(["ops", "published_warehouse"])],
+        partitions_def=DAILY,
+        group_name="reports",
+        kinds={"html"},
+        description=f"Team {team}'s daily waste report: HTML (self-contained, charts), Markdown and CSV "
+                    f"under data/reports/{team}/ (or $GPULEDGER_REPORTS).",
+    )
+    def _asset(context: dg.AssetExecutionContext, landing: LandingZone) -> dg.MaterializeResult:
+        day = date.fromisoformat(context.partition_key)
+        with connect(published_path(), read_only=True) as con:
+            paths = write_team_report(con, team, day, day, day.isoformat(), reports_dir())
+        return dg.MaterializeResult(metadata={"html": dg.MetadataValue.path(str(paths[0]))})
+
+    return _asset
+
+
+# One asset per team of the organisation config; without a config there are no team assets (the
+# `gpuledger report` command still writes any team's report).
+team_reports = [team_report_asset(t) for t in sorted(landing_resource().org_config().teams)]
