@@ -64,7 +64,6 @@ def main(argv: list[str] | None = None) -> int:
     focus.add_argument("--end", type=date.fromisoformat, help="last day, inclusive (default: --start)")
     focus.add_argument("--out", required=True, type=Path, help="FILE.csv or FILE.parquet")
     focus.add_argument("--warehouse", type=Path, help="the live warehouse (default: $GPULEDGER_WAREHOUSE or data/warehouse.duckdb)")
-    focus.add_argument("--config", type=Path, help="the organisation config the ledger was run with")
 
     args = parser.parse_args(argv)
     if getattr(args, "warehouse", None) and args.command in ("run", "export"):
@@ -189,17 +188,15 @@ def _report(args: argparse.Namespace) -> int:
 
 def _export_focus(args: argparse.Namespace) -> int:
     from pipelines.exports.focus import export_focus
-    from pipelines.lib.config import load_config
     from pipelines.lib.warehouse import connect, warehouse_path
 
     path = warehouse_path()
     if not path.exists():
         print(f"no warehouse at {path}: run `gpuledger run` first, or pass --warehouse", file=sys.stderr)
         return 2
-    config = load_config(args.config or os.environ.get("GPULEDGER_CONFIG"))
     try:
         with connect(path, read_only=True) as con:
-            rows = export_focus(con, args.start, args.end or args.start, args.out, config=config)
+            rows = export_focus(con, args.start, args.end or args.start, args.out)
     except ValueError as err:
         print(f"export failed: {err}", file=sys.stderr)
         return 1

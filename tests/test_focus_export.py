@@ -23,7 +23,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.exports import FOCUS_COLUMNS, export_focus
-from pipelines.lib.config import load_config
 from tests.bill_truth import UNIT, _split, _ts, day_shares
 from tests.e2e import run_pipeline, simulate_and_run
 from tests.scenario_builder import Activity, Landing, utc
@@ -87,10 +86,9 @@ def _origin(row: dict) -> tuple[str, date]:
     return row["x_OriginLineKey"].replace("#row ", "#"), date.fromisoformat(row["ChargePeriodStart"][:10])
 
 
-def _export(con: duckdb.DuckDBPyConnection, days: list[date], out_dir: Path, config: Path) -> Export:
-    cfg = load_config(config)
-    n_csv = export_focus(con, days[0], days[-1], out_dir / "focus.csv", config=cfg)
-    n_pq = export_focus(con, days[0], days[-1], out_dir / "focus.parquet", config=cfg)
+def _export(con: duckdb.DuckDBPyConnection, days: list[date], out_dir: Path) -> Export:
+    n_csv = export_focus(con, days[0], days[-1], out_dir / "focus.csv")
+    n_pq = export_focus(con, days[0], days[-1], out_dir / "focus.parquet")
     with (out_dir / "focus.csv").open(newline="") as fh:
         reader = csv.DictReader(fh)
         header = list(reader.fieldnames or [])
@@ -110,7 +108,7 @@ def sim(tmp_path_factory):
 @pytest.fixture(scope="module")
 def sim_export(sim, tmp_path_factory) -> Export:
     with sim.connect() as con:   # read-only: the export writes TEMP tables only
-        return _export(con, sim.days, tmp_path_factory.mktemp("focus_sim_out"), sim.config)
+        return _export(con, sim.days, tmp_path_factory.mktemp("focus_sim_out"))
 
 
 def _assert_origins_exact(export: Export, landing: Path, days: list[date]) -> None:
@@ -241,13 +239,10 @@ def test_bad_arguments_and_read_only_use(sim, tmp_path):
         with pytest.raises(ValueError, match="empty date range"):
             export_focus(con, sim.days[1], sim.days[0], tmp_path / "focus.csv")
         with pytest.raises(ValueError, match="2026-11-04"):
-            export_focus(con, sim.days[0], date(2026, 11, 4), tmp_path / "focus.csv", config=load_config(sim.config))
+            export_focus(con, sim.days[0], date(2026, 11, 4), tmp_path / "focus.csv")
         assert not (tmp_path / "focus.csv").exists()
-        # a config other than the ledger's would place lines elsewhere: refused, not silently different
-        with pytest.raises(ValueError, match="disagrees with the ledger"):
-            export_focus(con, sim.days[0], sim.days[0], tmp_path / "focus.csv", config=load_config(None))
         # one day alone gives that day's rows; the temp tables are gone afterwards
-        n = export_focus(con, sim.days[1], sim.days[1], tmp_path / "one.parquet", config=load_config(sim.config))
+        n = export_focus(con, sim.days[1], sim.days[1], tmp_path / "one.parquet")
         assert n == pq.read_metadata(tmp_path / "one.parquet").num_rows > 0
         temps = con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()
         assert temps == []
@@ -327,7 +322,7 @@ def multi(tmp_path_factory):
             "SELECT len(line_keys) FROM intermediate.int_node_hours").fetchall()) == 3   # the case under test
         quarantined = con.execute("SELECT count(*) FROM ops.quarantine").fetchall()[0][0]
         assert quarantined == 1
-        export = _export(con, [DAY], L.root, L.config_path)
+        export = _export(con, [DAY], L.root)
     return L, export
 
 

@@ -16,9 +16,9 @@ their charge period (`intermediate.int_bill_line_hours`) — becomes one or more
 
 EffectiveCost and BilledCost of each origin's rows sum exactly (DECIMAL(38,18), largest remainder in
 units of 1e-18) to the origin; AllocatedRatio in AllocatedMethodDetails is informative (a double).
-The export re-derives per-line placements with the organisation config, then checks that its rows
-agree exactly with `intermediate.int_cost_allocations` per day, team, project and category, so an
-export made with another config than the ledger's fails loudly instead of disagreeing with it.
+Non-node lines go where the ledger placed them (`intermediate.int_bill_line_placements`), and the
+export checks that its rows agree exactly with `intermediate.int_cost_allocations` per day, team,
+project and category before it writes anything.
 
 Only TEMP tables are written: the export runs on a read-only connection to the warehouse.
 """
@@ -26,13 +26,11 @@ Only TEMP tables are written: the export runs on a read-only connection to the w
 from __future__ import annotations
 
 import os
-import re
 from datetime import date, timedelta
 from pathlib import Path
 
 import duckdb
 
-from pipelines.lib.config import OrgConfig, load_config
 from pipelines.lib.warehouse import run_sql, sql
 
 # The columns of the export, in order: FOCUS columns, then the `x_` ones.
@@ -57,31 +55,24 @@ _STEPS = (
     "exports/focus_allocation.taxes",
 )
 _QUERY = "exports/focus_allocation"
-_PARAM = re.compile(r"\$([a-z_][a-z0-9_]*)")
-_COMMENT = re.compile(r"--[^\n]*")
 _TEMP_TABLES = ("focus_export", "focus_day", "focus_origins", "focus_node_line_hours", "focus_node_pieces",
                 "focus_other_lines", "focus_project_weights", "focus_pretax_weights", "focus_pieces",
                 "split_input", "split_output")
 
 
-def export_focus(con: duckdb.DuckDBPyConnection, start: date, end: date, out: Path,
-                 *, config: OrgConfig | None = None) -> int:
+def export_focus(con: duckdb.DuckDBPyConnection, start: date, end: date, out: Path) -> int:
     """Writes the FOCUS 1.3 split-cost allocation rows of the UTC days `start`..`end` (inclusive) to
     `out` — CSV (money as exact decimal strings, times as `YYYY-MM-DDTHH:MM:SSZ`) or Parquet (money
     DECIMAL(38,18), times TIMESTAMP WITH TIME ZONE), by its suffix — and returns the number of rows.
 
-    `config` must be the organisation config the ledger was run with (tag spellings and project →
-    team decide where non-node lines go); by default the file named by $GPULEDGER_CONFIG, else the
-    built-in defaults. Raises ValueError for another suffix, an empty range, days the ledger has no
-    bill lines for, or an export that does not agree exactly with the ledger."""
+    Raises ValueError for another suffix, an empty range, days the ledger has no bill lines for, or an
+    export that does not agree exactly with the ledger."""
     out = Path(out)
     fmt = {".csv": "csv", ".parquet": "parquet"}.get(out.suffix.lower())
     if fmt is None:
         raise ValueError(f"cannot export FOCUS to {out}: the file name must end in .csv or .parquet")
     if end < start:
         raise ValueError(f"empty date range: --end {end} is before --start {start}")
-    if config is None:
-        config = load_config(os.environ.get("GPULEDGER_CONFIG") or None)
     days = [start + timedelta(days=i) for i in range((end - start).days + 1)]
 
     try:
@@ -92,7 +83,7 @@ def export_focus(con: duckdb.DuckDBPyConnection, start: date, end: date, out: Pa
         if missing:
             raise ValueError(f"the ledger has no bill lines for {', '.join(missing)}: "
                              "run `gpuledger run` for those days before exporting them")
-        rows = _build(con, days, config.sql_params())
+        rows = _build(con, days)
         _write(con, fmt, out)
         return rows
     finally:
@@ -100,15 +91,12 @@ def export_focus(con: duckdb.DuckDBPyConnection, start: date, end: date, out: Pa
             con.execute(f"DROP TABLE IF EXISTS temp.main.{table}")
 
 
-def _build(con: duckdb.DuckDBPyConnection, days: list[date], config_params: dict[str, object]) -> int:
+def _build(con: duckdb.DuckDBPyConnection, days: list[date]) -> int:
     """Builds temp table focus_export with the rows of `days`, checking each day; returns its row count."""
-    query = sql(_QUERY)
-    names = set(_PARAM.findall(_COMMENT.sub("", query)))
     for i, day in enumerate(days):
-        params = {**config_params, "day": day}
         for step in _STEPS:
-            run_sql(con, step, params)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE focus_day AS {query}", {k: params[k] for k in names})
+            run_sql(con, step, {"day": day})
+        con.execute(f"CREATE OR REPLACE TEMP TABLE focus_day AS {sql(_QUERY)}", {"day": day})
         _check_day(con, day)
         if i == 0:
             con.execute("CREATE OR REPLACE TEMP TABLE focus_export AS SELECT * FROM focus_day")
@@ -149,7 +137,7 @@ def _check_day(con: duckdb.DuckDBPyConnection, day: date) -> None:
     if diff:
         raise ValueError(
             f"FOCUS export of {day} disagrees with the ledger (team, project, category, export vs ledger "
-            f"EffectiveCost and BilledCost): {diff}. Export with the config the ledger was run with.")
+            f"EffectiveCost and BilledCost): {diff}")
 
 
 def _write(con: duckdb.DuckDBPyConnection, fmt: str, out: Path) -> None:

@@ -1,8 +1,8 @@
 -- FOCUS 1.3 split-cost allocation export, step 1 of $day (DESIGN §6 `gpuledger export focus`).
 -- An ORIGIN charge is a bill line's piece of $day: the sum of its hourly pieces in
 -- int_bill_line_hours. Every origin is split into allocated rows whose EffectiveCost and BilledCost
--- sum to it exactly. This step builds the origins, the node lines' (line × hour) grid, the placement
--- of every other line (the rules of int_cost_allocations.lines.sql, per line), and the first
+-- sum to it exactly. This step builds the origins, the node lines' (line × hour) grid, the other
+-- lines as the ledger placed them (int_bill_line_placements), and the first
 -- largest-remainder input: prefix sums of node-hour lines and the untagged shared lines.
 -- Only TEMP tables are written, so the export runs on a read-only connection.
 
@@ -89,49 +89,11 @@ FROM intermediate.int_cost_allocations
 WHERE day = $day AND line_kind = 'node_hour'
 GROUP BY hostname, hour_ts, job_uid, category, rerun_part, team, project;
 
--- every other line, placed by the ledger's rules (DESIGN §3; int_cost_allocations.lines.sql)
+-- every other line, as the ledger placed it
 CREATE OR REPLACE TEMP TABLE focus_other_lines AS
-WITH commitment_owners AS (
-    -- a commitment belongs to the team owning the pool whose nodes it covered
-    SELECT l.commitment_discount_id, min(nh.pool_team) AS team, count(DISTINCT nh.pool_team) AS teams
-    FROM intermediate.int_bill_line_hours l
-    JOIN (SELECT hostname, hour_ts, pool_team, unnest(line_keys) AS line_key
-          FROM intermediate.int_node_hours WHERE day = $day) nh USING (line_key)
-    WHERE l.day = $day AND l.commitment_discount_id IS NOT NULL AND nh.pool_team IS NOT NULL
-    GROUP BY 1
-),
-placed AS (
-    SELECT o.line_key, o.effective_cost, o.billed_cost,
-           tag_value(o.tags, $project_keys) AS tag_project, tag_value(o.tags, $team_keys) AS tag_team,
-           co.team AS commitment_team, coalesce(co.teams, 0) AS commitment_teams,
-           CASE
-             WHEN o.quarantined THEN 'unattributed'
-             WHEN o.commitment_discount_status = 'Unused' THEN 'unused_commitment'
-             WHEN o.charge_category = 'Tax' THEN 'tax'
-             WHEN o.charge_category = 'Credit' THEN 'credit'
-             WHEN tag_value(o.tags, $project_keys) IS NOT NULL THEN
-                  CASE o.service_category WHEN 'Storage' THEN 'storage' WHEN 'Networking' THEN 'network'
-                                          WHEN 'Compute' THEN 'compute_other' ELSE 'other' END
-             WHEN tag_value(o.tags, $node_keys) IS NOT NULL OR lower(coalesce(o.resource_type, '')) LIKE '%instance%'
-                  THEN 'unattributed'
-             ELSE 'shared'
-           END AS placement
-    FROM focus_origins o
-    LEFT JOIN commitment_owners co USING (commitment_discount_id)
-    WHERE NOT o.is_node_line
-)
-SELECT *,
-       CASE placement
-         WHEN 'unused_commitment' THEN coalesce(CASE WHEN commitment_teams = 1 THEN commitment_team END, tag_team,
-                                                '_unallocated')
-         WHEN 'unattributed' THEN '_unallocated'
-         ELSE coalesce(config_lookup($project_teams, tag_project), tag_team, tag_project)
-       END AS direct_team,
-       CASE WHEN placement IN ('unused_commitment', 'unattributed') THEN '_unallocated' ELSE tag_project END
-           AS direct_project,
-       placement IN ('unused_commitment', 'unattributed', 'storage', 'network', 'compute_other', 'other')
-           OR (placement = 'credit' AND tag_project IS NOT NULL) AS is_direct
-FROM placed;
+SELECT p.* FROM intermediate.int_bill_line_placements p
+JOIN focus_origins o ON o.line_key = p.line_key AND NOT o.is_node_line
+WHERE p.day = $day;
 
 -- untagged shared lines go to projects in proportion to their GPU (node) cost of the day
 CREATE OR REPLACE TEMP TABLE focus_project_weights AS

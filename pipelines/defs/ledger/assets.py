@@ -52,10 +52,20 @@ failed_job, unmonitored, productive, in that precedence), by interval arithmetic
 telemetry idle stretches and gaps, and rerun windows.""",
 )
 
+int_bill_line_placements = sql_asset(
+    "intermediate/int_bill_line_placements",
+    deps=["intermediate/int_bill_line_hours", "intermediate/int_node_hours"],
+    group="ledger",
+    description="""Every bill line of the day that is not a GPU node-hour, with its day share and where it
+goes: to its tagged project (storage, network, compute_other, other), shared by GPU cost, tax and
+credit by pre-tax cost, unused commitment to the pool owner, or unattributed. The ledger and the
+FOCUS export both read it.""",
+)
+
 int_cost_allocations = sql_asset(
     "intermediate/int_cost_allocations",
     deps=["intermediate/int_gpu_seconds", "intermediate/int_node_hours", "intermediate/int_job_allocations",
-          "intermediate/int_bill_line_hours"],
+          "intermediate/int_bill_line_placements"],
     group="ledger",
     prepare=(
         "intermediate/int_cost_allocations.nodes",
