@@ -171,8 +171,7 @@ def _report(args: argparse.Namespace) -> int:
     from pipelines.reports import period_of, write_team_report
 
     path = args.warehouse or published_path()
-    if not path.exists():
-        print(f"no warehouse at {path}: run `gpuledger run` first, or pass --warehouse", file=sys.stderr)
+    if not _readable(path):
         return 2
     try:
         start, end, label = period_of(args.day, args.month)
@@ -191,8 +190,7 @@ def _export_focus(args: argparse.Namespace) -> int:
     from pipelines.lib.warehouse import connect, warehouse_path
 
     path = warehouse_path()
-    if not path.exists():
-        print(f"no warehouse at {path}: run `gpuledger run` first, or pass --warehouse", file=sys.stderr)
+    if not _readable(path):
         return 2
     try:
         with connect(path, read_only=True) as con:
@@ -204,6 +202,12 @@ def _export_focus(args: argparse.Namespace) -> int:
     return 0
 
 
+def _readable(path: Path) -> bool:
+    if not path.exists():
+        print(f"no warehouse at {path}: run `gpuledger run` first, or pass --warehouse", file=sys.stderr)
+    return path.exists()
+
+
 def _query(args: argparse.Namespace) -> int:
     import duckdb
 
@@ -212,8 +216,7 @@ def _query(args: argparse.Namespace) -> int:
     from pipelines.lib.warehouse import connect
 
     path = args.warehouse or published_path()
-    if not path.exists():
-        print(f"no warehouse at {path}: run `gpuledger run` first, or pass --warehouse", file=sys.stderr)
+    if not _readable(path):
         return 2
     try:
         with connect(path, read_only=True) as con:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -31,16 +31,17 @@ def _split(units: int, weights: list[int]) -> list[int]:
     return [sign * f for f in floors]
 
 
-def day_shares(landing: Path) -> dict[date, tuple[Decimal, Decimal]]:
-    shares: dict[date, list[int]] = defaultdict(lambda: [0, 0])
+def line_hour_units(landing: Path) -> dict[tuple[str, int], dict[datetime, tuple[int, int]]]:
+    """(file relative to the landing root, 1-based data row) → hour → (EffectiveCost, BilledCost) of
+    that hour's piece, in units of 1e-18."""
+    out: dict[tuple[str, int], dict[datetime, tuple[int, int]]] = {}
     for path in sorted((landing / "bills" / "focus").glob("*.csv")):
+        rel = path.relative_to(landing).as_posix()
         with path.open(newline="") as fh:
-            for row in csv.DictReader(fh):
+            for n, row in enumerate(csv.DictReader(fh), start=1):
                 start, end = _ts(row["ChargePeriodStart"]), _ts(row["ChargePeriodEnd"])
                 hour = start.replace(minute=0, second=0, microsecond=0)
-                hours, weights = [], []
-                if end <= start:
-                    hours, weights = [hour], [1]
+                hours, weights = ([hour], [1]) if end <= start else ([], [])
                 while hour < end:
                     nxt = hour + timedelta(hours=1)
                     w = (min(end, nxt) - max(start, hour)) // timedelta(microseconds=1)
@@ -48,8 +49,16 @@ def day_shares(landing: Path) -> dict[date, tuple[Decimal, Decimal]]:
                         hours.append(hour)
                         weights.append(w)
                     hour = nxt
-                for k, column in enumerate(("EffectiveCost", "BilledCost")):
-                    units = int(Decimal(row[column]) / UNIT)
-                    for h, part in zip(hours, _split(units, weights)):
-                        shares[h.date()][k] += part
+                e = _split(int(Decimal(row["EffectiveCost"]) / UNIT), weights)
+                b = _split(int(Decimal(row["BilledCost"]) / UNIT), weights)
+                out[(rel, n)] = dict(zip(hours, zip(e, b)))
+    return out
+
+
+def day_shares(landing: Path) -> dict[date, tuple[Decimal, Decimal]]:
+    shares: dict[date, list[int]] = defaultdict(lambda: [0, 0])
+    for pieces in line_hour_units(landing).values():
+        for hour, (e, b) in pieces.items():
+            shares[hour.date()][0] += e
+            shares[hour.date()][1] += b
     return {d: (Decimal(e) * UNIT, Decimal(b) * UNIT) for d, (e, b) in shares.items()}

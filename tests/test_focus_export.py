@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.exports import FOCUS_COLUMNS, export_focus
-from tests.bill_truth import UNIT, _split, _ts, day_shares
+from tests.bill_truth import UNIT, _ts, day_shares, line_hour_units
 from tests.e2e import run_pipeline, simulate_and_run
 from tests.scenario_builder import Activity, Landing, utc
 
@@ -35,28 +35,7 @@ NODE_CATEGORIES = {"productive", "rerun_loss", "allocated_idle", "failed_job", "
 
 # --- the landing side, independent of the pipeline ------------------------------------------------
 
-def line_hour_shares(landing: Path) -> dict[tuple[str, int], dict[datetime, tuple[int, int]]]:
-    """Every FOCUS CSV row, keyed (file relative to the landing, 1-based row), cut into its hours:
-    hour → (EffectiveCost, BilledCost) in units of 1e-18 (the rules of tests/bill_truth.py)."""
-    out: dict[tuple[str, int], dict[datetime, tuple[int, int]]] = {}
-    for path in sorted((landing / "bills" / "focus").glob("*.csv")):
-        rel = path.relative_to(landing).as_posix()
-        with path.open(newline="") as fh:
-            for n, row in enumerate(csv.DictReader(fh), start=1):
-                start, end = _ts(row["ChargePeriodStart"]), _ts(row["ChargePeriodEnd"])
-                hour = start.replace(minute=0, second=0, microsecond=0)
-                hours, weights = ([hour], [1]) if end <= start else ([], [])
-                while hour < end:
-                    nxt = hour + timedelta(hours=1)
-                    w = (min(end, nxt) - max(start, hour)) // timedelta(microseconds=1)
-                    if w > 0:
-                        hours.append(hour)
-                        weights.append(w)
-                    hour = nxt
-                e = _split(int(D(row["EffectiveCost"]) / UNIT), weights)
-                b = _split(int(D(row["BilledCost"]) / UNIT), weights)
-                out[(rel, n)] = dict(zip(hours, zip(e, b)))
-    return out
+line_hour_shares = line_hour_units
 
 
 def line_day_shares(landing: Path, days: list[date]) -> dict[tuple[str, date], tuple[D, D]]:

@@ -1,7 +1,5 @@
 """The daily schedule, the month-end re-finalisation and the restated-bill sensor."""
 
-import os
-import shutil
 from datetime import date, datetime, timezone
 
 import dagster as dg
