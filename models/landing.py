@@ -7,6 +7,8 @@ the reason) and backs the blocking asset check on the staging table.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
 import polars as pl
 import pandera.polars as pa
 
@@ -25,6 +27,13 @@ DCGM_METRICS = [
 ]
 # DCGM reports "not supported" as int64 sentinels from 0x7FFFFFFFFFFFFFF0 up; those are no reading.
 DCGM_SENTINEL_MIN = 9.22e18
+
+
+def _not_in_future(*columns: str) -> pl.Expr:
+    """Times more than a day ahead of now are a clock or export error, not data (a day of slack for
+    exporters in zones ahead of UTC and bills dated at the end of the current day)."""
+    horizon = datetime.now(timezone.utc).replace(tzinfo=None) + timedelta(days=1)
+    return pl.all_horizontal([pl.col(c).is_null() | (pl.col(c) <= horizon) for c in columns])
 
 
 class _Contract(pa.DataFrameModel):
@@ -49,6 +58,10 @@ class FocusBillLine(_Contract):
     def period_ordered(cls, data: pa.PolarsData) -> pl.LazyFrame:
         return data.lazyframe.select(pl.col("charge_period_end") >= pl.col("charge_period_start"))
 
+    @pa.dataframe_check(name="ChargePeriodStart must not be in the future")
+    def not_future(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(_not_in_future("charge_period_start"))
+
 
 class SlurmJobRecord(_Contract):
     """A `sacct -P` record: an allocation or a step."""
@@ -62,6 +75,10 @@ class SlurmJobRecord(_Contract):
     end_ts: TS = pa.Field(nullable=True)
     gpus: pl.Int32 = pa.Field(ge=0, nullable=True)
     node_count: pl.Int32 = pa.Field(ge=0, nullable=True)
+
+    @pa.dataframe_check(name="Submit, Start and End must not be in the future")
+    def not_future(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(_not_in_future("submit_ts", "start_ts", "end_ts"))
 
     @pa.dataframe_check(name="End must not be before Start")
     def end_after_start(cls, data: pa.PolarsData) -> pl.LazyFrame:
@@ -80,6 +97,10 @@ class DcgmSample(_Contract):
     # is_finite rejects NaN and ±inf; the sentinel bound is applied on parse (dropped, not bad).
     value: pl.Float64 = pa.Field(ge=0, lt=DCGM_SENTINEL_MIN)
 
+    @pa.dataframe_check(name="timestamp must not be in the future")
+    def not_future(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(_not_in_future("timestamp"))
+
 
 class RunEvent(_Contract):
     """A trainer event from runs/**/*.jsonl."""
@@ -89,6 +110,10 @@ class RunEvent(_Contract):
     ts: TS = pa.Field(nullable=False)
     step: pl.Int64 = pa.Field(ge=0, nullable=True)
     tokens: pl.Int64 = pa.Field(ge=0, nullable=True)
+
+    @pa.dataframe_check(name="ts must not be in the future")
+    def not_future(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(_not_in_future("ts"))
 
     @pa.dataframe_check(name="step events must carry step and tokens")
     def steps_complete(cls, data: pa.PolarsData) -> pl.LazyFrame:

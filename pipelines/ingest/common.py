@@ -3,7 +3,9 @@ rows into staged and quarantined by the source's pandera contract."""
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass, field
+
 import pandera.polars as pa
 import polars as pl
 
@@ -178,3 +180,68 @@ def _contract_reasons(err: pa.errors.SchemaErrors, checked: pl.DataFrame) -> pl.
         # A failure without row index (e.g. a missing column) is a parser bug, not bad input.
         raise RuntimeError(f"contract failure without row: {table_level.to_dicts()}")
     return reasons
+
+
+def read_csv_leniently(data: bytes) -> tuple[pl.DataFrame, list[tuple[int, str, str]]]:
+    """Reads CSV text line by line when a strict reader has given up on it (a broken quote, bytes
+    that are not UTF-8): every well-formed record becomes a row of strings (`_line` = its first line
+    number), and every line that cannot be one is returned as (line number, text, reason).
+
+    A quoted field may span lines; a record is taken to span lines only if joining them gives the
+    header's number of fields. Otherwise the line alone is reported and reading resumes at the next
+    line, so one broken quote costs one line, not the rest of the file."""
+    text = data.decode("utf-8", errors="surrogateescape")
+    lines = text.splitlines()
+    if not lines:
+        return pl.DataFrame(), []
+    header = next(csv.reader([lines[0]]))
+    width = len(header)
+    records, broken = [], []
+    i = 1
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        fields, used = _record_at(lines, i, width)
+        if fields is None:
+            reason = "not UTF-8" if _has_undecodable(line) else _shape_reason(line, width)
+            broken.append((i + 1, line.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace"), reason))
+            i += 1
+            continue
+        if any(_has_undecodable(f) for f in fields):
+            broken.append((i + 1, "\n".join(lines[i:i + used]).encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+                           "not UTF-8"))
+        else:
+            records.append([str(i + 1), *fields])
+        i += used
+    frame = pl.DataFrame(records, schema=["_line", *header], orient="row") if records else pl.DataFrame(
+        schema={c: pl.String for c in ["_line", *header]})
+    return frame.with_columns(pl.col("_line").cast(pl.Int64)), broken
+
+
+def _record_at(lines: list[str], i: int, width: int, max_span: int = 20) -> tuple[list[str] | None, int]:
+    for span in range(1, min(max_span, len(lines) - i) + 1):
+        try:
+            rows = list(csv.reader(["\n".join(lines[i:i + span])], strict=True))
+        except csv.Error:
+            continue
+        if len(rows) == 1 and len(rows[0]) == width:
+            return rows[0], span
+        if span == 1 and lines[i].count('"') % 2 == 0:
+            break  # balanced quotes: the line is a whole record, of the wrong width
+    return None, 1
+
+
+def _shape_reason(line: str, width: int) -> str:
+    if line.count('"') % 2:
+        return "unbalanced quote"
+    try:
+        n = len(next(csv.reader([line])))
+    except csv.Error as err:
+        return f"not CSV: {err}"
+    return f"{n} fields where the header has {width}"
+
+
+def _has_undecodable(text: str) -> bool:
+    return any("\udc80" <= ch <= "\udcff" for ch in text)

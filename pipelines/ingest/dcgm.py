@@ -71,7 +71,10 @@ def from_frame(raw: pl.DataFrame, file: str) -> Parsed:
     raw_columns = [RAW + c for c in [*label_cols, "metric", "value"]]
     ts = present["timestamp"]
     job = _label(present["hpc_job"])
-    pod = pl.concat_str([_label(present["namespace"]), _label(present["pod"])], separator="/")
+    # a pod is the job label, qualified by its namespace when there is one
+    pod = pl.when(_label(present["pod"]).is_not_null()).then(
+        pl.concat_str([_label(present["namespace"]), _label(present["pod"])], separator="/", ignore_nulls=True)
+    )
     df = long.with_columns(
         _typed(long, ts, pl.Datetime("us")).alias("timestamp"),
         _label(present["hostname"]).alias("hostname"),

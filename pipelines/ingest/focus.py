@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from pipelines.ingest.common import (
     blank_to_null,
     cast_failures,
     file_reject,
+    read_csv_leniently,
     split_by_contract,
     to_float,
     to_money,
@@ -67,18 +69,28 @@ FLOAT_COLUMNS = {"pricing_quantity": "PricingQuantity", "consumed_quantity": "Co
 STAGED = ["_file", "_row", "source", *STRING_COLUMNS, *MONEY_COLUMNS, *TIME_COLUMNS, *FLOAT_COLUMNS]
 
 
-def read_table(path: Path) -> pl.DataFrame:
-    """Every column as a string, exactly as written (Parquet values are rendered as text)."""
+def read_table(path: Path) -> tuple[pl.DataFrame, list[tuple[int, str, str]]]:
+    """Every column as a string, exactly as written (Parquet values are rendered as text), with a
+    `_row` column (the record's 1-based row, or for a CSV read leniently its line number), and the
+    lines that could not be read as records (line, text, reason)."""
     name = path.name.lower()
     if name.endswith(".parquet"):
         df = pl.read_parquet(path)
-        return df.select(pl.all().cast(pl.String))
-    return pl.read_csv(path, infer_schema=False, encoding="utf8")
+        return df.select(pl.all().cast(pl.String)).with_row_index("_row", offset=1), []
+    data = path.read_bytes()
+    if name.endswith(".gz"):
+        data = gzip.decompress(data)
+    try:
+        return pl.read_csv(data, infer_schema=False, encoding="utf8").with_row_index("_row", offset=1), []
+    except Exception:  # a broken quote, bytes that are not UTF-8: read what can be read, line by line
+        frame, broken = read_csv_leniently(data)
+        # the header is line 1, so a one-line record's data row is its line number − 1
+        return frame.with_columns((pl.col("_line") - 1).alias("_row")).drop("_line"), broken
 
 
 def parse(path: Path, file: str, source: str = SOURCE) -> Parsed:
     try:
-        raw = read_table(path)
+        raw, broken = read_table(path)
     except Exception as err:  # any unreadable file is quarantined whole, never fatal
         return Parsed(rows=pl.DataFrame(), rejects=file_reject(source, file, f"unreadable file: {err}"))
     raw = raw.rename({c: c.strip() for c in raw.columns})
@@ -88,13 +100,22 @@ def parse(path: Path, file: str, source: str = SOURCE) -> Parsed:
             rows=pl.DataFrame(),
             rejects=file_reject(source, file, f"missing required FOCUS column(s): {', '.join(missing)}"),
         )
-    return from_focus_frame(raw, file, source)
+    parsed = from_focus_frame(raw, file, source)
+    if broken:
+        lines = pl.DataFrame(
+            [{"source": source, "file": file, "row_ref": f"line {n}", "reason": f"unreadable CSV line: {why}",
+              "payload": json.dumps({"line": text})} for n, text, why in broken],
+        )
+        parsed.rejects = pl.concat([parsed.rejects, lines], how="diagonal_relaxed").select(parsed.rejects.columns)
+    return parsed
 
 
 def from_focus_frame(raw: pl.DataFrame, file: str, source: str) -> Parsed:
-    """Casts a frame of FOCUS columns (all strings) to staging rows and rejects."""
-    raw_columns = list(raw.columns)
-    df = raw.with_row_index("_row", offset=1).with_columns(
+    """Casts a frame of FOCUS columns (all strings, and `_row`) to staging rows and rejects."""
+    if "_row" not in raw.columns:
+        raw = raw.with_row_index("_row", offset=1)
+    raw_columns = [c for c in raw.columns if c != "_row"]
+    df = raw.with_columns(
         *[_first_present(raw, names).alias(col) for col, names in STRING_COLUMNS.items()],
         *[to_money(c).alias(col) if c in raw.columns else pl.lit(None, dtype=pl.Decimal(38, 18)).alias(col)
           for col, c in MONEY_COLUMNS.items()],
@@ -115,7 +136,12 @@ def from_focus_frame(raw: pl.DataFrame, file: str, source: str) -> Parsed:
     casts |= {col: (c, "a timestamp") for col, c in TIME_COLUMNS.items()}
     casts |= {col: (c, "a number") for col, c in FLOAT_COLUMNS.items()}
     casts["tags"] = ("Tags", "a JSON object")
-    df = df.with_columns(cast_failures(df, casts).alias("_errors"))
+    first_row = pl.col("_row").min().over("line_id")
+    duplicate = (
+        pl.when(pl.col("line_id").is_not_null() & (pl.col("_row") != first_row))
+        .then(pl.format("x_LineItemId '{}' repeats row {}", pl.col("line_id"), first_row))
+    )
+    df = df.with_columns(pl.concat_list(cast_failures(df, casts), duplicate).list.drop_nulls().alias("_errors"))
     staged, rejects = split_by_contract(
         df,
         FocusBillLine,

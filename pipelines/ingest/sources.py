@@ -7,10 +7,15 @@ from pathlib import Path
 import polars as pl
 
 from models import landing, staging
-from pipelines.ingest import dcgm, focus, inventory, runs, slurm
+from pipelines.ingest import dcgm, dcgm_prom, focus, inventory, runs, slurm
 from pipelines.ingest.common import Parsed
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.landing import Source
+
+
+def _dcgm(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
+    # Prometheus scrapes and exporter dumps (long or wide) are one source: the same samples
+    return dcgm_prom.parse(path, rel) if path.name.lower().endswith(".prom") else dcgm.parse(path, rel)
 
 
 def _slurm(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
@@ -43,8 +48,8 @@ SLURM = Source(
 DCGM = Source(
     name="dcgm",
     table="staging/stg_dcgm__gpu_minutes",
-    patterns=("telemetry/dcgm/**/*.parquet", "telemetry/dcgm/**/*.csv"),
-    parse=lambda path, rel, cfg: dcgm.parse(path, rel),
+    patterns=("telemetry/dcgm/**/*.parquet", "telemetry/dcgm/**/*.csv", "telemetry/dcgm/**/*.prom"),
+    parse=_dcgm,
     model=landing.DcgmSample,
     staged_model=staging.DcgmGpuMinute,
     span=(pl.col("timestamp"), pl.col("timestamp")),

@@ -56,5 +56,6 @@ def _failures(result: dg.ExecuteInProcessResult) -> list[str]:
 
 
 def _brief(metadata: dict) -> str:
-    keep = ("quarantined_share", "max_share", "contract_violations", "difference_effective_cost", "difference_billed_cost")
+    keep = ("quarantined_share", "max_share", "contract_violations", "difference_effective_cost", "difference_billed_cost",
+            "failed", "rows")
     return ", ".join(f"{k}={getattr(metadata[k], 'value', metadata[k])}" for k in keep if k in metadata)

@@ -1,0 +1,97 @@
+"""Bad input, tried on purpose: every fault gets a message naming file and row, lands in
+ops.quarantine, and never takes the rest of the file (or the run) with it."""
+
+from decimal import Decimal
+
+import polars as pl
+
+from pipelines.ingest import dcgm, focus
+
+HEADER = "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,ResourceId,Tags\n"
+
+
+def _good(h: int, cost: str) -> str:
+    """An hourly line of hour h costing `cost`."""
+    return f'2026-11-02T{h:02d}:00:00Z,2026-11-02T{h + 1:02d}:00:00Z,Usage,{cost},{cost},i-{h},"{{""project"": ""p""}}"\n'
+
+
+def test_a_broken_quote_costs_one_line(tmp_path):
+    path = tmp_path / "b.csv"
+    path.write_text(HEADER + _good(1, "1.5") + '2026-11-02T02:00:00Z,2026-11-02T03:00:00Z,Usage,2,2,i-2,"{""broken\n'
+                    + _good(3, "3.25") + _good(4, "4"))
+    parsed = focus.parse(path, "bills/focus/b.csv")
+    assert parsed.rows["resource_id"].to_list() == ["i-1", "i-3", "i-4"]
+    assert parsed.rows["effective_cost"].sum() == Decimal("8.75")
+    (reject,) = parsed.rejects.iter_rows(named=True)
+    assert reject["row_ref"] == "line 3" and reject["reason"] == "unreadable CSV line: unbalanced quote"
+    assert reject["file"] == "bills/focus/b.csv" and "broken" in reject["payload"]
+
+
+def test_bytes_that_are_not_utf8_cost_their_line_only(tmp_path):
+    path = tmp_path / "e.csv"
+    bad = _good(2, "2").replace("i-2", "caf\u00e9").encode("latin-1")  # é as one latin-1 byte
+    path.write_bytes(HEADER.encode() + _good(1, "1").encode() + bad + _good(3, "3").encode())
+    parsed = focus.parse(path, "bills/focus/e.csv")
+    assert parsed.rows["resource_id"].to_list() == ["i-1", "i-3"]
+    (reject,) = parsed.rejects.iter_rows(named=True)
+    assert (reject["row_ref"], reject["reason"]) == ("line 3", "unreadable CSV line: not UTF-8")
+
+
+def test_a_truncated_parquet_file_is_one_quarantine_row(tmp_path):
+    frame = pl.DataFrame({"ChargePeriodStart": ["2026-11-02T00:00:00Z"] * 50, "ChargePeriodEnd": ["2026-11-02T01:00:00Z"] * 50,
+                          "ChargeCategory": ["Usage"] * 50, "BilledCost": ["1"] * 50, "EffectiveCost": ["1"] * 50})
+    whole = tmp_path / "whole.parquet"
+    frame.write_parquet(whole)
+    cut = tmp_path / "cut.parquet"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    parsed = focus.parse(cut, "bills/focus/cut.parquet")
+    assert parsed.rows.height == 0
+    (reject,) = parsed.rejects.iter_rows(named=True)
+    assert reject["row_ref"] == "file" and reject["reason"].startswith("unreadable file:")
+    telemetry = dcgm.parse(cut, "telemetry/dcgm/cut.parquet")
+    assert telemetry.rejects["row_ref"].to_list() == ["file"]
+
+
+def test_nan_and_infinite_money_are_quarantined(tmp_path):
+    path = tmp_path / "n.csv"
+    path.write_text(HEADER + _good(1, "NaN") + _good(2, "inf") + _good(3, "-Infinity") + _good(4, "4"))
+    parsed = focus.parse(path, "n.csv")
+    assert parsed.rows["resource_id"].to_list() == ["i-4"]
+    reasons = dict(parsed.rejects.select("row_ref", "reason").iter_rows())
+    assert reasons["row 1"].startswith("BilledCost 'NaN' is not a number")
+    assert reasons["row 2"].startswith("BilledCost 'inf' is not a number")
+    assert reasons["row 3"].startswith("BilledCost '-Infinity' is not a number")
+
+
+def test_a_repeated_line_id_is_quarantined_with_the_row_it_repeats(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,x_LineItemId\n"
+                    "2026-11-02T00:00:00Z,2026-11-02T01:00:00Z,Usage,1,1,a\n"
+                    "2026-11-02T00:00:00Z,2026-11-02T01:00:00Z,Usage,2,2,b\n"
+                    "2026-11-02T00:00:00Z,2026-11-02T01:00:00Z,Usage,1,1,a\n")
+    parsed = focus.parse(path, "d.csv")
+    assert parsed.rows["line_id"].to_list() == ["a", "b"]
+    (reject,) = parsed.rejects.iter_rows(named=True)
+    assert (reject["row_ref"], reject["reason"], reject["effective_cost"]) == ("row 3", "x_LineItemId 'a' repeats row 1", Decimal("1"))
+
+
+def test_times_in_the_future_are_quarantined(tmp_path):
+    from pathlib import Path
+
+    from pipelines.ingest import runs
+    from pipelines.ingest import slurm
+    from pipelines.lib.config import ClusterConfig
+
+    bill = tmp_path / "f.csv"
+    bill.write_text(HEADER + "2099-01-01T00:00:00Z,2099-01-01T01:00:00Z,Usage,5,5,i-9,\n" + _good(1, "1"))
+    parsed = focus.parse(bill, "f.csv")
+    assert parsed.rejects.select("row_ref", "reason").rows() == [("row 1", "ChargePeriodStart must not be in the future")]
+    assert parsed.rejects["effective_cost"].to_list() == [Decimal("5")]
+    sacct = tmp_path / "s.psv"
+    sacct.write_text("JobIDRaw|JobID|State|Submit|Start|End|AllocTRES|NodeList\n"
+                     "1|1|COMPLETED|2099-01-01T00:00:00|2099-01-01T00:00:00|2099-01-01T01:00:00|gres/gpu=1|n1\n")
+    assert slurm.parse(sacct, "s.psv", "c", ClusterConfig()).rejects["reason"].to_list() == [
+        "Submit, Start and End must not be in the future"]
+    events = tmp_path / "r.jsonl"
+    events.write_text('{"event":"step","run_id":"r","job_id":"1","step":1,"tokens":5,"ts":"2099-01-01T00:00:00Z"}\n')
+    assert runs.parse(events, "r.jsonl").rejects["reason"].to_list() == ["ts must not be in the future"]
