@@ -76,7 +76,6 @@ def test_a_repeated_line_id_is_quarantined_with_the_row_it_repeats(tmp_path):
 
 
 def test_times_in_the_future_are_quarantined(tmp_path):
-    from pathlib import Path
 
     from pipelines.ingest import runs
     from pipelines.ingest import slurm
