@@ -113,7 +113,8 @@ HEADERS = {  # concept -> (legacy, CUR 2.0 / Athena)
     "tcd": ("savingsPlan/TotalCommitmentToDate", "savings_plan_total_commitment_to_date"),
     "used": ("savingsPlan/UsedCommitment", "savings_plan_used_commitment"),
 }
-MONEY_CONCEPTS = ["unblended", "net", "list", "ri_eff", "ri_unused_upfront", "ri_unused_recurring", "sp_eff", "tcd", "used"]
+MONEY_CONCEPTS = ["unblended", "net", "list", "ri_eff", "ri_unused_upfront", "ri_unused_recurring",
+                  "sp_eff", "tcd", "used"]
 SP = "arn:aws:savingsplans::111122223333:savingsplan/sp-0f1e2d"
 RI = "arn:aws:ec2:us-east-1:111122223333:reserved-instances/ri-77aa"
 BASE = {
@@ -164,7 +165,8 @@ def _cur_rows(flavour: int) -> tuple[list[str], list[dict]]:
         values = {"id": line_id, **BASE, **fields}
         row = {HEADERS[k][flavour]: values.get(k, "") for k in HEADERS}
         if flavour == 0:
-            row |= {"resourceTags/user:project": tags.get("project", ""), "resourceTags/user:team": tags.get("team", ""),
+            row |= {"resourceTags/user:project": tags.get("project", ""),
+                    "resourceTags/user:team": tags.get("team", ""),
                     "resourceTags/aws:createdBy": "IAMUser:x"}
         else:
             row |= {"resource_tags": json.dumps({"user_project": tags["project"], "aws_createdBy": "IAMUser:x"})
@@ -221,7 +223,7 @@ def test_synthetic_commitment_lines(tmp_path, flavour):
         assert (row["commitment_discount_status"], row["commitment_discount_id"]) == (status, commitment), line_id
 
     # the unused commitment rows stand on the commitment, as FOCUS puts them
-    unused = {r["line_id"].split("/")[0]: r["resource_id"] for r in got.values() if r["commitment_discount_status"] == "Unused"}
+    unused = {k: r["resource_id"] for k, r in got.items() if r["commitment_discount_status"] == "Unused"}
     assert unused == {"sp-fee": SP, "ri-fee": RI}
     # a covered hour: billed on demand and negated; effective once, at the plan's rate; its plan is
     # paid through the recurring fee (used 60.125 + unused 14.875 = 75.00 billed)

@@ -8,7 +8,8 @@ The mapping follows the focus_converters `aws-cur` rules (shared/reference/billi
 §2.1) with FOCUS ≥ 1.0 semantics for credits and refunds:
 
 * ChargeCategory from `LineItemType` (`CHARGE_CATEGORY`; Credit → `Credit`, Refund → `Usage`, keeping the
-  negative amount). An unknown type is passed on as it is, so the contract quarantines the row naming it.
+  negative amount). An unknown type goes on as `lineItem/LineItemType=<value>`, which the contract
+  quarantines, naming it (passing the bare value on would let a type spelled `Adjustment` through).
 * EffectiveCost is the amortized cost: `SavingsPlanEffectiveCost` on SP-covered usage, the unused part
   of the commitment on SP recurring fees (`TotalCommitmentToDate − UsedCommitment`) and RI fees
   (`UnusedAmortizedUpfrontFeeForBillingPeriod + UnusedRecurringFee`), `reservation/EffectiveCost` on RI
@@ -203,6 +204,9 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> pl.DataFra
     """The CUR rows as FOCUS columns (text), followed by the raw CUR columns (kept for the quarantine
     payload; a CUR header that collides with a staging name is prefixed with `raw.`)."""
     text = {concept: (blank_to_null(c) if c else pl.lit(None, dtype=pl.String)) for concept, c in cols.items()}
+    cur_names = list(raw.columns)
+    raw, tags = _with_tags(raw, cols)
+    tag_columns = set(raw.columns) - set(cur_names)
     kind = text["line_item_type"].str.to_lowercase()
 
     def is_type(*types: str) -> pl.Expr:
@@ -221,7 +225,7 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> pl.DataFra
         .otherwise(unblended)
     )
     # an unknown type goes on as `<column>=<value>`: never a valid category, so the contract rejects the
-    # row naming it (a raw `Adjustment` or `Purchase` would otherwise pass as FOCUS)
+    # row naming it
     category = pl.coalesce(
         kind.replace_strict({k.lower(): v for k, v in CHARGE_CATEGORY.items()}, default=None, return_dtype=pl.String),
         pl.format("{}={}", pl.lit(cols["line_item_type"]), text["line_item_type"]),
@@ -271,16 +275,14 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> pl.DataFra
         "ServiceName": pl.coalesce(
             text["product_name"], text["product_map"].str.json_path_match("$.product_name"), text["product_code"]
         ),
-        "ServiceCategory": pl.when(text["product_code"].is_not_null()).then(
-            text["product_code"].replace_strict(SERVICE_CATEGORY, default="Other", return_dtype=pl.String)
-        ),
+        "ServiceCategory": text["product_code"]
+        .replace_strict(SERVICE_CATEGORY, default="Other", return_dtype=pl.String)
+        .fill_null("Other"),
         "SkuId": text["sku"],
-        "Tags": pl.lit(None, dtype=pl.String),
+        "Tags": tags,
     }
-    raw, tags = _with_tags(raw, cols)
-    focus_columns["Tags"] = tags
     taken = set(focus_columns) | set(focus.STAGED) | {"_idx", "_errors"}
-    cur_columns = [c for c in raw.columns if c != "_row" and not c.startswith("__tag")]
+    cur_columns = [c for c in raw.columns if c != "_row" and c not in tag_columns]
     return raw.select(
         "_row",
         *[expr.cast(pl.String).alias(name) for name, expr in focus_columns.items()],
@@ -362,7 +364,7 @@ def _with_tags(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.DataF
     """The FOCUS Tags expression (a JSON object text, null without tags) over every user-tag source:
     legacy `resourceTags/user:<key>` columns, Athena `resource_tags_user_<key>` columns and the CUR 2.0
     `resource_tags` map. A map that is not a JSON object is passed on whole so the contract rejects it.
-    Returns `raw` with the map's keys added as `__tag<n>` columns."""
+    Returns `raw` with the map's keys added as `__tag<n>` columns (helpers, not CUR columns)."""
     by_key: dict[str, list[pl.Expr]] = {}
     for c in raw.columns:
         low = c.lower()

@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from models import landing, staging
-from pipelines.ingest import dcgm, dcgm_prom, focus, inventory, runs, slurm
+from pipelines.ingest import aws_cur, dcgm, dcgm_prom, focus, inventory, runs, slurm
 from pipelines.ingest.common import Parsed
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.landing import Source
@@ -32,6 +32,15 @@ FOCUS = Source(
     staged_model=landing.FocusBillLine,
     # a charge period's end is exclusive: a line ending at midnight does not touch the next day
     span=(pl.col("charge_period_start"), pl.col("charge_period_end") - pl.duration(microseconds=1)),
+)
+AWS_CUR = Source(
+    name="aws_cur",
+    table="staging/stg_focus__bill_lines",  # converted to FOCUS on parse, staged beside native FOCUS
+    patterns=("bills/aws_cur/**/*.csv", "bills/aws_cur/**/*.csv.gz", "bills/aws_cur/**/*.parquet"),
+    parse=lambda path, rel, cfg: aws_cur.parse(path, rel),
+    model=landing.FocusBillLine,
+    staged_model=landing.FocusBillLine,
+    span=FOCUS.span,
 )
 SLURM = Source(
     name="slurm",
@@ -74,4 +83,5 @@ INVENTORY = Source(
     span=(pl.lit(None, dtype=pl.Datetime("us")), pl.lit(None, dtype=pl.Datetime("us"))),
 )
 
-ALL = (FOCUS, SLURM, DCGM, RUNS, INVENTORY)
+ALL = (FOCUS, AWS_CUR, SLURM, DCGM, RUNS, INVENTORY)
+BILLS = (FOCUS, AWS_CUR)

@@ -19,33 +19,38 @@ CHECK_BATCH_ROWS = 1_000_000
 
 
 def ingest_partition(
-    context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: LandingZone, source: Source
+    context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: LandingZone, sources: tuple[Source, ...]
 ) -> dg.MaterializeResult:
-    """Reads the source's new and changed landing files into staging, then describes the day."""
+    """Reads the sources' new and changed landing files into their (shared) staging table, then
+    describes the day."""
     day = date.fromisoformat(context.partition_key)
     cfg = landing.org_config()
+    by_source: dict[str, dict] = {}
     with duckdb.get_connection() as con:
         bootstrap(con)
-        report = sync(con, landing.path, source, cfg, day)
-        day_rows = con.execute(f"SELECT count(*) FROM ({sql(source.table + '.day')})", {"day": day}).fetchall()[0][0]
-        reasons = con.execute(
-            """SELECT reason, count(*) AS n FROM ops.quarantine WHERE source = $source AND day = $day
-               GROUP BY reason ORDER BY n DESC LIMIT 5""",
-            {"source": source.name, "day": day},
-        ).fetchall()
-    if report.files_read:
-        context.log.info(f"{source.name}: read {len(report.files_read)} new or changed file(s), "
-                         f"{report.rows_staged} rows staged, {report.rows_quarantined} quarantined")
+        for source in sources:
+            report = sync(con, landing.path, source, cfg, day)
+            reasons = con.execute(
+                """SELECT reason, count(*) AS n FROM ops.quarantine WHERE source = $source AND day = $day
+                   GROUP BY reason ORDER BY n DESC LIMIT 5""",
+                {"source": source.name, "day": day},
+            ).fetchall()
+            by_source[source.name] = {
+                "files_read": len(report.files_read),
+                "files_unchanged": report.files_unchanged,
+                "rows_staged": report.rows_staged,
+                "rows_quarantined": report.rows_quarantined,
+                "rows_dropped": report.rows_dropped,
+                "top_quarantine_reasons_of_day": {r: n for r, n in reasons},
+            }
+            if report.files_read:
+                context.log.info(f"{source.name}: read {len(report.files_read)} new or changed file(s), "
+                                 f"{report.rows_staged} rows staged, {report.rows_quarantined} quarantined")
+        day_rows = con.execute(f"SELECT count(*) FROM ({sql(sources[0].table + '.day')})", {"day": day}).fetchall()[0][0]
+    totals = {k: sum(v[k] for v in by_source.values())
+              for k in ("files_read", "files_unchanged", "rows_staged", "rows_quarantined")}
     return dg.MaterializeResult(
-        metadata={
-            "files_read": len(report.files_read),
-            "files_unchanged": report.files_unchanged,
-            "rows_staged": report.rows_staged,
-            "rows_quarantined": report.rows_quarantined,
-            "rows_dropped": dg.MetadataValue.json(report.rows_dropped),
-            "day_rows": int(day_rows),
-            "top_quarantine_reasons_of_day": dg.MetadataValue.json({r: n for r, n in reasons}),
-        }
+        metadata={**totals, "day_rows": int(day_rows), "by_source": dg.MetadataValue.json(by_source)}
     )
 
 
@@ -106,11 +111,13 @@ def contract_check(asset: dg.AssetsDefinition, source: Source) -> dg.AssetChecks
     return _check
 
 
-def staging_asset(source: Source, *, group: str, description: str) -> dg.AssetsDefinition:
-    """The daily staging asset of a landing source: `staging/<table>`, in the DuckDB writer pool."""
+def staging_asset(*sources: Source, group: str, description: str) -> dg.AssetsDefinition:
+    """The daily staging asset of one or more landing sources that share a staging table
+    (`staging/<table>`), in the DuckDB writer pool."""
+    assert len({s.table for s in sources}) == 1, "sources of one staging asset share its table"
 
-    @daily_duckdb_asset(source.table, group=group, description=description)
+    @daily_duckdb_asset(sources[0].table, group=group, description=description)
     def _asset(context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: LandingZone) -> dg.MaterializeResult:
-        return ingest_partition(context, duckdb, landing, source)
+        return ingest_partition(context, duckdb, landing, sources)
 
     return _asset

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-DAILY = dg.DailyPartitionsDefinition(start_date="2024-01-01", timezone="UTC")
+DAILY = dg.DailyPartitionsDefinition(start_date="2020-01-01", timezone="UTC")
 
 
 def daily_duckdb_asset(table: str, *, group: str, description: str, deps: tuple[str, ...] = ()):

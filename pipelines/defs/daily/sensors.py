@@ -3,7 +3,7 @@ from datetime import datetime, timezone
 import dagster as dg
 
 from pipelines.defs.daily.jobs import daily_ledger_job
-from pipelines.ingest.sources import FOCUS
+from pipelines.ingest.sources import BILLS
 from pipelines.lib.partitions import DAILY
 from pipelines.lib.resources import LandingZone
 from pipelines.lib.restatements import days_to_rerun
@@ -14,7 +14,7 @@ def restated_bills_sensor(context: dg.SensorEvaluationContext, landing: LandingZ
     """A bill file re-delivered with new content (a restatement) or newly landed re-runs exactly the
     days it touches: those its earlier version covered and those the new one covers. Compares the
     landing zone with ops.landed_files of the published warehouse, so it never waits on the writer."""
-    changes = days_to_rerun(landing.path, FOCUS, landing.org_config())
+    changes = [c for source in BILLS for c in days_to_rerun(landing.path, source, landing.org_config())]
     # only days that are partitions: complete UTC days since the partitioning starts
     valid = set(DAILY.get_partition_keys(current_time=datetime.now(timezone.utc)))
     requests = [

@@ -37,6 +37,8 @@ def team_report_asset(team: str) -> dg.AssetsDefinition:
     return _asset
 
 
-# One asset per team of the organisation config; without a config there are no team assets (the
-# `gpuledger report` command still writes any team's report).
-team_reports = [team_report_asset(t) for t in sorted(landing_resource().org_config().teams)]
+@dg.definitions
+def team_reports() -> dg.Definitions:
+    """One asset per team of the organisation config, read when the definitions load; without a
+    config there are no team assets (`gpuledger report` still writes any team's report)."""
+    return dg.Definitions(assets=[team_report_asset(t) for t in sorted(landing_resource().org_config().teams)])
