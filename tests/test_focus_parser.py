@@ -4,6 +4,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from pipelines.ingest import focus
 
@@ -96,3 +97,23 @@ def test_parquet_and_gzip_read_like_csv(tmp_path):
     for r in results:
         assert r.rows.height == 0
         assert r.rejects["billed_cost"].to_list() == [Decimal("1.0000000001")]
+
+
+@pytest.mark.parametrize(
+    "name, effective, billed, unused",
+    [
+        # (file, total EffectiveCost, total BilledCost, EffectiveCost of the Unused row): read off the spec's CSVs
+        ("commitment_discount_usage_scenario_1.csv", "1.00", "0.00", None),        # 100 % used
+        ("commitment_discount_usage_scenario_2.csv", "1.00", "0.00", "1.00"),      # 0 % used: all Unused
+        ("commitment_discount_usage_scenario_3.csv", "1.00", "0.00", "0.25"),      # 75 % used
+        ("commitment_discount_usage_scenario_4.csv", "1.50", "0.50", None),        # overage on a Standard row
+        ("commitment_discount_purchase_scenario_1.csv", "0.00", "8760.00", None),  # all-upfront purchase
+    ],
+)
+def test_spec_commitment_scenarios(real, name, effective, billed, unused):
+    parsed = focus.parse(real / "focus" / "spec_examples" / name, name)
+    assert parsed.rejects.height == 0
+    assert parsed.rows["effective_cost"].sum() == Decimal(effective)
+    assert parsed.rows["billed_cost"].sum() == Decimal(billed)
+    got_unused = parsed.rows.filter(pl.col("commitment_discount_status") == "Unused")["effective_cost"].to_list()
+    assert got_unused == ([Decimal(unused)] if unused else [])
