@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from models import landing, staging
-from pipelines.ingest import aws_cur, dcgm, dcgm_prom, focus, inventory, runs, slurm
+from pipelines.ingest import aws_cur, dcgm, dcgm_prom, focus, inventory, kubernetes, runs, slurm
 from pipelines.ingest.common import Parsed
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.landing import Source
@@ -16,6 +16,11 @@ from pipelines.lib.landing import Source
 def _dcgm(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
     # Prometheus scrapes and exporter dumps (long or wide) are one source: the same samples
     return dcgm_prom.parse(path, rel) if path.name.lower().endswith(".prom") else dcgm.parse(path, rel)
+
+
+def _kubernetes(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
+    cluster = rel.split("/")[2]  # scheduler/kubernetes/<cluster>/<file>
+    return kubernetes.parse(path, rel, cluster, cfg)
 
 
 def _slurm(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
@@ -54,6 +59,15 @@ SLURM = Source(
         pl.coalesce("end_ts", "start_ts", "submit_ts"),
     ),
 )
+KUBERNETES = Source(
+    name="kubernetes",
+    table="staging/stg_slurm__job_records",  # a pod is a job allocation like any other
+    patterns=("scheduler/kubernetes/*/**/*.jsonl", "scheduler/kubernetes/*/**/*.json"),
+    parse=_kubernetes,
+    model=landing.SlurmJobRecord,
+    staged_model=landing.SlurmJobRecord,
+    span=SLURM.span,
+)
 DCGM = Source(
     name="dcgm",
     table="staging/stg_dcgm__gpu_minutes",
@@ -83,5 +97,5 @@ INVENTORY = Source(
     span=(pl.lit(None, dtype=pl.Datetime("us")), pl.lit(None, dtype=pl.Datetime("us"))),
 )
 
-ALL = (FOCUS, AWS_CUR, SLURM, DCGM, RUNS, INVENTORY)
+ALL = (FOCUS, AWS_CUR, SLURM, KUBERNETES, DCGM, RUNS, INVENTORY)
 BILLS = (FOCUS, AWS_CUR)

@@ -23,6 +23,9 @@ DEFAULT_TAG_KEYS: dict[str, list[str]] = {
 }
 
 
+DEFAULT_KUBERNETES_PROJECT_LABELS: list[str] = ["project", "gpuledger.dev/project"]
+
+
 @dataclass(frozen=True)
 class ClusterConfig:
     scheduler: str = "slurm"
@@ -48,6 +51,9 @@ class OrgConfig:
     quarantine_max_share: float = 0.05
     scrape_interval_seconds: int = 30  # DCGM scrape interval; gaps over 3 of them are `unmonitored`
     budgets: dict[str, Decimal] = field(default_factory=dict)  # project -> monthly budget, bill currency
+    # Kubernetes pods: namespace -> project, and the pod labels naming a project (first present wins)
+    kubernetes_namespaces: dict[str, str] = field(default_factory=dict)
+    kubernetes_project_labels: list[str] = field(default_factory=lambda: list(DEFAULT_KUBERNETES_PROJECT_LABELS))
     source: str | None = None  # the file this came from, None for built-in defaults
 
     def cluster(self, name: str) -> ClusterConfig:
@@ -103,6 +109,7 @@ def load_config(path: str | Path | None) -> OrgConfig:
             columns=tuple(cols) if cols else None,
         )
     idle = raw.get("idle") or {}
+    kubernetes = raw.get("kubernetes") or {}
     quarantine = raw.get("quarantine") or {}
     return OrgConfig(
         teams={str(t): list((v or {}).get("projects", [])) for t, v in (raw.get("teams") or {}).items()},
@@ -119,6 +126,9 @@ def load_config(path: str | Path | None) -> OrgConfig:
         quarantine_max_share=float(quarantine.get("max_share", 0.05)),
         scrape_interval_seconds=int((raw.get("telemetry") or {}).get("scrape_interval_seconds", 30)),
         budgets={str(k): _money(path, k, v) for k, v in (raw.get("budgets") or {}).items()},
+        kubernetes_namespaces={str(k): str(v) for k, v in (kubernetes.get("namespaces") or {}).items()},
+        kubernetes_project_labels=[str(k) for k in kubernetes["project_labels"]]
+        if kubernetes.get("project_labels") is not None else list(DEFAULT_KUBERNETES_PROJECT_LABELS),
         source=str(path),
     )
 

@@ -78,7 +78,7 @@ def _totals(source: Source, staged: pl.DataFrame) -> dict:
             "first_charge": _iso(staged["charge_period_start"].min()),
             "last_charge": _iso(staged["charge_period_end"].max()),
         }
-    if source.name == "slurm":
+    if source.name in ("slurm", "kubernetes"):
         if staged.height == 0:
             return {"jobs": 0, "steps": 0, "gpu_seconds": 0}
         # A job is in every daily export it overlapped: keep its latest record. Submit tells a requeued

@@ -1,10 +1,13 @@
-from pipelines.ingest.sources import SLURM
+from pipelines.ingest.sources import KUBERNETES, SLURM
 from pipelines.lib.ingest_asset import staging_asset
 
 stg_slurm__job_records = staging_asset(
     SLURM,
+    KUBERNETES,
     group="scheduler",
-    description="""Slurm accounting records from `scheduler/slurm/<cluster>/` (sacct -P), allocations and steps,
+    description="""Job allocations: Slurm accounting records from `scheduler/slurm/<cluster>/` (sacct -P),
+allocations and steps, and Kubernetes GPU pods from `scheduler/kubernetes/<cluster>/` (kubectl pod
+JSON lines, one allocation per pod, job id `namespace/pod`),
 with times converted from the cluster's time zone to UTC, GPUs counted from AllocTRES and node
 lists expanded. A job seen in several daily exports keeps one row per export.""",
 )

@@ -1,0 +1,359 @@
+"""Kubernetes pod records → staging.stg_slurm__job_records rows, one allocation row per GPU pod.
+
+Landing: `scheduler/kubernetes/<cluster>/**/*.jsonl`, one `kubectl get pods -o json` item a line (batch Job,
+Kueue-admitted and Kubeflow PyTorchJob pods alike). A line holding a whole `{"kind": "List"|"PodList",
+"items": [...]}` is expanded into its items, and a file that is one pretty-printed JSON document (plain
+`kubectl get pods -o json > file`) is read as if it were one line. Pods are staged beside Slurm records, so
+the ledger reads one table of job allocations; every pod is an allocation (`is_step = FALSE`):
+
+- `cluster` the folder under `scheduler/kubernetes/`; `job_key` = `metadata.uid` (else `namespace/name`);
+  `job_id` = `namespace/name`, exactly the DCGM exporter's Kubernetes job label, which the ledger matches;
+- `job_name` the controlling owner (the Job, PyTorchJob, …; `ownerReferences` entry with `controller: true`,
+  else the first), else the pod name; `user_name` the label, else the annotation, `gpuledger.dev/user` or `user`;
+- `account` = the pod's **project**, so that the ledger's account → project lookup finds it: the value of
+  the first of `kubernetes.project_labels` (config; default `project`, `gpuledger.dev/project`) the pod
+  carries, else `kubernetes.namespaces[<namespace>]`, else the namespace itself. A `slurm_accounts` entry
+  for that value still applies on top, as for any account;
+- `partition` the `spec.nodeSelector` instance type (`node.kubernetes.io/instance-type`, or its `beta.`
+  spelling); `qos` = `spec.priorityClassName`;
+- `state` from `status.phase`: Succeeded → COMPLETED, Running → RUNNING, Pending → PENDING, Failed →
+  TIMEOUT (pod or container reason `DeadlineExceeded`), PREEMPTED (reason `Evicted`/`Preempted`/
+  `Preempting`, or a true `DisruptionTarget` condition), NODE_FAIL (`DisruptionTarget` by
+  `DeletionByTaintManager`), OUT_OF_MEMORY (a container's `state` or `lastState` terminated `OOMKilled`),
+  else FAILED, checked in that order (the pod-level cause is the final one). Any other phase, `Unknown`
+  included (node lost), is quarantined;
+- `exit_code` `N:0` of the first terminated container with a non-zero exit code, else of the first
+  terminated container (Kubernetes reports signals as 128+N in the code itself);
+- `submit_ts` = `metadata.creationTimestamp`, `start_ts` = `status.startTime` (NULL while pending), `end_ts`
+  for Succeeded/Failed pods the latest container `state.terminated.finishedAt`, or, when no container
+  recorded one (an evicted pod often has none), the latest condition `lastTransitionTime`; NULL otherwise;
+- `gpus` = Σ over containers of `nvidia.com/gpu` + `amd.com/gpu` (limits, else requests; quantities are
+  strings in the JSON), or the largest init container's request when larger (Kubernetes' effective pod
+  request). MIG slices (`nvidia.com/mig-<profile>`) are not whole GPUs: they count 0 here and are listed in
+  `alloc_tres` (`gres/gpu=0,nvidia.com/mig-1g.10gb=1,node=1`); MIG series are attributed separately;
+- `node_count` 1, `node_list` = `spec.nodeName`, `hosts` = [nodeName] (NULL while unscheduled);
+- `run_id` the first label present of `gpuledger.dev/run-id`, `run_id` (not a PyTorchJob's
+  `training.kubeflow.org/job-name`: its master and worker pods run side by side, and the ledger reads
+  the jobs of a run as one after another, so a failed master would look resumed by its worker);
+  `restarts` = Σ containers' `restartCount`; `comment`, `cancelled_by`, arrays, `parent_job_key` NULL.
+
+Pods requesting no GPU (nor MIG slice) are skipped, counted in `dropped["no_gpu"]`. Lines that are not JSON
+or not a pod object, pods without `metadata.name`, GPU quantities that are not whole numbers, unknown phases,
+unparseable times and pods finishing before they started are quarantined (`row_ref` `line N`, or
+`line N item K` inside a list) through the `SlurmJobRecord` contract, like any sacct record.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from models.landing import SlurmJobRecord
+from pipelines.ingest.common import RAW, Parsed, cast_failures, file_reject, split_by_contract, to_utc
+from pipelines.ingest.slurm import STAGED
+from pipelines.lib.config import OrgConfig
+
+SOURCE = "kubernetes"
+GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
+MIG_PREFIX = "nvidia.com/mig-"
+INSTANCE_TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+USER_KEYS = ("gpuledger.dev/user", "user")
+RUN_ID_LABELS = ("gpuledger.dev/run-id", "run_id")
+PHASE_STATES = {"Succeeded": "COMPLETED", "Running": "RUNNING", "Pending": "PENDING", "Failed": "FAILED"}
+PREEMPT_REASONS = {"Evicted", "Preempted", "Preempting"}
+TIMEOUT_REASONS = {"DeadlineExceeded"}
+
+# raw values kept for the quarantine payload (and as the inputs of the time casts)
+RAW_FIELDS = ["namespace", "name", "uid", "phase", "creationTimestamp", "startTime", "finishedAt", "gpus", "line"]
+RAW_COLUMNS = [RAW + f for f in RAW_FIELDS]
+
+_SCHEMA: dict[str, pl.DataType] = {
+    "_row": pl.Int64,
+    "_item": pl.Int64,
+    "_pre_errors": pl.List(pl.String),
+    **{c: pl.String for c in RAW_COLUMNS},
+    "job_key": pl.String,
+    "job_id": pl.String,
+    "job_name": pl.String,
+    "user_name": pl.String,
+    "account": pl.String,
+    "partition": pl.String,
+    "qos": pl.String,
+    "state": pl.String,
+    "exit_code": pl.String,
+    "alloc_tres": pl.String,
+    "gpus": pl.Int32,
+    "node_list": pl.String,
+    "hosts": pl.List(pl.String),
+    "run_id": pl.String,
+    "restarts": pl.Int32,
+}
+
+
+def parse(path: Path, file: str, cluster: str, cfg: OrgConfig) -> Parsed:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except Exception as err:
+        return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, f"unreadable pod file: {err}"))
+    records: list[dict[str, Any]] = []
+    dropped = 0
+    for line_no, item_no, obj, error in _objects(text):
+        if error is not None:
+            records.append({"_row": line_no, "_item": item_no, "_pre_errors": [error], RAW + "line": obj})
+            continue
+        row = _pod_row(obj, cfg)
+        if row is None:
+            dropped += 1
+            continue
+        records.append({"_row": line_no, "_item": item_no, **row})
+    parsed = _stage(pl.DataFrame(records, schema=_SCHEMA), file, cluster)
+    if dropped:
+        parsed.dropped["no_gpu"] = dropped
+    return parsed
+
+
+def _objects(text: str):
+    """Yields (line number, item number or None, pod object, None) or (line, item, raw text, reason)."""
+    lines = text.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return
+    try:
+        json.loads(lines[first])
+    except ValueError:
+        try:  # a pretty-printed document: the whole file is one record
+            whole = json.loads(text)
+        except ValueError:
+            pass
+        else:
+            yield from _expand(first + 1, whole, text)
+            return
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as err:
+            yield n, None, line, f"not JSON: {err}"
+            continue
+        yield from _expand(n, obj, line)
+
+
+def _expand(n: int, obj: Any, raw: str):
+    if isinstance(obj, dict) and isinstance(obj.get("items"), list) and "spec" not in obj:  # List / PodList
+        for k, item in enumerate(obj["items"], start=1):
+            if isinstance(item, dict):
+                yield n, k, item, None
+            else:
+                yield n, k, json.dumps(item), "list item is not a pod object"
+    elif isinstance(obj, dict):
+        yield n, None, obj, None
+    else:
+        yield n, None, raw, "not a pod object (a JSON object per line, or a List of pods)"
+
+
+def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | None:
+    """A pod's staging values (times still raw text), or None when it requests no GPU."""
+    meta = _dict(pod.get("metadata"))
+    spec = _dict(pod.get("spec"))
+    status = _dict(pod.get("status"))
+    errors: list[str] = []
+
+    gpus, mig, gpu_errors, has_gpu = _gpu_request(spec)
+    if not has_gpu:
+        return None
+    errors += gpu_errors
+
+    name = _str(meta.get("name"))
+    namespace = _str(meta.get("namespace")) or "default"
+    if not name:
+        errors.append("pod has no metadata.name")
+    labels = {str(k): _str(v) for k, v in _dict(meta.get("labels")).items()}
+    annotations = {str(k): _str(v) for k, v in _dict(meta.get("annotations")).items()}
+    job_id = f"{namespace}/{name}" if name else None
+
+    phase = _str(status.get("phase"))
+    state = _state(phase, status)
+    if phase is None:
+        errors.append("pod has no status.phase")
+    elif state is None:
+        errors.append(f"phase '{phase}' is not a pod phase gpuledger stages (Succeeded, Failed, Running, Pending)")
+
+    containers = [_dict(c) for c in status.get("containerStatuses") or [] if isinstance(c, dict)]
+    terminated = [_dict(_dict(c.get("state")).get("terminated")) for c in containers]
+    terminated = [t for t in terminated if t]
+    finished = [f for t in terminated if (f := _str(t.get("finishedAt")))]
+    end_raw = None
+    if phase in ("Succeeded", "Failed"):
+        # the API server writes RFC 3339 UTC (`...Z`), which sorts as text; the parse proper (and its
+        # quarantine on failure) happens in `_stage`
+        transitions = [t for c in status.get("conditions") or [] if isinstance(c, dict)
+                       if (t := _str(c.get("lastTransitionTime")))]
+        end_raw = max(finished, default=None) or max(transitions, default=None)
+
+    owners = [_dict(o) for o in meta.get("ownerReferences") or [] if isinstance(o, dict)]
+    owner = next((o for o in owners if o.get("controller")), owners[0] if owners else {})
+    selector = {str(k): _str(v) for k, v in _dict(spec.get("nodeSelector")).items()}
+    node = _str(spec.get("nodeName"))
+    project = (
+        next((labels[k] for k in cfg.kubernetes_project_labels if labels.get(k)), None)
+        or cfg.kubernetes_namespaces.get(namespace)
+        or namespace
+    )
+    tres = [f"gres/gpu={gpus if gpus is not None else '?'}", *(f"{k}={v}" for k, v in mig.items()), "node=1"]
+    return {
+        "_pre_errors": errors,
+        RAW + "namespace": namespace,
+        RAW + "name": name,
+        RAW + "uid": _str(meta.get("uid")),
+        RAW + "phase": phase,
+        RAW + "creationTimestamp": _str(meta.get("creationTimestamp")),
+        RAW + "startTime": _str(status.get("startTime")),
+        RAW + "finishedAt": end_raw,
+        RAW + "gpus": str(gpus) if gpus is not None else None,
+        "job_key": _str(meta.get("uid")) or job_id,
+        "job_id": job_id,
+        "job_name": _str(owner.get("name")) or name,
+        "user_name": next((v for k in USER_KEYS if (v := labels.get(k))), None)
+        or next((v for k in USER_KEYS if (v := annotations.get(k))), None),
+        "account": project,
+        "partition": next((v for k in INSTANCE_TYPE_KEYS if (v := selector.get(k))), None),
+        "qos": _str(spec.get("priorityClassName")),
+        "state": state,
+        "exit_code": _exit_code(terminated),
+        "alloc_tres": ",".join(tres),
+        "gpus": gpus,
+        "node_list": node,
+        "hosts": [node] if node else None,
+        "run_id": next((v for k in RUN_ID_LABELS if (v := labels.get(k))), None),
+        "restarts": sum(_int(c.get("restartCount")) or 0 for c in containers),
+    }
+
+
+def _gpu_request(spec: dict[str, Any]) -> tuple[int | None, dict[str, int], list[str], bool]:
+    """(whole GPUs, MIG slices by resource, errors, whether the pod asks for any GPU or slice)."""
+    errors: list[str] = []
+    mig: dict[str, int] = {}
+    has_gpu = False
+
+    def request(container: dict[str, Any]) -> int:
+        nonlocal has_gpu
+        res = _dict(container.get("resources"))
+        limits, requests = _dict(res.get("limits")), _dict(res.get("requests"))
+        whole = 0
+        for key in {*limits, *requests}:
+            is_gpu, is_mig = key in GPU_RESOURCES, str(key).startswith(MIG_PREFIX)
+            if not (is_gpu or is_mig):
+                continue
+            has_gpu = True
+            raw = limits.get(key, requests.get(key))
+            n = _int(raw)
+            if n is None or n < 0:
+                errors.append(f"{key} '{raw}' is not a whole number of devices")
+                continue
+            if is_gpu:
+                whole += n
+            else:  # a MIG slice is a fraction of a GPU: no whole GPU, listed in alloc_tres only
+                mig[key] = mig.get(key, 0) + n
+        return whole
+
+    main = sum(request(_dict(c)) for c in spec.get("containers") or [])
+    init = max((request(_dict(c)) for c in spec.get("initContainers") or []), default=0)
+    return (None if errors else max(main, init)), mig, errors, has_gpu
+
+
+def _state(phase: str | None, status: dict[str, Any]) -> str | None:
+    if phase != "Failed":
+        return PHASE_STATES.get(phase or "")
+    reasons = {_str(status.get("reason"))}
+    containers = [_dict(c) for c in status.get("containerStatuses") or [] if isinstance(c, dict)]
+    container_reasons = {
+        _str(_dict(_dict(c.get(which)).get("terminated")).get("reason")) for c in containers for which in ("state", "lastState")
+    }
+    disruption = {
+        _str(c.get("reason"))
+        for c in status.get("conditions") or []
+        if isinstance(c, dict) and c.get("type") == "DisruptionTarget" and str(c.get("status")) == "True"
+    }
+    if (reasons | container_reasons) & TIMEOUT_REASONS:
+        return "TIMEOUT"
+    if "DeletionByTaintManager" in disruption:
+        return "NODE_FAIL"
+    if reasons & PREEMPT_REASONS or disruption:
+        return "PREEMPTED"
+    if "OOMKilled" in container_reasons:
+        return "OUT_OF_MEMORY"
+    return "FAILED"
+
+
+def _exit_code(terminated: list[dict[str, Any]]) -> str | None:
+    codes = [c for t in terminated if (c := _int(t.get("exitCode"))) is not None]
+    if not codes:
+        return None
+    return f"{next((c for c in codes if c != 0), codes[0])}:0"
+
+
+def _stage(df: pl.DataFrame, file: str, cluster: str) -> Parsed:
+    df = df.with_columns(
+        pl.lit(file).alias("_file"),
+        pl.lit(cluster).alias("cluster"),
+        pl.lit(False).alias("is_step"),
+        pl.lit(None, dtype=pl.String).alias("parent_job_key"),
+        pl.lit(None, dtype=pl.String).alias("array_job_id"),
+        pl.lit(None, dtype=pl.String).alias("array_task_id"),
+        pl.lit(None, dtype=pl.String).alias("cancelled_by"),
+        pl.lit(None, dtype=pl.String).alias("comment"),
+        pl.lit(1, dtype=pl.Int32).alias("node_count"),
+        to_utc(RAW + "creationTimestamp").alias("submit_ts"),
+        to_utc(RAW + "startTime").alias("start_ts"),
+        to_utc(RAW + "finishedAt").alias("end_ts"),
+    )
+    casts = {
+        "submit_ts": (RAW + "creationTimestamp", "a time"),
+        "start_ts": (RAW + "startTime", "a time"),
+        "end_ts": (RAW + "finishedAt", "a time"),
+    }
+    df = df.with_columns(
+        pl.concat_list(pl.col("_pre_errors").fill_null([]), cast_failures(df, casts)).list.drop_nulls().alias("_errors")
+    )
+    staged, rejects = split_by_contract(
+        df,
+        SlurmJobRecord,
+        source=SOURCE,
+        file=file,
+        staged_columns=STAGED,
+        raw_columns=RAW_COLUMNS,
+        row_ref=pl.when(pl.col("_item").is_null())
+        .then(pl.format("line {}", pl.col("_row")))
+        .otherwise(pl.format("line {} item {}", pl.col("_row"), pl.col("_item"))),
+        reject_extras={"day": pl.coalesce(pl.col("start_ts"), pl.col("submit_ts")).dt.date()},
+    )
+    return Parsed(rows=staged, rejects=rejects)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _int(value: Any) -> int | None:
+    """A whole number from a JSON number or a Kubernetes quantity string without suffix ("8", 8, 8.0)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        return None
+    return int(number) if number.is_integer() else None
+

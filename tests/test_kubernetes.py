@@ -1,0 +1,215 @@
+import json
+from datetime import datetime
+
+import pytest
+
+from pipelines.ingest import kubernetes, slurm
+from pipelines.lib.config import ClusterConfig, OrgConfig, load_config
+
+FILE = "scheduler/kubernetes/k8s-east/pods-2024-05-01.jsonl"
+CFG = OrgConfig(kubernetes_namespaces={"ml-research": "llm-7b", "vision": "vision-x"})
+
+
+def _pod(name, namespace="ml-research", *, phase="Succeeded", gpus="8", node="gpu-node-1", uid=None,
+         labels=None, owner=None, created="2024-05-01T09:58:00Z", start="2024-05-01T10:00:00Z",
+         finished="2024-05-01T12:00:00Z", exit_code=0, reason=None, pod_reason=None, restarts=0,
+         resources=None, extra_status=None, spec_extra=None):
+    terminated = None
+    if finished is not None:
+        terminated = {"exitCode": exit_code, "startedAt": start, "finishedAt": finished,
+                      **({"reason": reason} if reason else {})}
+    container_status = {"name": "main", "restartCount": restarts,
+                        "state": {"terminated": terminated} if terminated else {"running": {"startedAt": start}}}
+    limits = resources if resources is not None else ({"cpu": "16", "nvidia.com/gpu": gpus} if gpus else {"cpu": "4"})
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name, "namespace": namespace, "uid": uid or f"uid-{name}", "creationTimestamp": created,
+            "labels": labels or {},
+            **({"ownerReferences": [{"kind": owner[0], "name": owner[1], "controller": True}]} if owner else {}),
+        },
+        "spec": {"nodeName": node, "containers": [{"name": "main", "resources": {"limits": limits}}], **(spec_extra or {})},
+        "status": {"phase": phase, "startTime": start, "containerStatuses": [container_status], **(extra_status or {})},
+    }
+    if pod_reason:
+        pod["status"]["reason"] = pod_reason
+    if start is None:
+        del pod["status"]["startTime"]
+        pod["status"]["containerStatuses"] = []
+        del pod["spec"]["nodeName"]
+    return pod
+
+
+def _lines():
+    pt_labels = {"training.kubeflow.org/job-name": "llama-ft", "training.kubeflow.org/replica-type": "master"}
+    master = _pod("llama-ft-master-0", labels={**pt_labels, "project": "llm-70b", "user": "alice"},
+                  owner=("PyTorchJob", "llama-ft"), node="gpu-node-1",
+                  spec_extra={"priorityClassName": "high", "nodeSelector": {"node.kubernetes.io/instance-type": "p4d.24xlarge"}})
+    worker = _pod("llama-ft-worker-0", labels={**pt_labels, "training.kubeflow.org/replica-type": "worker", "project": "llm-70b"},
+                  owner=("PyTorchJob", "llama-ft"), node="gpu-node-2", finished="2024-05-01T12:00:05Z", restarts=2)
+    kueue = _pod("eval-job-x7k2p", namespace="vision", owner=("Job", "eval-job"), gpus="4", node="gpu-node-3",
+                 labels={"kueue.x-k8s.io/queue-name": "team-a", "gpuledger.dev/run-id": "run-42", "job-name": "eval-job"})
+    oom = _pod("oom-pod", namespace="scratch", phase="Failed", exit_code=137, reason="OOMKilled", gpus="1",
+               finished="2024-05-01T10:30:00Z")
+    evicted = _pod("evicted-pod", phase="Failed", pod_reason="Evicted", gpus="2", finished=None,
+                   extra_status={"conditions": [{"type": "Ready", "status": "False",
+                                                 "lastTransitionTime": "2024-05-01T11:15:00Z"}]})
+    pending = _pod("pending-pod", phase="Pending", start=None, finished=None)
+    cpu_only = _pod("cpu-only", gpus=None)
+    mig = _pod("mig-pod", resources={"nvidia.com/mig-1g.10gb": "1"}, node="gpu-node-4")
+    amd_in_list = _pod("amd-pod", resources={"amd.com/gpu": 2}, node="mi300-1")
+    cpu_in_list = _pod("cpu-in-list", gpus=None)
+    pod_list = {"apiVersion": "v1", "kind": "List", "items": [amd_in_list, cpu_in_list], "metadata": {"resourceVersion": ""}}
+    backwards = _pod("backwards", start="2024-05-01T12:00:00Z", finished="2024-05-01T11:00:00Z")
+    bad_time = _pod("bad-time", start="yesterday-ish")
+    nameless = _pod("x")
+    del nameless["metadata"]["name"]
+    unknown = _pod("lost-node", phase="Unknown", finished=None)
+    deadline = _pod("too-slow", phase="Failed", pod_reason="DeadlineExceeded", exit_code=143)
+    return [
+        json.dumps(master),        # 1
+        json.dumps(worker),        # 2
+        json.dumps(kueue),         # 3
+        json.dumps(oom),           # 4
+        "",                        # 5: blank, skipped
+        json.dumps(evicted),       # 6
+        json.dumps(pending),       # 7
+        json.dumps(cpu_only),      # 8: dropped
+        json.dumps(mig),           # 9
+        json.dumps(pod_list),      # 10: PodList, item 2 dropped
+        '{"metadata": {"name": "truncated"',  # 11: broken
+        json.dumps(backwards),     # 12
+        json.dumps(bad_time),      # 13
+        json.dumps(nameless),      # 14
+        json.dumps(unknown),       # 15
+        json.dumps(deadline),      # 16
+        "[1, 2]",                  # 17: JSON but not a pod
+    ]
+
+
+@pytest.fixture
+def parsed(tmp_path):
+    path = tmp_path / "pods.jsonl"
+    path.write_text("\n".join(_lines()) + "\n")
+    return kubernetes.parse(path, FILE, "k8s-east", CFG)
+
+
+def _by_id(rows):
+    return {r["job_id"]: r for r in rows.iter_rows(named=True)}
+
+
+def test_schema_matches_slurm_staging(parsed, tmp_path):
+    sacct = tmp_path / "sacct.psv"
+    sacct.write_text("JobIDRaw|JobID|State|Start|End|AllocTRES|NodeList\n"
+                     "1|1|COMPLETED|2024-05-01T00:00:00|2024-05-01T01:00:00|gres/gpu=1,node=1|n1\n")
+    reference = slurm.parse(sacct, "x.psv", "west", ClusterConfig())
+    assert parsed.rows.columns == slurm.STAGED
+    assert parsed.rows.schema == reference.rows.schema
+    assert parsed.rejects.schema == reference.rejects.schema
+
+
+def test_pytorchjob_pods(parsed):
+    rows = _by_id(parsed.rows)
+    master, worker = rows["ml-research/llama-ft-master-0"], rows["ml-research/llama-ft-worker-0"]
+    assert master == {
+        "_file": FILE, "_row": 1, "cluster": "k8s-east", "job_key": "uid-llama-ft-master-0",
+        "job_id": "ml-research/llama-ft-master-0", "parent_job_key": None, "is_step": False,
+        "array_job_id": None, "array_task_id": None, "job_name": "llama-ft", "user_name": "alice",
+        "account": "llm-70b",  # the project label wins over the namespace mapping
+        "partition": "p4d.24xlarge", "qos": "high", "state": "COMPLETED", "cancelled_by": None,
+        "exit_code": "0:0", "submit_ts": datetime(2024, 5, 1, 9, 58), "start_ts": datetime(2024, 5, 1, 10),
+        "end_ts": datetime(2024, 5, 1, 12), "alloc_tres": "gres/gpu=8,node=1", "gpus": 8, "node_count": 1,
+        "node_list": "gpu-node-1", "hosts": ["gpu-node-1"], "comment": None, "run_id": None,  # the PyTorchJob name is no run id: master and worker run side by side "restarts": 0,
+    }
+    assert worker["hosts"] == ["gpu-node-2"] and worker["gpus"] == 8 and worker["restarts"] == 2
+    assert worker["end_ts"] == datetime(2024, 5, 1, 12, 0, 5) and worker["user_name"] is None
+    assert worker["run_id"] is None and worker["partition"] is None and worker["qos"] is None
+
+
+def test_kueue_job_pod_and_project_resolution(parsed):
+    rows = _by_id(parsed.rows)
+    kueue = rows["vision/eval-job-x7k2p"]
+    assert (kueue["state"], kueue["gpus"], kueue["job_name"], kueue["run_id"]) == ("COMPLETED", 4, "eval-job", "run-42")
+    assert kueue["account"] == "vision-x"  # namespace mapping
+    assert rows["scratch/oom-pod"]["account"] == "scratch"  # unmapped namespace: the namespace itself
+    assert rows["ml-research/evicted-pod"]["account"] == "llm-7b"
+    assert rows["ml-research/evicted-pod"]["job_name"] == "evicted-pod"  # no owner: the pod name
+
+
+def test_failure_states(parsed):
+    rows = _by_id(parsed.rows)
+    oom = rows["scratch/oom-pod"]
+    assert (oom["state"], oom["exit_code"], oom["gpus"]) == ("OUT_OF_MEMORY", "137:0", 1)
+    assert oom["end_ts"] == datetime(2024, 5, 1, 10, 30)
+    evicted = rows["ml-research/evicted-pod"]
+    assert evicted["state"] == "PREEMPTED" and evicted["exit_code"] is None
+    # no container finished: the pod's last condition transition stands for its end
+    assert evicted["end_ts"] == datetime(2024, 5, 1, 11, 15)
+    slow = rows["ml-research/too-slow"]
+    assert (slow["state"], slow["exit_code"]) == ("TIMEOUT", "143:0")
+
+
+def test_pending_mig_and_list(parsed):
+    rows = _by_id(parsed.rows)
+    pending = rows["ml-research/pending-pod"]
+    assert pending["state"] == "PENDING" and pending["start_ts"] is None and pending["end_ts"] is None
+    assert pending["hosts"] is None and pending["node_list"] is None and pending["gpus"] == 8
+    mig = rows["ml-research/mig-pod"]
+    assert mig["gpus"] == 0 and mig["alloc_tres"] == "gres/gpu=0,nvidia.com/mig-1g.10gb=1,node=1"
+    amd = rows["ml-research/amd-pod"]
+    assert (amd["gpus"], amd["_row"], amd["hosts"]) == (2, 10, ["mi300-1"])
+    assert "ml-research/cpu-only" not in rows and "ml-research/cpu-in-list" not in rows
+    assert parsed.dropped == {"no_gpu": 2}
+    assert parsed.rows.height == 9
+
+
+def test_quarantine(parsed):
+    rejects = {r["row_ref"]: r for r in parsed.rejects.iter_rows(named=True)}
+    assert set(rejects) == {"line 11", "line 12", "line 13", "line 14", "line 15", "line 17"}
+    assert all(r["source"] == "kubernetes" and r["file"] == FILE for r in rejects.values())
+    assert rejects["line 11"]["reason"].startswith("not JSON")
+    assert json.loads(rejects["line 11"]["payload"])["line"] == '{"metadata": {"name": "truncated"'
+    assert rejects["line 12"]["reason"] == "End must not be before Start"
+    assert rejects["line 12"]["day"] is not None
+    assert rejects["line 13"]["reason"] == "startTime 'yesterday-ish' is not a time"
+    assert rejects["line 14"]["reason"] == "pod has no metadata.name"
+    assert "phase 'Unknown'" in rejects["line 15"]["reason"]
+    assert rejects["line 17"]["reason"].startswith("not a pod object")
+    payload = json.loads(rejects["line 12"]["payload"])
+    assert payload["name"] == "backwards" and payload["finishedAt"] == "2024-05-01T11:00:00Z"
+
+
+def test_list_item_quarantine_ref_and_pretty_printed_file(tmp_path):
+    broken = _pod("broken", start="nope")
+    good = _pod("good")
+    doc = {"apiVersion": "v1", "kind": "List", "items": [good, broken]}
+    path = tmp_path / "pods.jsonl"
+    path.write_text(json.dumps(doc, indent=2))  # plain `kubectl get pods -o json` output
+    out = kubernetes.parse(path, FILE, "k8s-east", OrgConfig())
+    assert out.rows["job_id"].to_list() == ["ml-research/good"]
+    assert out.rejects["row_ref"].to_list() == ["line 1 item 2"]
+
+
+def test_bad_gpu_quantity_and_empty_file(tmp_path):
+    path = tmp_path / "pods.jsonl"
+    path.write_text(json.dumps(_pod("half", resources={"nvidia.com/gpu": "500m"})) + "\n")
+    out = kubernetes.parse(path, FILE, "k8s-east", OrgConfig())
+    assert out.rows.height == 0
+    assert out.rejects["reason"].to_list() == ["nvidia.com/gpu '500m' is not a whole number of devices"]
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    out = kubernetes.parse(empty, FILE, "k8s-east", OrgConfig())
+    assert out.rows.height == 0 and out.rejects.height == 0 and out.rows.columns == slurm.STAGED
+
+
+def test_config_loads_kubernetes_section(tmp_path):
+    cfg_path = tmp_path / "org.yaml"
+    cfg_path.write_text("kubernetes:\n  namespaces:\n    ml-research: llm-7b\n  project_labels: [team-project]\n")
+    cfg = load_config(cfg_path)
+    assert cfg.kubernetes_namespaces == {"ml-research": "llm-7b"}
+    assert cfg.kubernetes_project_labels == ["team-project"]
+    assert OrgConfig().kubernetes_project_labels == ["project", "gpuledger.dev/project"]
+    path = tmp_path / "pods.jsonl"
+    path.write_text(json.dumps(_pod("p", labels={"team-project": "special", "project": "ignored"})) + "\n")
+    assert kubernetes.parse(path, FILE, "c", cfg).rows["account"].to_list() == ["special"]

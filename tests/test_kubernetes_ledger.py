@@ -1,0 +1,49 @@
+"""A Kubernetes GPU pod through the whole ledger, by hand: the DCGM exporter labels its GPUs with
+`namespace/pod`, which is the pod's job id, and its namespace maps to a project in the config."""
+
+import json
+from datetime import date
+from decimal import Decimal
+
+import duckdb
+
+from tests.e2e import run_pipeline
+from tests.scenario_builder import Activity, Landing, utc
+
+DAY = date(2026, 11, 2)
+
+
+def test_a_pod_is_a_job_of_the_ledger(tmp_path):
+    L = Landing(tmp_path)
+    L.config = {"teams": {"ml": {"projects": ["llm"]}}, "kubernetes": {"namespaces": {"ml-train": "llm"}}}
+    L.node("k8s-gpu-1", cluster="k1")
+    L.node_hours("k8s-gpu-1", utc(2026, 11, 2), 24, "36")  # $36/h = $0.00125 per GPU-second
+    # busy 02:00–06:00, then stuck at 0 % until the OOM kill at 08:00
+    L.telemetry("k8s-gpu-1", [DAY], [Activity(utc(2026, 11, 2, 2), utc(2026, 11, 2, 6), "ml-train/train-0", True),
+                                     Activity(utc(2026, 11, 2, 6), utc(2026, 11, 2, 8), "ml-train/train-0", False)])
+    L.write()
+    pod = {
+        "metadata": {"name": "train-0", "namespace": "ml-train", "uid": "u-1", "creationTimestamp": "2026-11-02T01:59:00Z",
+                     "labels": {"job-name": "train"}},
+        "spec": {"nodeName": "k8s-gpu-1", "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "8"}}}]},
+        "status": {"phase": "Failed", "startTime": "2026-11-02T02:00:00Z", "containerStatuses": [
+            {"name": "c", "restartCount": 0, "state": {"terminated": {
+                "reason": "OOMKilled", "exitCode": 137, "startedAt": "2026-11-02T02:00:00Z",
+                "finishedAt": "2026-11-02T08:00:00Z"}}}]},
+    }
+    pods = L.landing / "scheduler" / "kubernetes" / "k1" / "pods.jsonl"
+    pods.parent.mkdir(parents=True)
+    pods.write_text(json.dumps(pod) + "\n")
+
+    assert not run_pipeline(L.landing, L.warehouse, L.config_path, [DAY])
+    with duckdb.connect(str(L.warehouse), read_only=True) as con:
+        (job,) = con.execute(
+            """SELECT job_id, team, project, state, gpu_seconds, failed_job_gpu_seconds, allocated_idle_gpu_seconds,
+                      effective_cost FROM marts.fct_job_cost""").fetchall()
+        cells = dict(((t, c), (e, g)) for t, c, e, g in con.execute(
+            "SELECT team, category, effective_cost, gpu_seconds FROM marts.fct_cost_daily").fetchall())
+    # 6 h × 8 GPUs; the busy 4 h of a job that failed unresumed are failed_job, the 2 h at 0 % are idle
+    assert job == ("ml-train/train-0", "ml", "llm", "OUT_OF_MEMORY", 172800.0, 115200.0, 57600.0, Decimal("216"))
+    assert cells[("ml", "failed_job")] == (Decimal("144"), 115200.0)
+    assert cells[("ml", "allocated_idle")] == (Decimal("72"), 57600.0)
+    assert cells[("_unallocated", "idle_unallocated")] == (Decimal("648"), 518400.0)  # the other 18 h
