@@ -47,3 +47,25 @@ def test_a_pod_is_a_job_of_the_ledger(tmp_path):
     assert cells[("ml", "failed_job")] == (Decimal("144"), 115200.0)
     assert cells[("ml", "allocated_idle")] == (Decimal("72"), 57600.0)
     assert cells[("_unallocated", "idle_unallocated")] == (Decimal("648"), 518400.0)  # the other 18 h
+
+
+def test_two_jobs_claiming_the_same_gpus_count_them_once(tmp_path):
+    L = Landing(tmp_path)
+    L.node("n1")
+    L.node_hours("n1", utc(2026, 11, 2), 24, "36")
+    # job 10 holds all 8 GPUs 00:00–12:00; job 11 claims 8 more on the same node from 06:00
+    L.job("c1", "10", account="p1", start="2026-11-02T00:00:00", end="2026-11-02T12:00:00", state="COMPLETED", host="n1")
+    L.job("c1", "11", account="p2", start="2026-11-02T06:00:00", end="2026-11-02T09:00:00", state="COMPLETED", host="n1")
+    L.telemetry("n1", [DAY], [Activity(utc(2026, 11, 2), utc(2026, 11, 2, 12), "10", True)])
+    L.write()
+    assert not run_pipeline(L.landing, L.warehouse, L.config_path, [DAY])
+    with duckdb.connect(str(L.warehouse), read_only=True) as con:
+        (row_ref, reason), = con.execute(
+            "SELECT row_ref, reason FROM ops.quarantine WHERE file = 'scheduler/slurm/c1/sacct.psv'").fetchall()
+        seconds = dict(con.execute("SELECT project, sum(gpu_seconds) FROM marts.fct_cost_daily GROUP BY 1").fetchall())
+        total = con.execute("SELECT sum(effective_cost), sum(gpu_seconds) FROM marts.fct_cost_daily").fetchall()[0]
+    assert row_ref == "line 3"
+    assert reason.startswith("claims GPUs of n1 already held: 8 GPU(s) at 2026-11-02T06:00:00Z while 8 of its 8 are "
+                             "held by job(s) 10")
+    assert seconds == {"p1": 8 * 12 * 3600.0, "_unallocated": 8 * 12 * 3600.0}  # never more than the node's GPUs
+    assert total == (Decimal("864"), 8 * 24 * 3600.0)

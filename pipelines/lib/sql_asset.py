@@ -17,6 +17,7 @@ def sql_asset(
     group: str,
     description: str,
     prepare: tuple[str, ...] = (),
+    finish: tuple[str, ...] = (),
 ) -> dg.AssetsDefinition:
     """A daily asset `<schema>/<table>` whose partition is written by sql/<schema>/<table>.sql as
     DELETE + INSERT of the day in one transaction (after the `prepare` scripts, in that transaction).
@@ -27,7 +28,7 @@ def sql_asset(
         params = {"day": date.fromisoformat(context.partition_key), **landing.org_config().sql_params()}
         with duckdb.get_connection() as con:
             bootstrap(con)
-            rows = write_day(con, table, params, prepare)
+            rows = write_day(con, table, params, prepare, finish)
         return dg.MaterializeResult(metadata={"rows": rows})
 
     return _asset

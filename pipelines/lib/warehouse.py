@@ -67,11 +67,13 @@ def _bound(statement: str, params: dict[str, object]) -> dict[str, object]:
 
 
 def write_day(
-    con: duckdb.DuckDBPyConnection, table: str, params: dict[str, object], prepare: tuple[str, ...] = ()
+    con: duckdb.DuckDBPyConnection, table: str, params: dict[str, object], prepare: tuple[str, ...] = (),
+    finish: tuple[str, ...] = (),
 ) -> int:
     """Replaces the rows of day `params['day']` in `table` (e.g. "marts/fct_cost_daily") by those of its
     query sql/<table>.sql, as DELETE + INSERT in one transaction; `prepare` scripts run first, inside
-    it (they build the temp tables the query reads). A new table takes its columns from the query.
+    it (they build the temp tables the query reads), `finish` scripts after it (they write what follows
+    from the rows, e.g. quarantine notices). A new table takes its columns from the query.
     Returns the number of rows written."""
     qualified = table.replace("/", ".")  # a constant of the caller, never input
     query = sql(table)
@@ -83,6 +85,8 @@ def write_day(
         _add_new_columns(con, qualified, query, bound)
         con.execute(f"DELETE FROM {qualified} WHERE day = $day", {"day": params["day"]})
         con.execute(f"INSERT INTO {qualified} BY NAME {query}", bound)
+        for script in finish:
+            run_sql(con, script, params)
         return con.execute(f"SELECT count(*) FROM {qualified} WHERE day = $day", {"day": params["day"]}).fetchall()[0][0]
 
 

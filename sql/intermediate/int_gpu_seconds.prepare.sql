@@ -15,7 +15,8 @@ SELECT j.job_uid, j.job_id, j.job_key, h.hostname,
        least(j.end_eff, $day::DATE + INTERVAL 1 DAY) AS w_end
 FROM intermediate.int_job_allocations j, unnest(j.hosts) AS h(hostname)
 LEFT JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = h.hostname
-WHERE j.day = $day;
+WHERE j.day = $day
+  AND j.job_uid NOT IN (SELECT job_uid FROM intermediate.int_job_conflicts WHERE day = $day);
 
 -- telemetry minutes around the day (a stretch crossing midnight is judged whole)
 CREATE OR REPLACE TEMP TABLE minutes_near AS

@@ -42,9 +42,20 @@ int_job_allocations = sql_asset(
 team and run, and the rerun-loss windows of interrupted and resuming jobs.""",
 )
 
+int_job_conflicts = sql_asset(
+    "intermediate/int_job_conflicts",
+    deps=["intermediate/int_job_allocations", "intermediate/int_nodes"],
+    group="ledger",
+    finish=("intermediate/int_job_conflicts.quarantine",),
+    description="""Jobs that claim GPUs a node does not have free (two jobs on the same GPUs at once): left
+out of the GPU-second ledger so no GPU-second counts twice, and their records quarantined with the
+jobs already holding the GPUs.""",
+)
+
 int_gpu_seconds = sql_asset(
     "intermediate/int_gpu_seconds",
-    deps=["intermediate/int_job_allocations", "intermediate/int_nodes", "staging/stg_dcgm__gpu_minutes"],
+    deps=["intermediate/int_job_allocations", "intermediate/int_job_conflicts", "intermediate/int_nodes",
+          "staging/stg_dcgm__gpu_minutes"],
     group="ledger",
     prepare=("intermediate/int_gpu_seconds.prepare",),
     description="""Allocated GPU-seconds per job, host, hour and category (rerun_loss, allocated_idle,
