@@ -22,8 +22,10 @@ int_nodes = sql_asset(
     "intermediate/int_nodes",
     deps=["intermediate/int_bill_line_hours", *STAGING],
     group="ledger",
+    finish=("intermediate/int_nodes.quarantine",),
     description="""GPU nodes known on the day, with cluster, cloud resource id, GPU model and count, pool and
-pool-owning team: from the inventory, else from bill tags, else from telemetry.""",
+pool-owning team: from the inventory, else from bill tags, else from telemetry. A GPU model the
+catalog does not know is noted in ops.quarantine (MFU on it stays NULL).""",
 )
 
 int_node_hours = sql_asset(

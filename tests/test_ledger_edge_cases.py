@@ -1,5 +1,6 @@
-"""A Kubernetes GPU pod through the whole ledger, by hand: the DCGM exporter labels its GPUs with
-`namespace/pod`, which is the pod's job id, and its namespace maps to a project in the config."""
+"""Edge cases through the whole ledger, computed by hand: a Kubernetes pod (the DCGM exporter labels
+its GPUs with `namespace/pod`, the pod's job id; its namespace maps to a project), two jobs claiming
+the same GPUs, and a GPU model the catalog does not know."""
 
 import json
 from datetime import date
@@ -69,3 +70,24 @@ def test_two_jobs_claiming_the_same_gpus_count_them_once(tmp_path):
                              "held by job(s) 10")
     assert seconds == {"p1": 8 * 12 * 3600.0, "_unallocated": 8 * 12 * 3600.0}  # never more than the node's GPUs
     assert total == (Decimal("864"), 8 * 24 * 3600.0)
+
+
+def test_a_gpu_model_nobody_knows_is_named_and_leaves_mfu_null(tmp_path):
+    L = Landing(tmp_path)
+    L.node("n1", gpu_model="NVIDIA Quantum Abacus 9000")
+    L.node_hours("n1", utc(2026, 11, 2), 24, "36")
+    L.job("c1", "10", account="p1", start="2026-11-02T00:00:00", end="2026-11-02T12:00:00", state="COMPLETED",
+          host="n1", comment="run_id=r1")
+    L.telemetry("n1", [DAY], [Activity(utc(2026, 11, 2), utc(2026, 11, 2, 12), "10", True)])
+    L.event("r1", "run_config", utc(2026, 11, 2), model={"params": 1e9, "layers": 8, "heads": 8, "head_dim": 64,
+                                                          "seq_len": 1024}, dtype="bf16", project="p1")
+    L.event("r1", "step", utc(2026, 11, 2, 1), job_id="10", step=1, tokens=1000)
+    L.write()
+    assert not run_pipeline(L.landing, L.warehouse, L.config_path, [DAY])
+    with duckdb.connect(str(L.warehouse), read_only=True) as con:
+        (file, row_ref, reason), = con.execute(
+            "SELECT file, row_ref, reason FROM ops.quarantine WHERE reason LIKE 'GPU model%'").fetchall()
+        mfu, cost = con.execute("SELECT mfu, effective_cost FROM marts.fct_run_efficiency_daily").fetchall()[0]
+    assert (file, row_ref) == ("inventory/nodes.csv", "row 1")
+    assert reason.startswith("GPU model 'NVIDIA Quantum Abacus 9000' of node n1 is not in the GPU catalog")
+    assert mfu is None and cost == Decimal("432")  # cost still attributed: 12 h × $36

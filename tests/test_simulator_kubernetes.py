@@ -1,0 +1,113 @@
+"""The simulator with one cluster (west) under Kubernetes: pod exports instead of sacct, `namespace/pod` job ids
+in telemetry, and the real pipeline's ledger against the simulator's ground truth."""
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from simulator import simulate
+from tests.e2e import run_pipeline
+
+START = dt.date(2026, 3, 2)
+DAYS = 2
+NODES = 4
+PHASES = {"Succeeded", "Failed", "Running", "Pending"}
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory):
+    out = tmp_path_factory.mktemp("kube")
+    manifest = simulate(out, START, DAYS, nodes=NODES, seed=7, kubernetes_cluster="west")
+    return out, manifest
+
+
+def _pods(out: Path) -> list[dict]:
+    files = sorted((out / "landing/scheduler/kubernetes/west").glob("pods_*.jsonl"))
+    return [json.loads(ln) for p in files for ln in p.read_text().splitlines()]
+
+
+def test_pod_files(sim):
+    out, manifest = sim
+    files = sorted((out / "landing/scheduler/kubernetes/west").glob("pods_*.jsonl"))
+    assert [p.name for p in files] == [f"pods_{START + dt.timedelta(days=i)}.jsonl" for i in range(DAYS)]
+    pods = _pods(out)
+    assert pods and len(pods) == manifest["kubernetes"]["rows"]
+    assert len({(p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods}) == manifest["kubernetes"]["pods"]
+    for p in pods:
+        md, spec, st = p["metadata"], p["spec"], p["status"]
+        assert md["namespace"].startswith("team-") and md["name"] and md["labels"]["project"]
+        assert int(spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]) >= 1
+        assert st["phase"] in PHASES
+        # a pod is bound to a node once scheduled; pending pods are not
+        assert ("nodeName" in spec) == (st["phase"] != "Pending"), p
+        if st["phase"] in ("Succeeded", "Failed"):
+            term = st["containerStatuses"][0]["state"]["terminated"]
+            assert term["finishedAt"] >= term["startedAt"] == st["startTime"]
+    assert {p["status"]["phase"] for p in pods} >= {"Succeeded", "Failed"}
+    # west has no sacct files; east keeps its own
+    assert not (out / "landing/scheduler/slurm/west").exists()
+    assert list((out / "landing/scheduler/slurm/east").glob("*.psv"))
+    assert "west: {scheduler: kubernetes" in (out / "gpuledger.yaml").read_text()
+
+
+def test_telemetry_names_pods(sim):
+    out, _ = sim
+    pods = {f'{p["metadata"]["namespace"]}/{p["metadata"]["name"]}': p for p in _pods(out)}
+    df = pl.read_parquet(out / "landing/telemetry/dcgm/**/*.parquet")
+    west = df.filter(pl.col("hostname").str.starts_with("west-") & pl.col("hpc_job").is_not_null())
+    labels = set(west["hpc_job"].unique().to_list())
+    assert labels and labels <= pods.keys()
+    # each label is seen on the node its pod ran on
+    for host, job in west.select("hostname", "hpc_job").unique().iter_rows():
+        assert pods[job]["spec"]["nodeName"] == host
+    east = df.filter(pl.col("hostname").str.starts_with("east-") & pl.col("hpc_job").is_not_null())
+    assert all("/" not in j for j in east["hpc_job"].unique().to_list())
+
+
+def test_truth_adds_up(sim):
+    out, manifest = sim
+    per_day = defaultdict(float)
+    with (out / "truth/gpu_seconds.csv").open() as fh:
+        for r in csv.DictReader(fh):
+            per_day[r["day"]] += float(r["gpu_seconds"])
+    assert len(per_day) == DAYS
+    for v in per_day.values():
+        assert v == pytest.approx(8 * 86400 * NODES)
+    assert manifest["truth"]["billed_gpu_seconds_per_day"] == 8 * 86400 * NODES
+
+
+def test_default_output_has_no_kubernetes(tmp_path):
+    m = simulate(tmp_path, START, 1, nodes=2, seed=7)
+    assert "kubernetes" not in m and not (tmp_path / "landing/scheduler/kubernetes").exists()
+
+
+def test_ledger_matches_truth(sim):
+    out, _ = sim
+    days = [START + dt.timedelta(days=i) for i in range(DAYS)]
+    warehouse = out / "warehouse.duckdb"
+    failed = run_pipeline(out / "landing", warehouse, out / "gpuledger.yaml", days)
+    assert not failed, failed
+    truth = defaultdict(float)
+    with (out / "truth/gpu_seconds.csv").open() as fh:
+        for r in csv.DictReader(fh):
+            truth[(r["day"], r["team"], r["category"])] += float(r["gpu_seconds"])
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM staging.stg_slurm__job_records WHERE cluster = 'west'").fetchone()[0]
+        rows = con.execute(
+            """SELECT strftime(day, '%Y-%m-%d'), team, category, sum(gpu_seconds) FROM marts.fct_cost_daily
+               WHERE gpu_seconds > 0 GROUP BY ALL""").fetchall()
+    got = {(d, t, c): s for d, t, c, s in rows}
+    for key in truth.keys() | got.keys():
+        want, have = truth.get(key, 0.0), got.get(key, 0.0)
+        # within 1 %, or one GPU-minute per GPU of a node for small cells (minute-resolution telemetry)
+        assert abs(have - want) <= max(0.01 * want, 8 * 60), (key, want, have)
+    for day in {k[0] for k in truth}:
+        assert sum(v for k, v in got.items() if k[0] == day) == pytest.approx(
+            sum(v for k, v in truth.items() if k[0] == day), abs=1e-6)
