@@ -2,6 +2,7 @@
 
     out/landing/bills/focus/focus_<day>.csv
     out/landing/scheduler/slurm/<cluster>/sacct_<local day>.psv
+    out/landing/scheduler/kubernetes/<cluster>/pods_<day>.jsonl   (only with kubernetes_cluster=...)
     out/landing/telemetry/dcgm/day=<day>/<hostname>.parquet
     out/landing/runs/<run_id>.jsonl
     out/landing/inventory/nodes.csv
@@ -13,6 +14,11 @@ before, nothing is submitted or logged after, and exports taken "at the end of a
 taken at the window's end. Deterministic by seed: no wall-clock time, no set iteration, fixed Parquet
 settings, and every random stream is seeded from (seed, purpose, index), so results do not depend on the
 order things are processed in.
+
+`kubernetes_cluster` (e.g. "west") runs that cluster under Kubernetes instead of Slurm: the same jobs run on
+the same GPUs (so ground truth is unchanged), but the cluster's records are pod exports instead of sacct
+files, and its jobs' ids in telemetry and trainer events are `namespace/pod` (writers_kubernetes.py has the
+mapping). Without it the output is exactly as before.
 """
 from __future__ import annotations
 
@@ -30,18 +36,21 @@ from .truth import GpuSecondsTruth, runs_truth, write_runs_truth
 from .workload import Knobs, WorkloadBuilder
 from .writers_dcgm import N_SAMPLES, short_gaps, write_node_day
 from .writers_focus import build_day, write_focus_day
+from .writers_kubernetes import assign_pod_ids, write_pods
 from .writers_inventory import write_config, write_inventory
 from .writers_runs import write_runs
 from .writers_slurm import write_sacct
 
 
 def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 7, *,
-             knobs: Knobs | None = None) -> dict:
+             knobs: Knobs | None = None, kubernetes_cluster: str | None = None) -> dict:
     """Write a simulated landing zone under `out` and return the manifest (also truth/landing_manifest.json)."""
     out = Path(out)
     knobs = knobs or Knobs()
     if days < 1:
         raise ValueError("days must be >= 1")
+    if kubernetes_cluster is not None and kubernetes_cluster not in ("east", "west"):
+        raise ValueError(f"unknown cluster {kubernetes_cluster!r}")
     t0 = int(dt.datetime(start.year, start.month, start.day, tzinfo=dt.timezone.utc).timestamp())
     t1 = t0 + days * DAY
     fleet = build_fleet(nodes, seed)
@@ -62,10 +71,22 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
             totals.add(effective, billed, cps, cpe)
         focus_files += 1
 
-    slurm = write_sacct(landing / "scheduler" / "slurm", fleet, wl.jobs, t0, t1)
+    kube = None
+    pod_overrides: dict[int, dict[int, str]] = {}    # node index -> job key -> its pod there (ranks > 0)
+    if kubernetes_cluster is None:
+        slurm = write_sacct(landing / "scheduler" / "slurm", fleet, wl.jobs, t0, t1)
+    else:
+        pods = assign_pod_ids(wl.jobs, kubernetes_cluster)    # renames the cluster's jobs to rank-0 pods
+        slurm = write_sacct(landing / "scheduler" / "slurm", fleet, wl.jobs, t0, t1,
+                            clusters=tuple(c for c in ("east", "west") if c != kubernetes_cluster))
+        kube = write_pods(landing / "scheduler" / "kubernetes", fleet, wl.jobs, pods, kubernetes_cluster, t0, t1)
+        for j in wl.jobs:
+            if j.key in pods and j.start is not None:
+                for rank, n in enumerate(j.nodes[1:], start=1):
+                    pod_overrides.setdefault(n, {})[j.key] = pods[j.key][1][rank]
     runs_stats = write_runs(landing / "runs", wl.runs, t1)
     inventory = write_inventory(landing / "inventory" / "nodes.csv", fleet)
-    write_config(out / "gpuledger.yaml", fleet)
+    write_config(out / "gpuledger.yaml", fleet, kubernetes_cluster)
 
     # telemetry and GPU-second truth, one node-day at a time
     max_key = max(j.key for j in wl.jobs) + 1
@@ -84,6 +105,11 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     dcgm = {"files": 0, "rows": 0, "samples": 0}
     for node in fleet.nodes:
         outages = wl.outages.get(node.index, [])
+        node_job_ids = job_ids
+        if node.index in pod_overrides:     # a multi-node job's telemetry on this node names its pod here
+            node_job_ids = list(job_ids)
+            for key, pid in pod_overrides[node.index].items():
+                node_job_ids[key] = pid
         for di in range(days):
             day0 = t0 + di * DAY
             day = start + dt.timedelta(days=di)
@@ -102,7 +128,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
             rng = np.random.default_rng([seed, 606, node.index, di])
             present = short_gaps(ks, hs, present, knobs.short_gaps_per_node_day, rng)
             path = landing / "telemetry" / "dcgm" / f"day={day.isoformat()}" / f"{node.hostname}.parquet"
-            rows, samples = write_node_day(path, node, day0, ks, hs, present, job_ids, mfu, fb, rng)
+            rows, samples = write_node_day(path, node, day0, ks, hs, present, node_job_ids, mfu, fb, rng)
             dcgm["files"] += 1
             dcgm["rows"] += rows
             dcgm["samples"] += samples
@@ -118,6 +144,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
                       "window_utc": [_iso(t0), _iso(t1)]},
         "focus": {"files": focus_files, **totals.as_dict()},
         "slurm": slurm,
+        **({} if kube is None else {"kubernetes": kube}),
         "dcgm": dcgm,
         "runs": runs_stats,
         "inventory": inventory,

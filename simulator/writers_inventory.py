@@ -19,10 +19,15 @@ def write_inventory(path: Path, fleet: Fleet) -> dict:
     return {"files": 1, "rows": len(fleet.nodes)}
 
 
-def config_yaml(fleet: Fleet) -> str:
+def config_yaml(fleet: Fleet, kubernetes_cluster: str | None = None) -> str:
     teams = "\n".join(f"  {t}: {{projects: [{', '.join(ps)}]}}" for t, ps in TEAMS.items())
     accounts = "\n".join(f"  {a}: {p}" for p, a in ACCOUNTS.items())
-    clusters = "\n".join(f"  {c.name}: {{scheduler: slurm, timezone: {c.timezone}}}" for c in CLUSTERS)
+    clusters = "\n".join(
+        f"  {c.name}: {{scheduler: {'kubernetes' if c.name == kubernetes_cluster else 'slurm'}, timezone: {c.timezone}}}"
+        for c in CLUSTERS)
+    kube = "" if kubernetes_cluster is None else (
+        "kubernetes:                  # pods' project is their `project` label; namespaces (team-<team>) are\n"
+        "  project_labels: [project]  # per team, not per project, so no `namespaces:` mapping is needed\n")
     pools = "\n".join(f"  {p}: {t}" for p, t in fleet.pools.items())
     return f"""\
 # gpuledger organisation config for the simulated demo fleet (written by the simulator).
@@ -39,7 +44,7 @@ tag_keys:                    # canonical key -> accepted spellings on bill lines
   cluster: [cluster]
 clusters:                    # cluster -> scheduler and time zone of its sacct times (IANA name)
 {clusters}
-pools:                       # node pool -> owning team (idle of reserved pools is charged to it);
+{kube}pools:                       # node pool -> owning team (idle of reserved pools is charged to it);
                              # pools not listed here (the *-shared pools) have no owner: their idle is _unallocated
 {pools}
 shared_cost_rule: gpu_cost   # untagged shared lines split in proportion to GPU cost that day
@@ -52,6 +57,6 @@ quarantine: {{max_share: 0.05}}    # data check: quarantined lines may hold at m
 """
 
 
-def write_config(path: Path, fleet: Fleet) -> None:
+def write_config(path: Path, fleet: Fleet, kubernetes_cluster: str | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(config_yaml(fleet), encoding="utf-8")
+    path.write_text(config_yaml(fleet, kubernetes_cluster), encoding="utf-8")

@@ -75,10 +75,11 @@ def local_days(tz: ZoneInfo, t0: int, t1: int) -> list[tuple[dt.date, int, int]]
     return out
 
 
-def write_sacct(root: Path, fleet: Fleet, jobs: list[Job], t0: int, t1: int) -> dict:
+def write_sacct(root: Path, fleet: Fleet, jobs: list[Job], t0: int, t1: int,
+                clusters: tuple[str, ...] = ("east", "west")) -> dict:
     hosts = [n.hostname for n in fleet.nodes]
     stats = {"files": 0, "rows": 0, "allocations": 0, "steps": 0, "clusters": {}}
-    for cname in ("east", "west"):
+    for cname in clusters:
         tz = ZoneInfo(CLUSTER_BY_NAME[cname].timezone)
 
         def fmt(t: int) -> str:

@@ -120,7 +120,9 @@ def test_pytorchjob_pods(parsed):
         "partition": "p4d.24xlarge", "qos": "high", "state": "COMPLETED", "cancelled_by": None,
         "exit_code": "0:0", "submit_ts": datetime(2024, 5, 1, 9, 58), "start_ts": datetime(2024, 5, 1, 10),
         "end_ts": datetime(2024, 5, 1, 12), "alloc_tres": "gres/gpu=8,node=1", "gpus": 8, "node_count": 1,
-        "node_list": "gpu-node-1", "hosts": ["gpu-node-1"], "comment": None, "run_id": None,  # the PyTorchJob name is no run id: master and worker run side by side "restarts": 0,
+        "node_list": "gpu-node-1", "hosts": ["gpu-node-1"], "comment": None,
+        "run_id": None,  # the PyTorchJob name is no run id: master and worker run side by side
+        "restarts": 0,
     }
     assert worker["hosts"] == ["gpu-node-2"] and worker["gpus"] == 8 and worker["restarts"] == 2
     assert worker["end_ts"] == datetime(2024, 5, 1, 12, 0, 5) and worker["user_name"] is None

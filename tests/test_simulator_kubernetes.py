@@ -88,9 +88,8 @@ def test_default_output_has_no_kubernetes(tmp_path):
     assert "kubernetes" not in m and not (tmp_path / "landing/scheduler/kubernetes").exists()
 
 
-def test_ledger_matches_truth(sim):
-    out, _ = sim
-    days = [START + dt.timedelta(days=i) for i in range(DAYS)]
+def _ledger_vs_truth(out: Path, start: dt.date, n_days: int) -> None:
+    days = [start + dt.timedelta(days=i) for i in range(n_days)]
     warehouse = out / "warehouse.duckdb"
     failed = run_pipeline(out / "landing", warehouse, out / "gpuledger.yaml", days)
     assert not failed, failed
@@ -111,3 +110,23 @@ def test_ledger_matches_truth(sim):
     for day in {k[0] for k in truth}:
         assert sum(v for k, v in got.items() if k[0] == day) == pytest.approx(
             sum(v for k, v in truth.items() if k[0] == day), abs=1e-6)
+
+
+def test_ledger_matches_truth(sim):
+    """4 nodes: west (2 nodes) runs single-node jobs only, one pod each."""
+    out, _ = sim
+    _ledger_vs_truth(out, START, DAYS)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "pipeline limitation: a multi-node job is one pod per node, and sql/intermediate/int_job_allocations.sql "
+    "sequences a run's pods one after another by (start_ts, job_key), so a rank>0 pod 'resumes' its own rank-0 "
+    "sibling and, having no step events of its own (the trainer logs as rank 0), gets no restart window: "
+    "research rerun_loss comes out short of truth by the restart time on rank>0 nodes (moved to productive)"))
+def test_ledger_matches_truth_multi_node_runs(tmp_path):
+    from simulator import Knobs
+
+    start = dt.date(2026, 10, 31)
+    simulate(tmp_path, start, 2, nodes=8, seed=7, kubernetes_cluster="west",
+             knobs=Knobs(interrupt_rate_per_gpu_day=0.3, stall_rate_per_job_day=1.0))
+    _ledger_vs_truth(tmp_path, start, 2)
