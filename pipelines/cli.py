@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     sim.add_argument("--days", required=True, type=int)
     sim.add_argument("--nodes", type=int, default=16)
     sim.add_argument("--seed", type=int, default=7)
+    sim.add_argument("--kubernetes-cluster", help="write this cluster's jobs as Kubernetes pods instead of sacct")
 
     run = sub.add_parser("run", help="materialize daily partitions through Dagster")
     run.add_argument("--landing", required=True, type=Path)
@@ -84,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
 def _simulate(args: argparse.Namespace) -> int:
     from simulator import simulate
 
-    manifest = simulate(args.out, args.start, args.days, nodes=args.nodes, seed=args.seed)
+    manifest = simulate(args.out, args.start, args.days, nodes=args.nodes, seed=args.seed,
+                        kubernetes_cluster=args.kubernetes_cluster)
     print(f"simulated {args.days} day(s) from {args.start} on {args.nodes} nodes (seed {args.seed}) into {args.out}")
     for source, facts in manifest.items():
         if isinstance(facts, dict) and source != "simulator":
