@@ -118,12 +118,9 @@ def test_ledger_matches_truth(sim):
     _ledger_vs_truth(out, START, DAYS)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "pipeline limitation: a multi-node job is one pod per node, and sql/intermediate/int_job_allocations.sql "
-    "sequences a run's pods one after another by (start_ts, job_key), so a rank>0 pod 'resumes' its own rank-0 "
-    "sibling and, having no step events of its own (the trainer logs as rank 0), gets no restart window: "
-    "research rerun_loss comes out short of truth by the restart time on rank>0 nodes (moved to productive)"))
 def test_ledger_matches_truth_multi_node_runs(tmp_path):
+    """8 nodes: west runs two-node training jobs as one pod per node, which the ledger must read as
+    one attempt of the run (a rank-1 pod does not 'resume' its rank-0 sibling)."""
     from simulator import Knobs
 
     start = dt.date(2026, 10, 31)

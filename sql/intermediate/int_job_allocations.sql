@@ -43,17 +43,37 @@ in_runs AS (
     FROM jobs j
     LEFT JOIN event_runs er ON er.job_id = j.job_id
 ),
-sequenced AS (
+attempts AS (
+    -- The allocations of a run that start together are one attempt: the pods of a multi-node job on
+    -- Kubernetes (one per node) or a Slurm job (one allocation). A run is a sequence of attempts.
+    SELECT coalesce(run, job_uid) AS run_key, start_ts,
+           bool_or(ended_badly) AS ended_badly,
+           min(job_uid) AS attempt_uid,
+           list(job_id ORDER BY job_key) AS member_job_ids,
+           max(end_ts) AS end_ts,
+           arg_min(job_id, job_key) AS lead_job_id,
+           arg_min(state, CASE WHEN ended_badly THEN 0 ELSE 1 END) AS state,
+           arg_min(exit_code, CASE WHEN ended_badly THEN 0 ELSE 1 END) AS exit_code
+    FROM in_runs GROUP BY 1, 2
+),
+sequenced_attempts AS (
     SELECT *,
-           lead(job_uid) OVER w AS next_job_uid,
-           lag(job_uid) OVER w AS prev_job_uid,
+           lead(attempt_uid) OVER w AS next_attempt_uid,
+           lag(attempt_uid) OVER w AS prev_attempt_uid,
            lag(ended_badly) OVER w AS prev_ended_badly,
-           lag(job_id) OVER w AS prev_job_id,
+           lag(lead_job_id) OVER w AS prev_job_id,
            lag(end_ts) OVER w AS prev_end_ts,
            lag(state) OVER w AS prev_state,
            lag(exit_code) OVER w AS prev_exit_code
-    FROM in_runs
-    WINDOW w AS (PARTITION BY coalesce(run, job_uid) ORDER BY start_ts, job_key)
+    FROM attempts
+    WINDOW w AS (PARTITION BY run_key ORDER BY start_ts)
+),
+sequenced AS (
+    SELECT j.*, a.attempt_uid, a.member_job_ids, a.next_attempt_uid AS next_job_uid,
+           a.prev_attempt_uid AS prev_job_uid, a.prev_ended_badly, a.prev_job_id, a.prev_end_ts,
+           a.prev_state, a.prev_exit_code
+    FROM in_runs j
+    JOIN sequenced_attempts a ON a.run_key = coalesce(j.run, j.job_uid) AND a.start_ts = j.start_ts
 ),
 run_events AS (
     SELECT run_id, count(*) AS events FROM staging.stg_runs__events GROUP BY run_id
@@ -65,14 +85,15 @@ checkpoints AS (
     GROUP BY s.job_uid
 ),
 restores AS (
-    -- the resuming job's first step after the checkpoint it loaded (its first step if it logged no load)
-    SELECT s.job_uid,
-           min(st.ts) FILTER (st.ts >= coalesce(ld.loaded_at, s.start_ts)) AS first_step_at
-    FROM sequenced s
+    -- the resuming attempt's first step after the checkpoint it loaded (its first step if it logged no
+    -- load); a multi-node attempt logs from one of its allocations, so its members share the events
+    SELECT m.job_uid,
+           min(st.ts) FILTER (st.ts >= coalesce(ld.loaded_at, m.start_ts)) AS first_step_at
+    FROM (SELECT job_uid, start_ts, unnest(member_job_ids) AS member_job_id FROM sequenced) m
     LEFT JOIN (SELECT job_id, min(ts) AS loaded_at FROM staging.stg_runs__events
-               WHERE event = 'checkpoint_loaded' GROUP BY job_id) ld ON ld.job_id = s.job_id
-    JOIN staging.stg_runs__events st ON st.job_id = s.job_id AND st.event = 'step'
-    GROUP BY s.job_uid
+               WHERE event = 'checkpoint_loaded' GROUP BY job_id) ld ON ld.job_id = m.member_job_id
+    JOIN staging.stg_runs__events st ON st.job_id = m.member_job_id AND st.event = 'step'
+    GROUP BY m.job_uid
 ),
 classified AS (
     SELECT s.*,
