@@ -1,4 +1,12 @@
-"""FOCUS 1.0–1.2 bill files (CSV, CSV.gz, Parquet) → staging.stg_focus__bill_lines rows."""
+"""FOCUS 1.0–1.2 bill files (CSV, CSV.gz, Parquet) → staging.stg_focus__bill_lines rows.
+
+Versions: every column read here has the same name from 1.0 to 1.2, and only ChargePeriodStart/End,
+ChargeCategory, BilledCost and EffectiveCost are required; the others are read when present, so the
+columns 1.1 added (CapacityReservationId/Status, CommitmentDiscountQuantity/Unit, SkuMeter,
+SkuPriceDetails, ServiceSubcategory) and 1.2 added (InvoiceId, BillingAccountType, PricingCurrency…)
+are simply optional. 1.3 renames ProviderName to ServiceProviderName (with HostProviderName beside
+it): both spellings are read. Extra columns, with or without the `x_` prefix (the FinOps sample has an
+`Id`), are ignored, except `x_LineItemId`, the line id."""
 
 from __future__ import annotations
 
