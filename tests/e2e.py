@@ -58,3 +58,28 @@ def simulate_and_run(root: Path, start: date, days: int, nodes: int, seed: int, 
     failed = run_pipeline(run.landing, run.warehouse, run.config, day_list)
     assert not failed, failed
     return run
+
+
+def assert_gpu_seconds_match_truth(root: Path, warehouse: Path) -> None:
+    """fct_cost_daily's GPU-seconds per day × team × category against the simulator's truth: within
+    1 %, or 8 GPU-minutes (a GPU-minute per GPU of a node: telemetry has minute resolution) for small
+    cells; per day the totals agree to the second (every billed GPU-second is in one category)."""
+    import csv
+    from collections import defaultdict
+
+    truth: dict[tuple[str, str, str], float] = defaultdict(float)
+    with (root / "truth" / "gpu_seconds.csv").open() as fh:
+        for r in csv.DictReader(fh):
+            truth[(r["day"], r["team"], r["category"])] += float(r["gpu_seconds"])
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        rows = con.execute(
+            """SELECT strftime(day, '%Y-%m-%d'), team, category, sum(gpu_seconds) FROM marts.fct_cost_daily
+               WHERE gpu_seconds > 0 GROUP BY ALL""").fetchall()
+    got = {(d, t, c): s for d, t, c, s in rows}
+    for key in truth.keys() | got.keys():
+        want, have = truth.get(key, 0.0), got.get(key, 0.0)
+        assert abs(have - want) <= max(0.01 * want, 8 * 60), (key, want, have)
+    for day in {k[0] for k in truth}:
+        have = sum(v for k, v in got.items() if k[0] == day)
+        want = sum(v for k, v in truth.items() if k[0] == day)
+        assert abs(have - want) < 1e-6, (day, want, have)

@@ -2,13 +2,12 @@
 
 import csv
 import json
-from collections import defaultdict
 from datetime import date
 
 import pytest
 
 from tests.bill_truth import day_shares
-from tests.e2e import run_pipeline, simulate_and_run
+from tests.e2e import assert_gpu_seconds_match_truth, run_pipeline, simulate_and_run
 
 from simulator import Knobs
 
@@ -46,29 +45,8 @@ def test_every_day_sums_exactly_to_the_bill(ledger):
         assert got[day] == expected[day], day
 
 
-def _truth_seconds(ledger):
-    truth = defaultdict(float)
-    with (ledger.root / "truth" / "gpu_seconds.csv").open() as fh:
-        for r in csv.DictReader(fh):
-            truth[(r["day"], r["team"], r["category"])] += float(r["gpu_seconds"])
-    return truth
-
-
 def test_gpu_seconds_per_day_team_category_match_truth(ledger):
-    truth = _truth_seconds(ledger)
-    with ledger.connect() as con:
-        rows = con.execute(
-            """SELECT strftime(day, '%Y-%m-%d'), team, category, sum(gpu_seconds) FROM marts.fct_cost_daily
-               WHERE gpu_seconds > 0 GROUP BY ALL""").fetchall()
-    got = {(d, t, c): s for d, t, c, s in rows}
-    for key in truth.keys() | got.keys():
-        want, have = truth.get(key, 0.0), got.get(key, 0.0)
-        # within 1 %, or one GPU-minute per GPU of a node for small cells (minute-resolution telemetry)
-        assert abs(have - want) <= max(0.01 * want, 8 * 60), (key, want, have)
-    # and the totals agree to the second: every billed GPU-second is in exactly one category
-    for day in {k[0] for k in truth}:
-        assert sum(v for k, v in got.items() if k[0] == day) == pytest.approx(
-            sum(v for k, v in truth.items() if k[0] == day), abs=1e-6)
+    assert_gpu_seconds_match_truth(ledger.root, ledger.warehouse)
 
 
 def test_run_tokens_and_rerun_loss_match_truth(ledger):

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from simulator import simulate
-from tests.e2e import run_pipeline
+from tests.e2e import assert_gpu_seconds_match_truth, run_pipeline
 
 START = dt.date(2026, 3, 2)
 DAYS = 2
@@ -93,23 +93,9 @@ def _ledger_vs_truth(out: Path, start: dt.date, n_days: int) -> None:
     warehouse = out / "warehouse.duckdb"
     failed = run_pipeline(out / "landing", warehouse, out / "gpuledger.yaml", days)
     assert not failed, failed
-    truth = defaultdict(float)
-    with (out / "truth/gpu_seconds.csv").open() as fh:
-        for r in csv.DictReader(fh):
-            truth[(r["day"], r["team"], r["category"])] += float(r["gpu_seconds"])
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        assert con.execute("SELECT count(*) FROM staging.stg_slurm__job_records WHERE cluster = 'west'").fetchone()[0]
-        rows = con.execute(
-            """SELECT strftime(day, '%Y-%m-%d'), team, category, sum(gpu_seconds) FROM marts.fct_cost_daily
-               WHERE gpu_seconds > 0 GROUP BY ALL""").fetchall()
-    got = {(d, t, c): s for d, t, c, s in rows}
-    for key in truth.keys() | got.keys():
-        want, have = truth.get(key, 0.0), got.get(key, 0.0)
-        # within 1 %, or one GPU-minute per GPU of a node for small cells (minute-resolution telemetry)
-        assert abs(have - want) <= max(0.01 * want, 8 * 60), (key, want, have)
-    for day in {k[0] for k in truth}:
-        assert sum(v for k, v in got.items() if k[0] == day) == pytest.approx(
-            sum(v for k, v in truth.items() if k[0] == day), abs=1e-6)
+        assert con.execute("SELECT count(*) FROM staging.stg_slurm__job_records WHERE cluster = 'west'").fetchall()[0][0]
+    assert_gpu_seconds_match_truth(out, warehouse)
 
 
 def test_ledger_matches_truth(sim):
