@@ -45,7 +45,7 @@ def test_same_files_twice_change_nothing(env):
     assert _state(con) == before
 
 
-def test_a_restated_file_replaces_its_rows_and_reports_its_days(env):
+def test_a_restated_file_replaces_its_rows(env):
     root, con = env
     _write(root, "a.csv", [LINE.format(d=1, c="1.5", n=1), LINE.format(d=2, c="x", n=2)])
     _write(root, "b.csv", [LINE.format(d=3, c="7", n=3)])
@@ -53,8 +53,6 @@ def test_a_restated_file_replaces_its_rows_and_reports_its_days(env):
     _write(root, "a.csv", [LINE.format(d=2, c="2.25", n=2), LINE.format(d=4, c="4", n=4)])
     report = landing.sync(con, root, FOCUS, OrgConfig())
     assert report.files_read == ["bills/focus/a.csv"] and report.files_unchanged == 1
-    # days of the old content (1–2) and of the new (2–4) must be re-run
-    assert report.days_touched == {date(2026, 11, d) for d in (1, 2, 3, 4)}
     rows = con.execute("SELECT resource_id, effective_cost FROM staging.stg_focus__bill_lines ORDER BY 1").fetchall()
     assert rows == [("i-2", Decimal("2.25")), ("i-3", Decimal("7")), ("i-4", Decimal("4"))]
     assert con.execute("SELECT count(*) FROM ops.quarantine").fetchone()[0] == 0  # the old bad row went with its file

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 import duckdb
@@ -52,7 +52,6 @@ class SyncReport:
     rows_staged: int = 0
     rows_quarantined: int = 0
     rows_dropped: dict[str, int] = field(default_factory=dict)
-    days_touched: set[date] = field(default_factory=set)
 
 
 def discover(root: Path, source: Source, day: date | None = None) -> list[tuple[Path, str]]:
@@ -86,37 +85,35 @@ def sync(
     unchanged files are skipped."""
     report = SyncReport()
     known = {
-        file: (size, sha, first, last)
-        for file, size, sha, first, last in con.execute(
-            "SELECT file, size_bytes, sha256, first_day, last_day FROM ops.landed_files WHERE source = $source",
-            {"source": source.name},
+        file: (size, sha)
+        for file, size, sha in con.execute(
+            "SELECT file, size_bytes, sha256 FROM ops.landed_files WHERE source = $source", {"source": source.name}
         ).fetchall()
     }
     changed = []
     for path, rel in discover(root, source, day):
         size, sha = fingerprint(path)
-        previous = known.get(rel)
-        if previous and previous[:2] == (size, sha):
+        if known.get(rel) == (size, sha):
             report.files_unchanged += 1
         else:
-            changed.append((path, rel, size, sha, previous))
+            changed.append((path, rel, size, sha))
 
     # Parsing the next file (polars) overlaps writing this one (DuckDB): both release the GIL.
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = [pool.submit(source.parse, path, rel, cfg) for path, rel, *_ in changed[:1]]
-        for i, (path, rel, size, sha, previous) in enumerate(changed):
+        for i, (path, rel, size, sha) in enumerate(changed):
             if i + 1 < len(changed):
                 nxt = changed[i + 1]
                 pending.append(pool.submit(source.parse, nxt[0], nxt[1], cfg))
             parsed = pending[i].result()
             pending[i] = None  # let the parsed frame go once written
-            _write_file(con, source, rel, size, sha, parsed, previous, report)
+            _write_file(con, source, rel, size, sha, parsed, report)
     return report
 
 
 def _write_file(
     con: duckdb.DuckDBPyConnection, source: Source, rel: str, size: int, sha: str, parsed: Parsed,
-    previous: tuple | None, report: SyncReport,
+    report: SyncReport,
 ) -> None:
     first, last = file_span(parsed.rows, source)
     with transaction(con):
@@ -141,10 +138,6 @@ def _write_file(
     report.rows_quarantined += parsed.rejects.height
     for reason, n in parsed.dropped.items():
         report.rows_dropped[reason] = report.rows_dropped.get(reason, 0) + n
-    # The days a changed file touches, before and after: what a restatement forces to re-run.
-    for lo, hi in ((first, last), previous[2:] if previous else (None, None)):
-        if lo and hi:
-            report.days_touched.update(lo + timedelta(days=i) for i in range((hi - lo).days + 1))
 
 
 def _insert_rows(con: duckdb.DuckDBPyConnection, source: Source, rows: pl.DataFrame, rel: str) -> None:
