@@ -36,7 +36,7 @@ import polars as pl
 
 from models.landing import MONEY
 from pipelines.ingest import focus
-from pipelines.ingest.common import RAW, Parsed, blank_to_null, file_reject, to_utc
+from pipelines.ingest.common import RAW, Parsed, add_broken_lines, blank_to_null, file_reject, to_utc
 
 SOURCE = "aws_cur"
 
@@ -148,13 +148,7 @@ def parse(path: Path, file: str) -> Parsed:
             rejects=file_reject(SOURCE, file, f"missing required CUR column(s): {', '.join(missing)}"),
         )
     parsed = focus.from_focus_frame(to_focus_frame(raw, cols), file, source=SOURCE)
-    if broken:
-        lines = pl.DataFrame(
-            [{"source": SOURCE, "file": file, "row_ref": f"line {n}", "reason": f"unreadable CSV line: {why}",
-              "payload": json.dumps({"line": text})} for n, text, why in broken],
-        )
-        parsed.rejects = pl.concat([parsed.rejects, lines], how="diagonal_relaxed").select(parsed.rejects.columns)
-    return parsed
+    return add_broken_lines(parsed, SOURCE, file, broken)
 
 
 def read_table(path: Path) -> tuple[pl.DataFrame, list[tuple[int, str, str]]]:

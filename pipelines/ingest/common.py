@@ -4,6 +4,7 @@ rows into staged and quarantined by the source's pandera contract."""
 from __future__ import annotations
 
 import csv
+import json
 from dataclasses import dataclass, field
 
 import pandera.polars as pa
@@ -245,3 +246,14 @@ def _shape_reason(line: str, width: int) -> str:
 
 def _has_undecodable(text: str) -> bool:
     return any("\udc80" <= ch <= "\udcff" for ch in text)
+
+
+def add_broken_lines(parsed: Parsed, source: str, file: str, broken: list[tuple[int, str, str]]) -> Parsed:
+    """Adds the lines `read_csv_leniently` could not read to the rejects, by line number."""
+    if broken:
+        lines = pl.DataFrame(
+            [{"source": source, "file": file, "row_ref": f"line {n}", "reason": f"unreadable CSV line: {why}",
+              "payload": json.dumps({"line": text})} for n, text, why in broken],
+        )
+        parsed.rejects = pl.concat([parsed.rejects, lines], how="diagonal_relaxed").select(parsed.rejects.columns)
+    return parsed

@@ -18,6 +18,7 @@ import polars as pl
 
 from models.landing import CHARGE_CATEGORIES, COMMITMENT_STATUSES, FocusBillLine
 from pipelines.ingest.common import (
+    add_broken_lines,
     Parsed,
     blank_to_null,
     cast_failures,
@@ -109,13 +110,7 @@ def parse(path: Path, file: str, source: str = SOURCE) -> Parsed:
             rejects=file_reject(source, file, f"missing required FOCUS column(s): {', '.join(missing)}"),
         )
     parsed = from_focus_frame(raw, file, source)
-    if broken:
-        lines = pl.DataFrame(
-            [{"source": source, "file": file, "row_ref": f"line {n}", "reason": f"unreadable CSV line: {why}",
-              "payload": json.dumps({"line": text})} for n, text, why in broken],
-        )
-        parsed.rejects = pl.concat([parsed.rejects, lines], how="diagonal_relaxed").select(parsed.rejects.columns)
-    return parsed
+    return add_broken_lines(parsed, source, file, broken)
 
 
 def from_focus_frame(raw: pl.DataFrame, file: str, source: str) -> Parsed:
