@@ -94,3 +94,14 @@ def test_times_in_the_future_are_quarantined(tmp_path):
     events = tmp_path / "r.jsonl"
     events.write_text('{"event":"step","run_id":"r","job_id":"1","step":1,"tokens":5,"ts":"2099-01-01T00:00:00Z"}\n')
     assert runs.parse(events, "r.jsonl").rejects["reason"].to_list() == ["ts must not be in the future"]
+
+
+def test_amounts_finer_than_1e18_are_quarantined_not_rounded(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_text(HEADER + _good(1, "1.0000000000000000001") + _good(2, "1.23456789E-12")
+                    + _good(3, "2.5000000000000000000000") + _good(4, "1E-18"))
+    parsed = focus.parse(path, "p.csv")
+    assert parsed.rows["resource_id"].to_list() == ["i-3", "i-4"]  # trailing zeros and 1e-18 itself are exact
+    reasons = dict(parsed.rejects.select("row_ref", "reason").iter_rows())
+    assert reasons["row 1"].startswith("BilledCost '1.0000000000000000001' has digits below 1e-18")
+    assert reasons["row 2"].startswith("BilledCost '1.23456789E-12' has digits below 1e-18")

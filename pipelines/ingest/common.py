@@ -257,3 +257,16 @@ def add_broken_lines(parsed: Parsed, source: str, file: str, broken: list[tuple[
         )
         parsed.rejects = pl.concat([parsed.rejects, lines], how="diagonal_relaxed").select(parsed.rejects.columns)
     return parsed
+
+
+def money_precision_failure(raw: str) -> pl.Expr:
+    """A reason when a raw amount has digits below 1e-18, which DECIMAL(38,18) would silently round:
+    the money must land exactly or not at all (then it is quarantined with this reason)."""
+    text = blank_to_null(raw)
+    parts = text.str.extract_groups(r"^[+-]?\d*(?:\.(\d*))?(?:[eE]([+-]?\d+))?$")
+    fraction = parts.struct.field("1").fill_null("").str.strip_chars_end("0").str.len_chars()
+    exponent = parts.struct.field("2").cast(pl.Int64, strict=False).fill_null(0)
+    return (
+        pl.when(text.is_not_null() & (fraction - exponent > 18))
+        .then(pl.format("{} '{}' has digits below 1e-18", pl.lit(raw.removeprefix(RAW)), pl.col(raw)))
+    )

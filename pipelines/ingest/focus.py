@@ -23,6 +23,7 @@ from pipelines.ingest.common import (
     blank_to_null,
     cast_failures,
     file_reject,
+    money_precision_failure,
     read_csv_leniently,
     split_by_contract,
     to_float,
@@ -144,7 +145,10 @@ def from_focus_frame(raw: pl.DataFrame, file: str, source: str) -> Parsed:
         pl.when(pl.col("line_id").is_not_null() & (pl.col("_row") != first_row))
         .then(pl.format("x_LineItemId '{}' repeats row {}", pl.col("line_id"), first_row))
     )
-    df = df.with_columns(pl.concat_list(cast_failures(df, casts), duplicate).list.drop_nulls().alias("_errors"))
+    precision = [money_precision_failure(c) for c in MONEY_COLUMNS.values() if c in df.columns]
+    df = df.with_columns(
+        pl.concat_list(cast_failures(df, casts), duplicate, *precision).list.drop_nulls().alias("_errors")
+    )
     staged, rejects = split_by_contract(
         df,
         FocusBillLine,

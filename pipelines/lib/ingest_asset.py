@@ -54,13 +54,17 @@ def ingest_partition(
     )
 
 
-def contract_check(asset: dg.AssetsDefinition, source: Source) -> dg.AssetChecksDefinition:
-    """A blocking check: the day's staging rows satisfy the source's contract, and the share of the
-    day's landing rows that went to quarantine stays within the configured limit."""
+def contract_check(asset: dg.AssetsDefinition, *sources: Source) -> dg.AssetChecksDefinition:
+    """A blocking check: the day's staging rows satisfy the contract, and the share of the day's
+    landing rows that went to quarantine stays within the configured limit. Sources that share a
+    staging table (FOCUS and CUR, Slurm and Kubernetes) share one check, so the day's rows are read once."""
+    assert len({(s.table, s.staged_model) for s in sources}) == 1, "one table, one contract"
+    source = sources[0]
+    names = [s.name for s in sources]
 
     @dg.asset_check(
         asset=asset,
-        name=f"{source.name}_contract",
+        name="_".join(names) + "_contract",
         description=f"{source.staged_model.__name__} holds for the day's rows; quarantined share within limit",
         blocking=True,
         partitions_def=DAILY,
@@ -84,12 +88,13 @@ def contract_check(asset: dg.AssetsDefinition, source: Source) -> dg.AssetChecks
             # staging rows are minutes, not samples, so the manifest is the common unit).
             accepted, quarantined = con.execute(
                 """SELECT coalesce(sum(rows_staged), 0), coalesce(sum(rows_quarantined), 0)
-                   FROM ops.landed_files WHERE source = $source AND first_day <= $day AND last_day >= $day""",
-                {"source": source.name, "day": day},
+                   FROM ops.landed_files
+                   WHERE list_contains($sources, source) AND first_day <= $day AND last_day >= $day""",
+                {"sources": names, "day": day},
             ).fetchall()[0]
             unreadable = [f for (f,) in con.execute(
-                "SELECT file FROM ops.quarantine WHERE source = $source AND row_ref = 'file' ORDER BY file",
-                {"source": source.name},
+                "SELECT file FROM ops.quarantine WHERE list_contains($sources, source) AND row_ref = 'file' ORDER BY file",
+                {"sources": names},
             ).fetchall()]
         total = accepted + quarantined
         share = quarantined / total if total else 0.0

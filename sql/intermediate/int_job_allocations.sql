@@ -31,7 +31,9 @@ jobs AS (
            * EXCLUDE (pick),
            coalesce(end_ts, $day::DATE + INTERVAL 1 DAY) AS end_eff
     FROM latest
-    WHERE pick = 1
+    -- a week back: the attempts before a day's jobs (their rerun windows); older history is left out
+    -- so a day's sequencing and event joins stay bounded as the warehouse grows
+    WHERE pick = 1 AND (end_ts IS NULL OR end_ts >= $day::DATE - INTERVAL 8 DAY)
 ),
 event_runs AS (
     SELECT job_id, min(run_id) AS run_id FROM staging.stg_runs__events WHERE job_id IS NOT NULL GROUP BY job_id

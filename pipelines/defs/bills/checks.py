@@ -2,5 +2,4 @@ from pipelines.defs.bills.assets import stg_focus__bill_lines
 from pipelines.ingest.sources import AWS_CUR, FOCUS
 from pipelines.lib.ingest_asset import contract_check
 
-focus_contract = contract_check(stg_focus__bill_lines, FOCUS)
-aws_cur_contract = contract_check(stg_focus__bill_lines, AWS_CUR)
+bills_contract = contract_check(stg_focus__bill_lines, FOCUS, AWS_CUR)

@@ -2,5 +2,4 @@ from pipelines.defs.scheduler.assets import stg_slurm__job_records
 from pipelines.ingest.sources import KUBERNETES, SLURM
 from pipelines.lib.ingest_asset import contract_check
 
-slurm_contract = contract_check(stg_slurm__job_records, SLURM)
-kubernetes_contract = contract_check(stg_slurm__job_records, KUBERNETES)
+scheduler_contract = contract_check(stg_slurm__job_records, SLURM, KUBERNETES)
