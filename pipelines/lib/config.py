@@ -54,6 +54,8 @@ class OrgConfig:
     # Kubernetes pods: namespace -> project, and the pod labels naming a project (first present wins)
     kubernetes_namespaces: dict[str, str] = field(default_factory=dict)
     kubernetes_project_labels: list[str] = field(default_factory=lambda: list(DEFAULT_KUBERNETES_PROJECT_LABELS))
+    # the currency of bill files that carry no BillingCurrency (ISO 4217)
+    default_currency: str = "USD"
     source: str | None = None  # the file this came from, None for built-in defaults
 
     def cluster(self, name: str) -> ClusterConfig:
@@ -129,6 +131,7 @@ def load_config(path: str | Path | None) -> OrgConfig:
         kubernetes_namespaces={str(k): str(v) for k, v in (kubernetes.get("namespaces") or {}).items()},
         kubernetes_project_labels=[str(k) for k in kubernetes["project_labels"]]
         if kubernetes.get("project_labels") is not None else list(DEFAULT_KUBERNETES_PROJECT_LABELS),
+        default_currency=str(raw.get("default_currency", "USD")).upper(),
         source=str(path),
     )
 
