@@ -66,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     focus.add_argument("--out", required=True, type=Path, help="FILE.csv or FILE.parquet")
     focus.add_argument("--warehouse", type=Path, help="the live warehouse (default: $GPULEDGER_WAREHOUSE or data/warehouse.duckdb)")
 
+    config = sub.add_parser("config", help="the organisation config")
+    config_kinds = config.add_subparsers(dest="kind", required=True)
+    check = config_kinds.add_parser("check", help="validate a config file and print it as it will be used")
+    check.add_argument("file", type=Path)
+
     args = parser.parse_args(argv)
     if getattr(args, "warehouse", None) and args.command in ("run", "export"):
         os.environ["GPULEDGER_WAREHOUSE"] = str(args.warehouse.resolve())
@@ -79,7 +84,34 @@ def main(argv: list[str] | None = None) -> int:
         return _export_focus(args)
     if args.command == "report":
         return _report(args)
+    if args.command == "config":
+        return _config_check(args)
     return _run(args)
+
+
+def _config_check(args: argparse.Namespace) -> int:
+    from pipelines.lib.config import ConfigError, load_config
+
+    try:
+        cfg = load_config(args.file)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return 2
+    print(f"# {args.file}: valid. The config as it will be used, defaults filled in:")
+    sys.stdout.write(cfg.as_yaml())
+    return 0
+
+
+def _valid_config(path: Path | None) -> bool:
+    """Checks the config before anything runs, so a bad key stops the command with its name and line."""
+    from pipelines.lib.config import ConfigError, load_config
+
+    try:
+        load_config(path)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return False
+    return True
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -102,6 +134,8 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if not args.landing.is_dir():
         print(f"landing directory {args.landing} does not exist", file=sys.stderr)
+        return 2
+    if not _valid_config(args.config):
         return 2
     # Resources read these when the definitions load, so set them first.
     os.environ["GPULEDGER_LANDING"] = str(args.landing.resolve())
@@ -150,6 +184,8 @@ def _inspect(args: argparse.Namespace) -> int:
 
     if not args.landing.is_dir():
         print(f"landing directory {args.landing} does not exist", file=sys.stderr)
+        return 2
+    if not _valid_config(args.config):
         return 2
     report = inspect_landing(args.landing, load_config(args.config))
     if args.json:

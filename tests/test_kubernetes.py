@@ -7,7 +7,7 @@ from pipelines.ingest import kubernetes, slurm
 from pipelines.lib.config import ClusterConfig, OrgConfig, load_config
 
 FILE = "scheduler/kubernetes/k8s-east/pods-2024-05-01.jsonl"
-CFG = OrgConfig(kubernetes_namespaces={"ml-research": "llm-7b", "vision": "vision-x"})
+CFG = OrgConfig(kubernetes={"namespaces": {"ml-research": "llm-7b", "vision": "vision-x"}})
 
 
 def _pod(name, namespace="ml-research", *, phase="Succeeded", gpus="8", node="gpu-node-1", uid=None,
@@ -209,9 +209,9 @@ def test_config_loads_kubernetes_section(tmp_path):
     cfg_path = tmp_path / "org.yaml"
     cfg_path.write_text("kubernetes:\n  namespaces:\n    ml-research: llm-7b\n  project_labels: [team-project]\n")
     cfg = load_config(cfg_path)
-    assert cfg.kubernetes_namespaces == {"ml-research": "llm-7b"}
-    assert cfg.kubernetes_project_labels == ["team-project"]
-    assert OrgConfig().kubernetes_project_labels == ["project", "gpuledger.dev/project"]
+    assert cfg.kubernetes.namespaces == {"ml-research": "llm-7b"}
+    assert cfg.kubernetes.project_labels == ["team-project"]
+    assert OrgConfig().kubernetes.project_labels == ["project", "gpuledger.dev/project"]
     path = tmp_path / "pods.jsonl"
     path.write_text(json.dumps(_pod("p", labels={"team-project": "special", "project": "ignored"})) + "\n")
     assert kubernetes.parse(path, FILE, "c", cfg).rows["account"].to_list() == ["special"]

@@ -199,8 +199,8 @@ def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | None:
     selector = {str(k): _str(v) for k, v in _dict(spec.get("nodeSelector")).items()}
     node = _str(spec.get("nodeName"))
     project = (
-        next((labels[k] for k in cfg.kubernetes_project_labels if labels.get(k)), None)
-        or cfg.kubernetes_namespaces.get(namespace)
+        next((labels[k] for k in cfg.kubernetes.project_labels if labels.get(k)), None)
+        or cfg.kubernetes.namespaces.get(namespace)
         or namespace
     )
     tres = [f"gres/gpu={gpus if gpus is not None else '?'}", *(f"{k}={v}" for k, v in mig.items()), "node=1"]

@@ -1,18 +1,27 @@
 """The organisation config: one YAML file mapping teams, projects, accounts, tags and clusters.
 
-Every key is optional. Without a file the pipeline still runs on a landing zone alone (DESIGN §2):
-project = Slurm account or a bill line's `project` tag, team = the project, clusters in UTC.
+Every key is optional. Without a file the pipeline still runs on a landing zone alone: project = the
+Slurm account or a bill line's `project` tag, team = the project, clusters in UTC.
+
+The file is validated against one schema (the pydantic models below): an unknown key is an error that
+suggests the closest known one, and a wrong type or value names the key, the file and its line, so a
+typo never silently changes who pays for what. `gpuledger config check FILE` prints the config as it
+will be used, defaults filled in. docs/config.md describes every key.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
-from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+import re
+from datetime import date
+from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 DEFAULT_TAG_KEYS: dict[str, list[str]] = {
     "project": ["project", "Project", "user:project"],
@@ -21,123 +30,313 @@ DEFAULT_TAG_KEYS: dict[str, list[str]] = {
     "cluster": ["cluster", "Cluster"],
     "pool": ["pool", "Pool"],
 }
-
-
 DEFAULT_KUBERNETES_PROJECT_LABELS: list[str] = ["project", "gpuledger.dev/project"]
+# sacct's job states (sacct(1), JOB STATE CODES); the ledger's categories depend on them, so any other
+# value is quarantined unless `slurm.state_map` says which of these it means.
+SLURM_STATES = (
+    "BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "PENDING",
+    "PREEMPTED", "RUNNING", "REQUEUED", "RESIZING", "REVOKED", "SUSPENDED", "TIMEOUT",
+)
+CURRENCY = re.compile(r"^[A-Z]{3}$")
+MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 
 
-@dataclass(frozen=True)
-class ClusterConfig:
-    scheduler: str = "slurm"
-    timezone: str = "UTC"
+class _Section(BaseModel):
+    """A mapping in the file: unknown keys are errors, values are immutable once loaded."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+def _currency(value: str) -> str:
+    value = value.upper()
+    if not CURRENCY.match(value):
+        raise ValueError(f"{value!r} is not an ISO 4217 currency code (three letters, e.g. USD)")
+    return value
+
+
+class TeamConfig(_Section):
+    projects: list[str] = Field(default_factory=list, description="the team's projects")
+
+
+class ClusterConfig(_Section):
+    scheduler: Literal["slurm", "kubernetes"] = "slurm"
+    timezone: str = Field("UTC", description="IANA zone of the cluster's sacct times")
     # sacct exports without a header line (e.g. `sacct -p --noheader --delimiter=X -o ...`) need both.
-    delimiter: str | None = None
+    delimiter: str | None = Field(None, min_length=1)
     columns: tuple[str, ...] | None = None
 
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"{value!r} is not an IANA time zone (e.g. UTC, America/Los_Angeles)") from None
+        return value
 
-@dataclass(frozen=True)
-class OrgConfig:
-    teams: dict[str, list[str]] = field(default_factory=dict)
-    slurm_accounts: dict[str, str] = field(default_factory=dict)
-    tag_keys: dict[str, list[str]] = field(default_factory=lambda: dict(DEFAULT_TAG_KEYS))
-    clusters: dict[str, ClusterConfig] = field(default_factory=dict)
-    pools: dict[str, str] = field(default_factory=dict)
-    shared_cost_rule: str = "gpu_cost"
-    idle_min_stretch_minutes: int = 10
-    idle_sm_active_threshold: float = 0.05
-    mfu_target: float = 0.40
-    attention_flops: str = "palm"
-    gpu_cost_share: dict[str, float] = field(default_factory=lambda: {"default": 1.0})
-    quarantine_max_share: float = 0.05
-    scrape_interval_seconds: int = 30  # DCGM scrape interval; gaps over 3 of them are `unmonitored`
-    budgets: dict[str, Decimal] = field(default_factory=dict)  # project -> monthly budget, bill currency
-    # Kubernetes pods: namespace -> project, and the pod labels naming a project (first present wins)
-    kubernetes_namespaces: dict[str, str] = field(default_factory=dict)
-    kubernetes_project_labels: list[str] = field(default_factory=lambda: list(DEFAULT_KUBERNETES_PROJECT_LABELS))
-    # the currency of bill files that carry no BillingCurrency (ISO 4217)
-    default_currency: str = "USD"
-    source: str | None = None  # the file this came from, None for built-in defaults
+
+class IdleConfig(_Section):
+    min_stretch_minutes: int = Field(10, ge=1, le=24 * 60)
+    sm_active_threshold: float = Field(0.05, ge=0, le=1)
+
+
+class TelemetryConfig(_Section):
+    # DCGM scrape interval; gaps over three of them are `unmonitored`
+    scrape_interval_seconds: int = Field(30, ge=1, le=3600)
+
+
+class QuarantineConfig(_Section):
+    # the share of a day's landing rows that may be quarantined before the day's contract check fails
+    max_share: float = Field(0.05, ge=0, le=1)
+
+
+class KubernetesConfig(_Section):
+    namespaces: dict[str, str] = Field(default_factory=dict, description="namespace -> project")
+    project_labels: list[str] = Field(default_factory=lambda: list(DEFAULT_KUBERNETES_PROJECT_LABELS))
+
+
+class SlurmConfig(_Section):
+    # a site's own state spellings -> a sacct state, e.g. {PREEMPTED_REQUEUE: REQUEUED}
+    state_map: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("state_map")
+    @classmethod
+    def _known_targets(cls, mapping: dict[str, str]) -> dict[str, str]:
+        out = {}
+        for state, target in mapping.items():
+            if target.upper() not in SLURM_STATES:
+                raise ValueError(f"{state}: {target!r} is not a sacct state ({', '.join(SLURM_STATES)})")
+            out[state.upper()] = target.upper()
+        return out
+
+
+class LedgerConfig(_Section):
+    # the first day the ledger has (its first daily partition); days before it are refused
+    start: date | None = None
+
+
+class Budget(_Section):
+    amount: Decimal = Field(ge=0)
+    currency: str = "USD"  # written without one: the config's default_currency
+
+    _check_currency = field_validator("currency")(lambda cls, v: _currency(v))
+
+
+class FxRate(_Section):
+    currency: str
+    month: str = Field(description="YYYY-MM")
+    rate: Decimal = Field(gt=0, description="units of the reporting currency per unit of `currency`")
+    source: str = Field(min_length=1, description="where the rate comes from, e.g. 'ECB monthly average'")
+
+    _check_currency = field_validator("currency")(lambda cls, v: _currency(v))
+
+    @field_validator("month", mode="before")
+    @classmethod
+    def _month(cls, value: Any) -> str:
+        text = value.strftime("%Y-%m") if isinstance(value, date) else str(value)
+        if not MONTH.match(text):
+            raise ValueError(f"{text!r} is not a month (YYYY-MM)")
+        return text
+
+
+class FxConfig(_Section):
+    reporting_currency: str = "USD"
+    rates: list[FxRate] = Field(default_factory=list)
+
+    _check_currency = field_validator("reporting_currency")(lambda cls, v: _currency(v))
+
+    @model_validator(mode="after")
+    def _one_rate_per_month(self) -> FxConfig:
+        seen = set()
+        for r in self.rates:
+            if (r.currency, r.month) in seen:
+                raise ValueError(f"two rates for {r.currency} in {r.month}")
+            seen.add((r.currency, r.month))
+        return self
+
+
+class OrgConfig(_Section):
+    teams: dict[str, TeamConfig] = Field(default_factory=dict)
+    slurm_accounts: dict[str, str] = Field(default_factory=dict, description="sacct Account -> project")
+    tag_keys: dict[str, list[str]] = Field(default_factory=lambda: dict(DEFAULT_TAG_KEYS))
+    clusters: dict[str, ClusterConfig] = Field(default_factory=dict)
+    pools: dict[str, str] = Field(default_factory=dict, description="node pool -> owning team")
+    shared_cost_rule: Literal["gpu_cost"] = "gpu_cost"
+    idle: IdleConfig = IdleConfig()
+    mfu_target: float = Field(0.40, gt=0, le=1)
+    attention_flops: Literal["palm", "causal"] = "palm"
+    gpu_cost_share: dict[str, float] = Field(default_factory=lambda: {"default": 1.0})
+    quarantine: QuarantineConfig = QuarantineConfig()
+    telemetry: TelemetryConfig = TelemetryConfig()
+    budgets: dict[str, Budget] = Field(default_factory=dict, description="project -> monthly budget")
+    kubernetes: KubernetesConfig = KubernetesConfig()
+    slurm: SlurmConfig = SlurmConfig()
+    ledger: LedgerConfig = LedgerConfig()
+    default_currency: str = "USD"  # the currency of bill files that carry no BillingCurrency
+    fx: FxConfig = FxConfig()
+
+    _check_currency = field_validator("default_currency")(lambda cls, v: _currency(v))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _budgets_in_full(cls, data: Any) -> Any:
+        # `project: 50000` is short for `project: {amount: 50000}`, in the default currency
+        if isinstance(data, dict) and isinstance(data.get("budgets"), dict):
+            currency = data.get("default_currency", "USD")
+            data = {**data, "budgets": {
+                k: ({"currency": currency, **v} if isinstance(v, dict) else {"amount": v, "currency": currency})
+                for k, v in data["budgets"].items()}}
+        return data
+
+    @field_validator("tag_keys")
+    @classmethod
+    def _tag_keys(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        # spellings given for some keys replace the defaults of those keys only
+        unknown = sorted(set(value) - set(DEFAULT_TAG_KEYS))
+        if unknown:
+            raise ValueError(f"unknown tag key(s) {unknown}: known are {sorted(DEFAULT_TAG_KEYS)}")
+        return {**DEFAULT_TAG_KEYS, **value}
+
+    @field_validator("gpu_cost_share")
+    @classmethod
+    def _shares(cls, value: dict[str, float]) -> dict[str, float]:
+        for kind, share in value.items():
+            if not 0 <= share <= 1:
+                raise ValueError(f"{kind}: {share} is not a share between 0 and 1")
+        return value
+
+    @model_validator(mode="after")
+    def _project_in_one_team(self) -> OrgConfig:
+        owner: dict[str, str] = {}
+        for team, spec in self.teams.items():
+            for project in spec.projects:
+                if project in owner and owner[project] != team:
+                    raise ValueError(f"project {project!r} is in two teams: {owner[project]!r} and {team!r}")
+                owner[project] = team
+        return self
 
     def cluster(self, name: str) -> ClusterConfig:
         return self.clusters.get(name, ClusterConfig())
-
-    def team_of_project(self, project: str) -> str | None:
-        for team, projects in self.teams.items():
-            if project in projects:
-                return team
-        return None
 
     def sql_params(self) -> dict[str, object]:
         """The config as bound SQL parameters: lists for tag spellings, JSON objects for mappings
         (read with the config_lookup macro), numbers for thresholds."""
         return {
             **{f"{key}_keys": list(keys) for key, keys in self.tag_keys.items()},
-            "project_teams": json.dumps({p: t for t, ps in self.teams.items() for p in ps}),
+            "project_teams": json.dumps({p: t for t, spec in self.teams.items() for p in spec.projects}),
             "account_projects": json.dumps(self.slurm_accounts),
             "pool_teams": json.dumps(self.pools),
-            "idle_min_minutes": self.idle_min_stretch_minutes,
-            "idle_sm_threshold": self.idle_sm_active_threshold,
-            "scrape_seconds": self.scrape_interval_seconds,
+            "idle_min_minutes": self.idle.min_stretch_minutes,
+            "idle_sm_threshold": self.idle.sm_active_threshold,
+            "scrape_seconds": self.telemetry.scrape_interval_seconds,
             "mfu_target": self.mfu_target,
             "attention_flops": self.attention_flops,
             "shared_cost_rule": self.shared_cost_rule,
         }
 
+    def as_yaml(self) -> str:
+        """The config as it will be used, every default filled in."""
+        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used, with every problem named by key, file and line."""
+
 
 def load_config(path: str | Path | None) -> OrgConfig:
-    """Reads the YAML file at `path`; None or an empty path gives the built-in defaults."""
+    """Reads and validates the YAML file at `path`; None or an empty path gives the built-in defaults.
+    Raises ConfigError naming the file, each bad key, its line and what to do."""
     if not path:
         return OrgConfig()
     path = Path(path)
     try:
-        raw: dict[str, Any] = yaml.safe_load(path.read_text()) or {}
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise SystemExit(f"config file {path} does not exist: pass --config with an existing file or none")
-    except yaml.YAMLError as err:
-        raise SystemExit(f"config file {path} is not valid YAML: {err}")
-    if not isinstance(raw, dict):
-        raise SystemExit(f"config file {path} must hold a mapping at its top level")
-
-    tag_keys = dict(DEFAULT_TAG_KEYS)
-    tag_keys.update({k: list(v) for k, v in (raw.get("tag_keys") or {}).items()})
-    clusters = {}
-    for name, c in (raw.get("clusters") or {}).items():
-        c = c or {}
-        cols = c.get("columns")
-        clusters[str(name)] = ClusterConfig(
-            scheduler=c.get("scheduler", "slurm"),
-            timezone=c.get("timezone", "UTC"),
-            delimiter=c.get("delimiter"),
-            columns=tuple(cols) if cols else None,
-        )
-    idle = raw.get("idle") or {}
-    kubernetes = raw.get("kubernetes") or {}
-    quarantine = raw.get("quarantine") or {}
-    return OrgConfig(
-        teams={str(t): list((v or {}).get("projects", [])) for t, v in (raw.get("teams") or {}).items()},
-        slurm_accounts={str(k): str(v) for k, v in (raw.get("slurm_accounts") or {}).items()},
-        tag_keys=tag_keys,
-        clusters=clusters,
-        pools={str(k): str(v) for k, v in (raw.get("pools") or {}).items()},
-        shared_cost_rule=raw.get("shared_cost_rule", "gpu_cost"),
-        idle_min_stretch_minutes=int(idle.get("min_stretch_minutes", 10)),
-        idle_sm_active_threshold=float(idle.get("sm_active_threshold", 0.05)),
-        mfu_target=float(raw.get("mfu_target", 0.40)),
-        attention_flops=raw.get("attention_flops", "palm"),
-        gpu_cost_share={str(k): float(v) for k, v in (raw.get("gpu_cost_share") or {"default": 1.0}).items()},
-        quarantine_max_share=float(quarantine.get("max_share", 0.05)),
-        scrape_interval_seconds=int((raw.get("telemetry") or {}).get("scrape_interval_seconds", 30)),
-        budgets={str(k): _money(path, k, v) for k, v in (raw.get("budgets") or {}).items()},
-        kubernetes_namespaces={str(k): str(v) for k, v in (kubernetes.get("namespaces") or {}).items()},
-        kubernetes_project_labels=[str(k) for k in kubernetes["project_labels"]]
-        if kubernetes.get("project_labels") is not None else list(DEFAULT_KUBERNETES_PROJECT_LABELS),
-        default_currency=str(raw.get("default_currency", "USD")).upper(),
-        source=str(path),
-    )
-
-
-def _money(path: Path, key: object, value: object) -> Decimal:
+        raise ConfigError(f"config file {path} does not exist: pass --config with an existing file, or none") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"config file {path} cannot be read: {err}") from None
     try:
-        return Decimal(str(value))
-    except InvalidOperation:
-        raise SystemExit(f"config file {path}: budgets.{key} = {value!r} is not an amount")
+        raw = yaml.safe_load(text)
+        lines = _key_lines(yaml.compose(text))
+    except yaml.YAMLError as err:
+        raise ConfigError(f"config file {path} is not valid YAML: {err}") from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config file {path}: the top level must be a mapping of keys (teams:, clusters: …), "
+                          f"not a {type(raw).__name__}")
+    try:
+        return OrgConfig.model_validate(raw)
+    except ValidationError as err:
+        raise ConfigError("\n".join(_problems(path, err, lines, raw))) from None
+
+
+def _key_lines(node: yaml.Node | None, at: tuple = ()) -> dict[tuple, int]:
+    """Each key path of the YAML document -> the 1-based line it is written on."""
+    found: dict[tuple, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            path = (*at, key.value)
+            found[path] = key.start_mark.line + 1
+            found.update(_key_lines(value, path))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            found[(*at, i)] = item.start_mark.line + 1
+            found.update(_key_lines(item, (*at, i)))
+    return found
+
+
+def _problems(path: Path, err: ValidationError, lines: dict[tuple, int], raw: dict) -> list[str]:
+    out = []
+    for problem in err.errors():
+        loc = tuple(str(p) if not isinstance(p, int) else p for p in problem["loc"])
+        # pydantic's loc can name the validator's function after a field: keep the document's part
+        while loc and loc not in lines and len(loc) > 1 and not _in_document(raw, loc):
+            loc = loc[:-1]
+        key = ".".join(str(p) for p in loc) or "(top level)"
+        line = next((lines[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in lines), 0)
+        where = f"{path}:{line}" if line else str(path)
+        if problem["type"] == "extra_forbidden":
+            known = _known_keys(loc[:-1])
+            close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
+            hint = f" — did you mean `{close[0]}`?" if close else f" (known keys here: {', '.join(known)})"
+            out.append((line, f"{where}: unknown key `{key}`{hint}"))
+        else:
+            value = f" (got {problem['input']!r})" if not isinstance(problem["input"], dict) else ""
+            message = problem["msg"].removeprefix("Value error, ")
+            out.append((line, f"{where}: `{key}`: {message}{value}"))
+    return [f"config file {path} is not valid:", *(f"  {p}" for _, p in sorted(out, key=lambda x: x[0])),
+            "fix these keys (gpuledger config check FILE shows the config as it will be used)"]
+
+
+def _in_document(raw: Any, loc: tuple) -> bool:
+    for part in loc:
+        if isinstance(raw, dict) and part in raw:
+            raw = raw[part]
+        elif isinstance(raw, list) and isinstance(part, int) and part < len(raw):
+            raw = raw[part]
+        else:
+            return False
+    return True
+
+
+def _known_keys(parent: tuple) -> list[str]:
+    """The keys a mapping at `parent` may hold (for suggestions); [] where any key is allowed."""
+    kind: Any = OrgConfig
+    for part in parent:
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            field = kind.model_fields.get(str(part))
+            if field is None:
+                return []
+            kind = field.annotation
+        elif getattr(kind, "__origin__", None) in (dict, list, tuple):
+            kind = kind.__args__[-1]  # a mapping's or list's values
+        else:
+            return []
+        # `X | None` -> X
+        args = [a for a in getattr(kind, "__args__", ()) if a is not type(None)]
+        if getattr(kind, "__origin__", None) is None and len(args) == 1:
+            kind = args[0]
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return list(kind.model_fields)
+    return []

@@ -71,7 +71,7 @@ def contract_check(asset: dg.AssetsDefinition, *sources: Source) -> dg.AssetChec
     )
     def _check(context: dg.AssetCheckExecutionContext, duckdb: DuckDBResource, landing: LandingZone) -> dg.AssetCheckResult:
         day = date.fromisoformat(context.partition_key)
-        limit = landing.org_config().quarantine_max_share
+        limit = landing.org_config().quarantine.max_share
         violations: dict[str, int] = {}
         with duckdb.get_connection() as con:
             # Validated a batch at a time: a fleet-day of telemetry minutes does not fit in memory twice.

@@ -34,12 +34,13 @@ def create_finance_views(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None
     """The `finance` schema: budgets from the config, then one view per file in sql/finance/."""
     con.execute("CREATE SCHEMA IF NOT EXISTS finance")
     budgets = pl.DataFrame(
-        {"project": list(cfg.budgets), "monthly_budget": [str(v) for v in cfg.budgets.values()]},
-        schema={"project": pl.String, "monthly_budget": pl.String},
+        {"project": list(cfg.budgets), "monthly_budget": [str(b.amount) for b in cfg.budgets.values()],
+         "billing_currency": [b.currency for b in cfg.budgets.values()]},
+        schema={"project": pl.String, "monthly_budget": pl.String, "billing_currency": pl.String},
     )
     con.register("budgets_in", budgets)
-    con.execute("CREATE OR REPLACE TABLE finance.budgets AS "
-                "SELECT project, monthly_budget::DECIMAL(38, 2) AS monthly_budget FROM budgets_in")
+    con.execute("CREATE OR REPLACE TABLE finance.budgets AS SELECT project, "
+                "monthly_budget::DECIMAL(38, 18) AS monthly_budget, billing_currency FROM budgets_in")
     con.unregister("budgets_in")
     for view in FINANCE_VIEWS:
         con.execute(sql(f"finance/{view}"))
