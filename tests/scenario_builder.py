@@ -25,6 +25,7 @@ SAMPLE_S = 30
 FOCUS_COLUMNS = ["ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "ChargeClass", "PricingCategory",
                  "BilledCost", "EffectiveCost", "ResourceId", "ResourceType", "ServiceCategory", "ServiceName",
                  "CommitmentDiscountId", "CommitmentDiscountStatus", "Tags"]
+DEFAULT_BILL = "bill.csv"
 SACCT_COLUMNS = ["JobIDRaw", "JobID", "JobName", "User", "Account", "Partition", "State", "ExitCode", "Submit",
                  "Start", "End", "AllocTRES", "NodeList", "Comment", "Restarts", "QOS"]
 INVENTORY_COLUMNS = ["hostname", "cluster", "resource_id", "gpu_model", "gpu_count", "pool", "team"]
@@ -91,8 +92,12 @@ class Landing:
     # --- bills ---------------------------------------------------------------------------------
     def line(self, start: datetime, end: datetime, category: str, effective, billed=None, *,
              resource_id: str = "", resource_type: str = "", service: str = "", pricing: str = "",
-             cd_id: str = "", cd_status: str = "", charge_class: str = "", tags: dict | None = None) -> None:
+             cd_id: str = "", cd_status: str = "", charge_class: str = "", tags: dict | None = None,
+             currency: str | None = None, file: str = DEFAULT_BILL) -> None:
+        """A FOCUS row in bills/focus/<file>; `currency` fills BillingCurrency (the column is written only
+        when some row of the file has one)."""
         self.bill_rows.append({
+            "_file": file, "BillingCurrency": currency or "",
             "ChargePeriodStart": iso_z(start), "ChargePeriodEnd": iso_z(end), "ChargeCategory": category,
             "ChargeClass": charge_class, "PricingCategory": pricing,
             "BilledCost": money(effective if billed is None else billed), "EffectiveCost": money(effective),
@@ -102,7 +107,8 @@ class Landing:
         })
 
     def node_hours(self, hostname: str, first_hour: datetime, hours: int, effective, billed=None, *,
-                   pricing: str = "Standard", cd_id: str = "", cd_status: str = "") -> None:
+                   pricing: str = "Standard", cd_id: str = "", cd_status: str = "", currency: str | None = None,
+                   file: str = DEFAULT_BILL) -> None:
         """`hours` hourly instance lines of a GPU node (ChargeCategory Usage, ServiceCategory Compute,
         ResourceType instance, tagged with the node's hostname and cluster)."""
         node = next(n for n in self.nodes if n["hostname"] == hostname)
@@ -110,7 +116,8 @@ class Landing:
             a = first_hour + timedelta(hours=h)
             self.line(a, a + timedelta(hours=1), "Usage", effective, billed, resource_id=node["resource_id"],
                       resource_type="instance", service="Compute", pricing=pricing, cd_id=cd_id,
-                      cd_status=cd_status, tags={"node": hostname, "cluster": node["cluster"]})
+                      cd_status=cd_status, tags={"node": hostname, "cluster": node["cluster"]},
+                      currency=currency, file=file)
 
     # --- scheduler -----------------------------------------------------------------------------
     def job(self, cluster: str, job_id: str, *, account: str, start: str, end: str, state: str, host: str,
@@ -136,13 +143,15 @@ class Landing:
     # --- write ---------------------------------------------------------------------------------
     def write(self) -> None:
         land = self.landing
-        if self.bill_rows:
-            p = land / "bills" / "focus" / "bill.csv"
+        for file in dict.fromkeys(r["_file"] for r in self.bill_rows):
+            rows = [r for r in self.bill_rows if r["_file"] == file]
+            columns = FOCUS_COLUMNS + (["BillingCurrency"] if any(r["BillingCurrency"] for r in rows) else [])
+            p = land / "bills" / "focus" / file
             p.parent.mkdir(parents=True, exist_ok=True)
             with p.open("w", newline="") as fh:
-                w = csv.DictWriter(fh, FOCUS_COLUMNS, lineterminator="\n")
+                w = csv.DictWriter(fh, columns, lineterminator="\n", extrasaction="ignore")
                 w.writeheader()
-                w.writerows(self.bill_rows)
+                w.writerows(rows)
         if self.nodes:
             p = land / "inventory" / "nodes.csv"
             p.parent.mkdir(parents=True, exist_ok=True)

@@ -1,24 +1,21 @@
 """`gpuledger export focus`: the ledger as FOCUS 1.3 split-cost allocation rows.
 
 Every origin charge — a bill line's piece of a UTC day, as the ledger cuts lines over the hours of
-their charge period (`intermediate.int_bill_line_hours`) — becomes one or more allocated rows:
+their charge period (`intermediate.int_bill_line_hours`) — becomes one or more allocated rows. The
+ledger keeps each piece's origin line (`intermediate.int_cost_allocations.line_key`), so the export is
+a read of it, not a second allocation:
 
-- GPU node lines (priced node-hours): split over the jobs that held the node's GPUs in each hour by
-  their GPU-seconds, per ledger category, plus an unallocated row (AllocatedResourceId NULL) for the
-  billed GPU-seconds no job held (`idle_unallocated`). AllocatedResourceId is the job (`job_uid`),
-  AllocatedResourceName its Slurm JobID. When several lines price the same node-hour, each prefix
-  sum of the hour's lines is split like the ledger split the whole hour, and consecutive prefixes
-  are differenced: every line's rows sum exactly to the line, and over the hour's lines they sum
-  exactly to the ledger's pieces of the hour.
-- Other lines: one row per project the ledger places them on (tagged lines, shared lines by GPU cost,
-  tax and untagged credits by pre-tax cost, unused commitment to its owning team), or one unallocated
-  row for what the ledger marks `unattributed`.
+- GPU node lines (priced node-hours): one row per job and ledger category that held the node's GPUs,
+  split by GPU-seconds, plus an unallocated row (AllocatedResourceId NULL) for the billed
+  GPU-seconds no job held (`idle_unallocated`). AllocatedResourceId is the job (`job_uid`),
+  AllocatedResourceName its scheduler job id.
+- Other lines: one row per project the ledger placed them on (tagged lines, shared lines by GPU cost,
+  tax and untagged credits by pre-tax cost, each in the line's currency; unused commitment to its
+  owning team), or one unallocated row for what the ledger marks `unattributed`.
 
-EffectiveCost and BilledCost of each origin's rows sum exactly (DECIMAL(38,18), largest remainder in
-units of 1e-18) to the origin; AllocatedRatio in AllocatedMethodDetails is informative (a double).
-Non-node lines go where the ledger placed them (`intermediate.int_bill_line_placements`), and the
-export checks that its rows agree exactly with `intermediate.int_cost_allocations` per day, team,
-project and category before it writes anything.
+EffectiveCost and BilledCost of each origin's rows sum exactly (DECIMAL(38,18)) to the origin, in its
+BillingCurrency; AllocatedRatio in AllocatedMethodDetails is informative (a double). Text cells of the
+CSV that a spreadsheet would run as formulas are guarded (pipelines/lib/csv_cells.py).
 
 Only TEMP tables are written: the export runs on a read-only connection to the warehouse.
 """
@@ -31,7 +28,8 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.lib.warehouse import run_sql, sql
+from pipelines.lib.csv_cells import guard_sql
+from pipelines.lib.warehouse import sql
 
 # The columns of the export, in order: FOCUS columns, then the `x_` ones.
 FOCUS_COLUMNS: tuple[str, ...] = (
@@ -46,18 +44,10 @@ FOCUS_COLUMNS: tuple[str, ...] = (
 )
 _TIMESTAMPS = ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd")
 
-# The steps of one day, in order (each a file under sql/), then the query of the day's rows.
-_STEPS = (
-    "exports/focus_allocation.prepare",
-    "lib/largest_remainder",
-    "exports/focus_allocation.pieces",
-    "lib/largest_remainder",
-    "exports/focus_allocation.taxes",
-)
 _QUERY = "exports/focus_allocation"
-_TEMP_TABLES = ("focus_export", "focus_day", "focus_origins", "focus_node_line_hours", "focus_node_pieces",
-                "focus_other_lines", "focus_project_weights", "focus_pretax_weights", "focus_pieces",
-                "split_input", "split_output")
+_TEMP_TABLES = ("focus_export", "focus_day")
+# text columns: guarded against spreadsheet formulas in the CSV
+_TEXT = tuple(c for c in FOCUS_COLUMNS if c not in (*_TIMESTAMPS, "EffectiveCost", "BilledCost", "x_OriginQuarantined"))
 
 
 def export_focus(con: duckdb.DuckDBPyConnection, start: date, end: date, out: Path) -> int:
@@ -94,8 +84,6 @@ def export_focus(con: duckdb.DuckDBPyConnection, start: date, end: date, out: Pa
 def _build(con: duckdb.DuckDBPyConnection, days: list[date]) -> int:
     """Builds temp table focus_export with the rows of `days`, checking each day; returns its row count."""
     for i, day in enumerate(days):
-        for step in _STEPS:
-            run_sql(con, step, {"day": day})
         con.execute(f"CREATE OR REPLACE TEMP TABLE focus_day AS {sql(_QUERY)}", {"day": day})
         _check_day(con, day)
         if i == 0:
@@ -106,44 +94,28 @@ def _build(con: duckdb.DuckDBPyConnection, days: list[date]) -> int:
 
 
 def _check_day(con: duckdb.DuckDBPyConnection, day: date) -> None:
-    """Every origin's rows sum exactly to it, and the day's rows agree exactly with the ledger."""
+    """Every origin's rows sum exactly to its share of the day in the bill, line by line."""
     bad = con.execute(
-        """SELECT o.line_key, o.effective_cost, o.billed_cost, sum(e.EffectiveCost), sum(e.BilledCost)
-           FROM focus_origins o
-           LEFT JOIN focus_day e ON e.x_OriginLineKey = o.line_key
+        """WITH origins AS (
+               SELECT line_key, sum(effective_cost) AS e, sum(billed_cost) AS b
+               FROM intermediate.int_bill_line_hours WHERE day = $day GROUP BY line_key
+           )
+           SELECT o.line_key, o.e, o.b, sum(x.EffectiveCost), sum(x.BilledCost)
+           FROM origins o
+           LEFT JOIN focus_day x ON x.x_OriginLineKey = o.line_key
            GROUP BY ALL
-           HAVING sum(e.EffectiveCost) IS DISTINCT FROM o.effective_cost
-               OR sum(e.BilledCost) IS DISTINCT FROM o.billed_cost
-           ORDER BY 1 LIMIT 5""").fetchall()
+           HAVING sum(x.EffectiveCost) IS DISTINCT FROM o.e OR sum(x.BilledCost) IS DISTINCT FROM o.b
+           ORDER BY 1 LIMIT 5""", {"day": day}).fetchall()
     if bad:
         raise ValueError(f"FOCUS export of {day}: allocated rows do not sum to their origin line: {bad}")
-    diff = con.execute(
-        """WITH mine AS (
-               SELECT p.team, p.project, p.category,
-                      sum(p.effective_cost) AS e, sum(p.billed_cost) AS b
-               FROM focus_pieces p GROUP BY ALL
-           ),
-           ledger AS (
-               SELECT team, project, category, sum(effective_cost) AS e, sum(billed_cost) AS b
-               FROM intermediate.int_cost_allocations WHERE day = $day GROUP BY ALL
-           )
-           SELECT coalesce(m.team, l.team), coalesce(m.project, l.project), coalesce(m.category, l.category),
-                  m.e, l.e, m.b, l.b
-           FROM mine m
-           FULL JOIN ledger l ON m.team IS NOT DISTINCT FROM l.team AND m.project IS NOT DISTINCT FROM l.project
-                             AND m.category IS NOT DISTINCT FROM l.category
-           WHERE coalesce(m.e, 0) <> coalesce(l.e, 0) OR coalesce(m.b, 0) <> coalesce(l.b, 0)
-           ORDER BY 1, 2, 3 LIMIT 5""", {"day": day}).fetchall()
-    if diff:
-        raise ValueError(
-            f"FOCUS export of {day} disagrees with the ledger (team, project, category, export vs ledger "
-            f"EffectiveCost and BilledCost): {diff}")
 
 
 def _write(con: duckdb.DuckDBPyConnection, fmt: str, out: Path) -> None:
     if fmt == "csv":
         cols = ", ".join(
-            f"strftime({c}, '%Y-%m-%dT%H:%M:%SZ') AS {c}" if c in _TIMESTAMPS else c for c in FOCUS_COLUMNS)
+            f"strftime({c}, '%Y-%m-%dT%H:%M:%SZ') AS {c}" if c in _TIMESTAMPS
+            else f"{guard_sql(c)} AS {c}" if c in _TEXT else c
+            for c in FOCUS_COLUMNS)
         options = "FORMAT csv, HEADER true"
     else:
         cols = ", ".join(f"timezone('UTC', {c}) AS {c}" if c in _TIMESTAMPS else c for c in FOCUS_COLUMNS)

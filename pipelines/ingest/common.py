@@ -24,6 +24,7 @@ QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
     "payload": pl.String,
     "effective_cost": MONEY,
     "billed_cost": MONEY,
+    "billing_currency": pl.String,
     "charge_period_start": TS,
     "charge_period_end": TS,
     "day": pl.Date,

@@ -160,6 +160,7 @@ def from_focus_frame(raw: pl.DataFrame, file: str, source: str) -> Parsed:
         reject_extras={
             "effective_cost": pl.col("effective_cost"),
             "billed_cost": pl.col("billed_cost"),
+            "billing_currency": pl.col("billing_currency"),
             "charge_period_start": pl.col("charge_period_start"),
             "charge_period_end": pl.col("charge_period_end"),
             "day": pl.col("charge_period_start").dt.date(),

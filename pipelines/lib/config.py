@@ -46,6 +46,14 @@ class _Section(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_means_default(cls, data: Any) -> Any:
+        # `pools:` with every entry commented out is null in YAML: it means "none", i.e. the default
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if v is not None}
+        return data
+
 
 def _currency(value: str) -> str:
     value = value.upper()
@@ -116,7 +124,7 @@ class LedgerConfig(_Section):
 
 
 class Budget(_Section):
-    amount: Decimal = Field(ge=0)
+    amount: Decimal = Field(gt=0)
     currency: str = "USD"  # written without one: the config's default_currency
 
     _check_currency = field_validator("currency")(lambda cls, v: _currency(v))
@@ -232,6 +240,7 @@ class OrgConfig(_Section):
             "mfu_target": self.mfu_target,
             "attention_flops": self.attention_flops,
             "shared_cost_rule": self.shared_cost_rule,
+            "default_currency": self.default_currency,
         }
 
     def as_yaml(self) -> str:

@@ -42,6 +42,17 @@ def create_finance_views(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None
     con.execute("CREATE OR REPLACE TABLE finance.budgets AS SELECT project, "
                 "monthly_budget::DECIMAL(38, 18) AS monthly_budget, billing_currency FROM budgets_in")
     con.unregister("budgets_in")
+    # exchange rates into the reporting currency, per currency and month; the reporting currency
+    # itself converts at 1 in every month (month NULL). No rates configured: no conversion at all.
+    rates = [(r.currency, r.month, str(r.rate), r.source) for r in cfg.fx.rates]
+    if rates:
+        rates.append((cfg.fx.reporting_currency, None, "1", "identity"))
+    fx = pl.DataFrame(rates, schema={"currency": pl.String, "month": pl.String, "rate": pl.String,
+                                     "source": pl.String}, orient="row")
+    con.register("fx_in", fx)
+    con.execute("CREATE OR REPLACE TABLE finance.fx_rates AS SELECT currency, month, rate::DECIMAL(38, 18) AS rate, "
+                "source, $reporting AS reporting_currency FROM fx_in", {"reporting": cfg.fx.reporting_currency})
+    con.unregister("fx_in")
     for view in FINANCE_VIEWS:
         con.execute(sql(f"finance/{view}"))
 

@@ -1,13 +1,73 @@
--- FOCUS 1.3 split-cost allocation rows of $day (after the .prepare, .pieces and .taxes steps): one
--- row per origin charge (a bill line's piece of the day) and allocated piece, carrying the origin's
--- dimensions. EffectiveCost and BilledCost of an origin's rows sum exactly to the origin; the
--- unallocated portion (idle GPUs, unattributed lines, shares of `_unallocated`) has a NULL
--- AllocatedResourceId. Pieces that carry nothing are left out unless the origin has no other row.
-WITH pieces AS (
+-- FOCUS 1.3 split-cost allocation rows of $day, read from the ledger: one row per origin charge (a
+-- bill line's piece of the day) and allocated piece, carrying the origin's dimensions. The ledger
+-- keeps the origin line on every piece it allocates (intermediate.int_cost_allocations), so the rows of
+-- an origin sum exactly to it by construction; the unallocated portion (idle GPUs, unattributed
+-- lines, shares of `_unallocated`) has a NULL AllocatedResourceId. Pieces that carry nothing are left
+-- out unless the origin has no other row.
+WITH line_pieces AS (
+    SELECT line_key, bool_or(quarantined) AS quarantined,
+           any_value(billing_currency) AS billing_currency,
+           any_value(charge_category) AS charge_category, any_value(charge_class) AS charge_class,
+           any_value(service_category) AS service_category, any_value(resource_id) AS resource_id,
+           any_value(resource_type) AS resource_type,
+           any_value(commitment_discount_id) AS commitment_discount_id,
+           any_value(commitment_discount_status) AS commitment_discount_status,
+           any_value(tags) AS tags,
+           sum(effective_cost)::DECIMAL(38, 18) AS effective_cost,
+           sum(billed_cost)::DECIMAL(38, 18) AS billed_cost,
+           min(hour_ts) AS first_hour, max(hour_ts) AS last_hour
+    FROM intermediate.int_bill_line_hours
+    WHERE day = $day
+    GROUP BY line_key
+),
+quarantined AS (
+    SELECT file || '#' || row_ref AS line_key, min(charge_period_start) AS ps,
+           max(greatest(coalesce(charge_period_end, charge_period_start), charge_period_start)) AS pe
+    FROM ops.quarantine
+    WHERE source IN ('focus', 'aws_cur') AND charge_period_start IS NOT NULL
+    GROUP BY 1
+),
+origins AS (
+    -- the day's origin charges, with the FOCUS dimensions of the staged line (or the quarantined row)
+    SELECT p.*,
+           greatest(coalesce(s.charge_period_start, q.ps, p.first_hour), $day::DATE) AS charge_period_start,
+           least(coalesce(s.charge_period_end, q.pe, p.last_hour + INTERVAL 1 HOUR), $day::DATE + INTERVAL 1 DAY)
+               AS charge_period_end,
+           s.billing_account_id, s.billing_period_start, s.billing_period_end,
+           s.charge_description, s.charge_frequency, s.pricing_category, s.pricing_unit, s.consumed_unit,
+           s.commitment_discount_type, s.commitment_discount_category, s.provider_name, s.invoice_id,
+           s.region_id, s.resource_name, s.service_name, s.sku_id, s.sub_account_id
+    FROM line_pieces p
+    LEFT JOIN (
+        -- the staged lines overlapping $day (the ledger's own condition), so a day reads only its lines
+        SELECT * FROM staging.stg_focus__bill_lines
+        WHERE charge_period_start < $day::DATE + INTERVAL 1 DAY
+          AND (charge_period_end > $day::DATE
+               OR (charge_period_end = charge_period_start AND charge_period_start >= $day::DATE))
+    ) s ON NOT p.quarantined AND s._file || '#' || s._row = p.line_key
+    LEFT JOIN quarantined q ON p.quarantined AND q.line_key = p.line_key
+),
+allocated AS (
+    -- the ledger's pieces of each origin, with the method that placed them
+    SELECT a.line_key, a.job_uid AS resource_key, a.category, a.team, a.project,
+           CASE WHEN a.line_kind = 'node_hour' AND a.category <> 'unattributed' THEN 'gpu_seconds'
+                WHEN a.category = 'unattributed' THEN 'unattributed'
+                WHEN a.category = 'shared' THEN 'gpu_cost'
+                WHEN a.category IN ('tax', 'credit') AND NOT coalesce(pl.is_direct, FALSE) THEN 'pretax_cost'
+                WHEN a.category = 'unused_commitment' THEN 'commitment_owner'
+                ELSE 'tag' END AS basis,
+           sum(a.effective_cost) AS effective_cost, sum(a.billed_cost) AS billed_cost,
+           sum(a.basis_quantity) AS usage_quantity
+    FROM intermediate.int_cost_allocations a
+    LEFT JOIN intermediate.int_bill_line_placements pl ON pl.day = $day AND pl.line_key = a.line_key
+    WHERE a.day = $day
+    GROUP BY ALL
+),
+pieces AS (
     SELECT p.*, o.effective_cost AS origin_effective_cost, o.billed_cost AS origin_billed_cost,
            p.effective_cost <> 0 OR p.billed_cost <> 0 OR coalesce(p.usage_quantity, 0) <> 0 AS carries
-    FROM focus_pieces p
-    JOIN focus_origins o USING (line_key)
+    FROM allocated p
+    JOIN origins o USING (line_key)
 ),
 kept AS (
     SELECT * FROM pieces
@@ -71,7 +131,7 @@ SELECT
                   'AllocatedRatio', r.ratio, 'UsageUnit', 'GPU-Hours', 'UsageQuantity', r.usage_quantity / 3600)))
          WHEN r.basis IN ('gpu_cost', 'pretax_cost')
          THEN json_object('Elements', json_array(json_object(
-                  'AllocatedRatio', r.ratio, 'UsageUnit', coalesce(o.billing_currency, 'USD'),
+                  'AllocatedRatio', r.ratio, 'UsageUnit', o.billing_currency,
                   'UsageQuantity', r.usage_quantity)))
          ELSE json_object('Elements', json_array(json_object('AllocatedRatio', r.ratio)))
     END::VARCHAR AS AllocatedMethodDetails,
@@ -87,6 +147,6 @@ SELECT
     r.line_key AS x_OriginLineKey,
     o.quarantined AS x_OriginQuarantined
 FROM ratios r
-JOIN focus_origins o USING (line_key)
+JOIN origins o USING (line_key)
 LEFT JOIN jobs j ON r.basis = 'gpu_seconds' AND j.job_uid = r.resource_key
 ORDER BY r.line_key, AllocatedResourceId NULLS LAST, r.category, r.team, r.project

@@ -1,18 +1,19 @@
--- Daily reconciliation: the bill (every landed line's share of the day) against what the ledger
--- allocated. `difference_*` must be 0; quarantined lines are in both, as `unattributed` in the ledger.
+-- Daily reconciliation per billing currency: the bill (every landed line's share of the day) against
+-- what the ledger allocated. `difference_*` must be 0; quarantined lines are in both, as
+-- `unattributed` in the ledger. Amounts in different currencies are never added: one row each.
 CREATE OR REPLACE VIEW finance.reconciliation_daily AS
 WITH bill AS (
-    SELECT day, sum(effective_cost) AS e, sum(billed_cost) AS b,
+    SELECT day, billing_currency, sum(effective_cost) AS e, sum(billed_cost) AS b,
            sum(quarantined_effective_cost) AS qe, sum(quarantined_billed_cost) AS qb,
            sum(lines) AS lines, sum(quarantined_lines) AS quarantined_lines
-    FROM marts.fct_bill_daily GROUP BY day
+    FROM marts.fct_bill_daily GROUP BY day, billing_currency
 ),
 allocated AS (
-    SELECT day, sum(effective_cost) AS e, sum(billed_cost) AS b,
+    SELECT day, billing_currency, sum(effective_cost) AS e, sum(billed_cost) AS b,
            coalesce(sum(effective_cost) FILTER (category = 'unattributed'), 0) AS ue
-    FROM marts.fct_cost_daily GROUP BY day
+    FROM marts.fct_cost_daily GROUP BY day, billing_currency
 )
-SELECT coalesce(b.day, a.day) AS day,
+SELECT day, billing_currency,
        coalesce(b.e, 0) AS bill_effective_cost, coalesce(b.b, 0) AS bill_billed_cost,
        coalesce(a.e, 0) AS allocated_effective_cost, coalesce(a.b, 0) AS allocated_billed_cost,
        coalesce(b.qe, 0) AS quarantined_effective_cost, coalesce(b.qb, 0) AS quarantined_billed_cost,
@@ -20,4 +21,4 @@ SELECT coalesce(b.day, a.day) AS day,
        coalesce(a.e, 0) - coalesce(b.e, 0) AS difference_effective_cost,
        coalesce(a.b, 0) - coalesce(b.b, 0) AS difference_billed_cost,
        coalesce(b.lines, 0) AS bill_lines, coalesce(b.quarantined_lines, 0) AS quarantined_lines
-FROM bill b FULL JOIN allocated a USING (day)
+FROM bill b FULL JOIN allocated a USING (day, billing_currency)

@@ -5,6 +5,7 @@ SELECT $day::DATE AS day,
        strptime(e.piece_key, '%Y-%m-%dT%H') AS hour_ts,
        units_money(e.units) AS effective_cost,
        units_money(b.units) AS billed_cost,
+       l.billing_currency,
        -- seconds of the hour the line covers (0 for a point-in-time line)
        CASE WHEN l.pe > l.ps
             THEN epoch(least(l.pe, strptime(e.piece_key, '%Y-%m-%dT%H') + INTERVAL 1 HOUR))

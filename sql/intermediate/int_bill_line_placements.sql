@@ -29,7 +29,8 @@ FROM (
         GROUP BY 1
     ),
     lines AS (
-        SELECT line_key, any_value(quarantined) AS quarantined, any_value(charge_category) AS charge_category,
+        SELECT line_key, any_value(quarantined) AS quarantined, any_value(billing_currency) AS billing_currency,
+               any_value(charge_category) AS charge_category,
                any_value(service_category) AS service_category, any_value(resource_id) AS resource_id,
                any_value(resource_type) AS resource_type, any_value(commitment_discount_id) AS commitment_discount_id,
                any_value(commitment_discount_status) AS commitment_discount_status, any_value(tags) AS tags,

@@ -1,7 +1,7 @@
--- Step 1 of the day's cost allocation: each billed node-hour's cost is split over the GPU-seconds of
--- that hour on that node — every job's category, plus `idle_unallocated` for billed GPU-seconds no
--- job held — by largest remainder, so the pieces sum to the node-hour exactly. A node-hour with no
--- GPU-seconds to split by (GPU count unknown) is `unattributed`.
+-- Step 1 of the day's cost allocation: each node line's piece of each billed node-hour is split over
+-- the GPU-seconds of that hour on that node — every job's category, plus `idle_unallocated` for billed
+-- GPU-seconds no job held — by largest remainder, so the pieces sum to the line's hour exactly. Lines
+-- are split one by one (never summed first), so each piece keeps its origin line and its currency.
 CREATE OR REPLACE TEMP TABLE node_hour_weights AS
 WITH allocated AS (
     SELECT g.hostname, g.hour_ts, g.job_uid, g.category, g.rerun_part, g.gpu_seconds
@@ -22,19 +22,31 @@ weights AS (
     UNION ALL SELECT * FROM idle
 )
 SELECT w.hostname, w.hour_ts, w.job_uid, w.category, w.rerun_part, w.gpu_seconds,
-       w.hostname || '|' || strftime(w.hour_ts, '%Y-%m-%dT%H') AS node_hour_key,
-       coalesce(w.job_uid, '') || '|' || w.category || coalesce(':' || w.rerun_part, '') AS piece_key,
+       to_json([w.hostname, strftime(w.hour_ts, '%Y-%m-%dT%H')])::VARCHAR AS node_hour_key,
+       to_json([w.job_uid, w.category, w.rerun_part])::VARCHAR AS piece_key,
        round(w.gpu_seconds * 1000)::HUGEINT AS weight
 FROM weights w;
 
+-- each node line's piece of each hour. The node-hour's GPU-seconds are counted once, on its first
+-- line (by currency, then line), so GPU-seconds summed over lines or currencies never count twice.
+CREATE OR REPLACE TEMP TABLE node_line_hours AS
+SELECT nh.hostname, nh.hour_ts, l.line_key, l.billing_currency, l.effective_cost, l.billed_cost,
+       row_number() OVER (PARTITION BY nh.hostname, nh.hour_ts ORDER BY l.billing_currency, l.line_key) = 1
+           AS carries_gpu_seconds,
+       to_json([nh.hostname, strftime(nh.hour_ts, '%Y-%m-%dT%H')])::VARCHAR AS node_hour_key,
+       to_json([l.line_key, nh.hostname, strftime(nh.hour_ts, '%Y-%m-%dT%H')])::VARCHAR AS line_hour_key
+FROM (SELECT hostname, hour_ts, unnest(line_keys) AS line_key
+      FROM intermediate.int_node_hours WHERE day = $day) nh
+JOIN intermediate.int_bill_line_hours l ON l.day = $day AND l.line_key = nh.line_key AND l.hour_ts = nh.hour_ts;
+
+CREATE OR REPLACE TEMP TABLE splittable_node_hours AS
+SELECT node_hour_key FROM node_hour_weights GROUP BY 1 HAVING sum(weight) > 0;
+
 CREATE OR REPLACE TEMP TABLE split_input AS
-WITH splittable AS (
-    SELECT node_hour_key FROM node_hour_weights GROUP BY 1 HAVING sum(weight) > 0
-)
-SELECT w.node_hour_key || '|' || m.measure AS group_key, w.piece_key,
-       CASE m.measure WHEN 'e' THEN money_units(nh.effective_cost) ELSE money_units(nh.billed_cost) END AS units,
+SELECT l.line_hour_key || m.measure AS group_key, w.piece_key,
+       CASE m.measure WHEN 'e' THEN money_units(l.effective_cost) ELSE money_units(l.billed_cost) END AS units,
        w.weight
-FROM node_hour_weights w
-JOIN splittable USING (node_hour_key)
-JOIN intermediate.int_node_hours nh ON nh.day = $day AND nh.hostname = w.hostname AND nh.hour_ts = w.hour_ts
+FROM node_line_hours l
+JOIN splittable_node_hours USING (node_hour_key)
+JOIN node_hour_weights w USING (node_hour_key)
 CROSS JOIN (VALUES ('e'), ('b')) m(measure)

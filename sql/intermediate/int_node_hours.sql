@@ -1,6 +1,7 @@
 -- Each billed hour of each GPU node on $day: the node's instance lines (matched by ResourceId, else by
--- the node tag) give the hour its EffectiveCost and BilledCost and its billed GPU capacity. Several
--- lines may price the same hour (e.g. committed and on-demand parts): capacity counts the hour once.
+-- the node tag) and its billed GPU capacity. Several lines may price the same hour (committed and
+-- on-demand parts, or parts in two currencies): capacity counts the hour once. The money stays on the
+-- lines (int_bill_line_hours), so two currencies are never added here.
 WITH node_lines AS (
     SELECT coalesce(by_id.hostname, by_tag.hostname) AS hostname, l.*
     FROM intermediate.int_bill_line_hours l
@@ -14,9 +15,8 @@ WITH node_lines AS (
 SELECT $day::DATE AS day, l.hostname, l.hour_ts,
        n.cluster, n.gpu_model, coalesce(n.gpu_count, 0) AS gpu_count, n.pool, n.pool_team,
        max(l.covered_seconds) AS billed_seconds,
-       sum(l.effective_cost) AS effective_cost,
-       sum(l.billed_cost) AS billed_cost,
-       list(l.line_key ORDER BY l.line_key) AS line_keys
+       list(l.line_key ORDER BY l.line_key) AS line_keys,
+       list(DISTINCT l.billing_currency ORDER BY l.billing_currency) AS currencies
 FROM node_lines l
 JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = l.hostname
 GROUP BY ALL

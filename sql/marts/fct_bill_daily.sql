@@ -1,6 +1,6 @@
--- The bill as landed, per day and invoice month: each line's exact day share (staged and quarantined
--- lines apart). What reconciliation compares the ledger to.
-SELECT day, invoice_month,
+-- The bill as landed, per day, invoice month and currency: each line's exact day share (staged and
+-- quarantined lines apart). What reconciliation compares the ledger to.
+SELECT day, invoice_month, billing_currency,
        sum(effective_cost)::DECIMAL(38, 18) AS effective_cost,
        sum(billed_cost)::DECIMAL(38, 18) AS billed_cost,
        coalesce(sum(effective_cost) FILTER (quarantined), 0)::DECIMAL(38, 18) AS quarantined_effective_cost,
@@ -9,4 +9,4 @@ SELECT day, invoice_month,
        count(DISTINCT line_key) FILTER (quarantined) AS quarantined_lines
 FROM intermediate.int_bill_line_hours
 WHERE day = $day
-GROUP BY day, invoice_month
+GROUP BY day, invoice_month, billing_currency

@@ -1,5 +1,8 @@
 -- Cost of each job on the day (a job crossing midnight has a row per day), with its GPU-seconds per
--- ledger category. GPU-seconds count all of the job's allocation; cost comes from billed node-hours.
+-- ledger category. GPU-seconds count all of the job's allocation; cost comes from billed node-hours,
+-- one row per billing currency (a job on nodes billed in two currencies has two rows; its GPU-seconds
+-- are on the first currency's row only, so they never count twice). A job with no billed cost has
+-- one row with a NULL currency.
 WITH seconds AS (
     SELECT job_uid,
            sum(gpu_seconds) AS gpu_seconds,
@@ -11,21 +14,28 @@ WITH seconds AS (
     FROM intermediate.int_gpu_seconds WHERE day = $day GROUP BY job_uid
 ),
 cost AS (
-    SELECT job_uid, sum(effective_cost) AS effective_cost, sum(billed_cost) AS billed_cost
-    FROM intermediate.int_cost_allocations WHERE day = $day AND job_uid IS NOT NULL GROUP BY job_uid
+    SELECT job_uid, billing_currency, sum(effective_cost) AS effective_cost, sum(billed_cost) AS billed_cost,
+           row_number() OVER (PARTITION BY job_uid ORDER BY billing_currency) = 1 AS first_currency
+    FROM intermediate.int_cost_allocations WHERE day = $day AND job_uid IS NOT NULL
+    GROUP BY job_uid, billing_currency
+),
+rows AS (
+    SELECT j.*, c.billing_currency, c.effective_cost, c.billed_cost,
+           CASE WHEN coalesce(c.first_currency, TRUE) THEN 1 ELSE 0 END AS seconds_share
+    FROM intermediate.int_job_allocations j
+    LEFT JOIN cost c USING (job_uid)
+    WHERE j.day = $day
 )
-SELECT j.day, j.job_id, j.job_uid, j.cluster, j.run_id, j.team, j.project, j.user_name, j.account,
-       j.job_name, j.partition, j.state, j.exit_code, j.start_ts, j.end_ts,
-       coalesce(j.gpus, 0) AS gpus, j.hosts,
-       coalesce(s.gpu_seconds, 0)::DOUBLE AS gpu_seconds,
-       coalesce(c.effective_cost, 0)::DECIMAL(38, 18) AS effective_cost,
-       coalesce(c.billed_cost, 0)::DECIMAL(38, 18) AS billed_cost,
-       coalesce(s.productive_gpu_seconds, 0)::DOUBLE AS productive_gpu_seconds,
-       coalesce(s.rerun_loss_gpu_seconds, 0)::DOUBLE AS rerun_loss_gpu_seconds,
-       coalesce(s.allocated_idle_gpu_seconds, 0)::DOUBLE AS allocated_idle_gpu_seconds,
-       coalesce(s.failed_job_gpu_seconds, 0)::DOUBLE AS failed_job_gpu_seconds,
-       coalesce(s.unmonitored_gpu_seconds, 0)::DOUBLE AS unmonitored_gpu_seconds
-FROM intermediate.int_job_allocations j
+SELECT r.day, r.job_id, r.job_uid, r.cluster, r.run_id, r.team, r.project, r.user_name, r.account,
+       r.job_name, r.partition, r.state, r.exit_code, r.start_ts, r.end_ts,
+       coalesce(r.gpus, 0) AS gpus, r.hosts, r.billing_currency,
+       (coalesce(s.gpu_seconds, 0) * r.seconds_share)::DOUBLE AS gpu_seconds,
+       coalesce(r.effective_cost, 0)::DECIMAL(38, 18) AS effective_cost,
+       coalesce(r.billed_cost, 0)::DECIMAL(38, 18) AS billed_cost,
+       (coalesce(s.productive_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS productive_gpu_seconds,
+       (coalesce(s.rerun_loss_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS rerun_loss_gpu_seconds,
+       (coalesce(s.allocated_idle_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS allocated_idle_gpu_seconds,
+       (coalesce(s.failed_job_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS failed_job_gpu_seconds,
+       (coalesce(s.unmonitored_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS unmonitored_gpu_seconds
+FROM rows r
 LEFT JOIN seconds s USING (job_uid)
-LEFT JOIN cost c USING (job_uid)
-WHERE j.day = $day

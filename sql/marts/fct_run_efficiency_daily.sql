@@ -2,7 +2,9 @@
 -- jobs' allocations on the day, node cost only. Tokens are the day's step events; kept tokens exclude
 -- steps an interruption rolled back (steps of an interrupted job after its last saved checkpoint).
 -- flops_per_token = 6·N_active + c·L·H·Q·T with c = 12 (palm) or 6 (causal), stored with the value.
--- A run without token events has NULL MFU.
+-- A run without token events has NULL MFU. Cost is per billing currency: a run whose nodes were billed
+-- in two currencies has a row for each, with its GPU-seconds and tokens on the first currency's row
+-- only, and no per-token money (its cost cannot be added up without exchange rates).
 WITH configs AS (
     SELECT run_id, arg_max(project, ts) AS project, arg_max(dtype, ts) AS dtype,
            arg_max(coalesce(model_active_params, model_params), ts) AS n_active,
@@ -20,9 +22,11 @@ seconds AS (
     WHERE g.day = $day GROUP BY j.run_id
 ),
 cost AS (
-    SELECT j.run_id, sum(c.effective_cost) AS effective_cost
+    SELECT j.run_id, c.billing_currency, sum(c.effective_cost) AS effective_cost,
+           row_number() OVER (PARTITION BY j.run_id ORDER BY c.billing_currency) = 1 AS first_currency,
+           count(*) OVER (PARTITION BY j.run_id) AS currencies
     FROM intermediate.int_cost_allocations c JOIN jobs j USING (job_uid)
-    WHERE c.day = $day AND c.line_kind = 'node_hour' GROUP BY j.run_id
+    WHERE c.day = $day AND c.line_kind = 'node_hour' GROUP BY j.run_id, c.billing_currency
 ),
 hardware AS (
     SELECT j.run_id, mode(n.gpu_model) AS gpu_model
@@ -51,7 +55,8 @@ measured AS (
            coalesce(cf.project, (SELECT min(project) FROM jobs j WHERE j.run_id = r.run_id)) AS project,
            hw.gpu_model, cf.dtype,
            coalesce(s.gpu_seconds, 0) AS gpu_seconds, coalesce(s.productive_gpu_seconds, 0) AS productive_gpu_seconds,
-           coalesce(c.effective_cost, 0) AS effective_cost,
+           c.billing_currency, coalesce(c.effective_cost, 0) AS effective_cost,
+           coalesce(c.first_currency, TRUE) AS first_currency, coalesce(c.currencies, 1) AS currencies,
            coalesce(t.tokens, 0) AS tokens, coalesce(t.tokens_kept, 0) AS tokens_kept,
            6 * cf.n_active + CASE $attention_flops WHEN 'causal' THEN 6 ELSE 12 END
                * cf.layers::DOUBLE * cf.heads * cf.head_dim * cf.seq_len AS flops_per_token,
@@ -75,14 +80,18 @@ ratios AS (
 )
 SELECT $day::DATE AS day, run_id,
        coalesce(config_lookup($project_teams, project), project) AS team, project,
-       gpu_model, dtype, gpu_seconds::DOUBLE AS gpu_seconds, productive_gpu_seconds::DOUBLE AS productive_gpu_seconds,
-       tokens::BIGINT AS tokens, tokens_kept::BIGINT AS tokens_kept,
+       gpu_model, dtype, billing_currency,
+       CASE WHEN first_currency THEN gpu_seconds ELSE 0 END::DOUBLE AS gpu_seconds,
+       CASE WHEN first_currency THEN productive_gpu_seconds ELSE 0 END::DOUBLE AS productive_gpu_seconds,
+       CASE WHEN first_currency THEN tokens ELSE 0 END::BIGINT AS tokens,
+       CASE WHEN first_currency THEN tokens_kept ELSE 0 END::BIGINT AS tokens_kept,
        flops_per_token::DOUBLE AS flops_per_token, $attention_flops AS attention_flops, peak_flops::DOUBLE AS peak_flops,
        mfu, effective_mfu,
        CASE WHEN gpu_seconds > 0 THEN productive_gpu_seconds / gpu_seconds END AS goodput,
        effective_cost::DECIMAL(38, 18) AS effective_cost,
-       CASE WHEN tokens_kept > 0 THEN (effective_cost::DOUBLE / tokens_kept * 1e6)::DECIMAL(38, 10) END AS cost_per_mtok,
-       CASE WHEN gpu_seconds > 0 AND peak_flops > 0
+       CASE WHEN tokens_kept > 0 AND currencies = 1
+            THEN (effective_cost::DOUBLE / tokens_kept * 1e6)::DECIMAL(38, 10) END AS cost_per_mtok,
+       CASE WHEN gpu_seconds > 0 AND peak_flops > 0 AND currencies = 1
             THEN (effective_cost::DOUBLE / gpu_seconds * flops_per_token / (peak_flops * $mfu_target) * 1e6)::DECIMAL(38, 10)
        END AS mfu_adjusted_cost_per_mtok,
        CASE WHEN effective_mfu IS NOT NULL

@@ -8,7 +8,10 @@ CREATE TABLE IF NOT EXISTS ops.quarantine (
     payload         VARCHAR,            -- the raw row as JSON
     effective_cost  DECIMAL(38, 18),
     billed_cost     DECIMAL(38, 18),
+    billing_currency VARCHAR,           -- the money's currency (ISO 4217)
     charge_period_start TIMESTAMP,      -- UTC, when it parses: the days the money belongs to
     charge_period_end   TIMESTAMP,
     day             DATE                -- the UTC day the row belongs to, when known
 );
+-- warehouses made before the column existed
+ALTER TABLE ops.quarantine ADD COLUMN IF NOT EXISTS billing_currency VARCHAR;

@@ -1,7 +1,7 @@
--- Per team over [$start, $end]: cost, waste by category (dollars and share of the team's GPU cost),
--- and the MFU and cost per 1M tokens of its runs.
+-- Per team and billing currency over [$start, $end]: cost, waste by category (amounts and share of the
+-- team's GPU cost), and the MFU and cost per 1M tokens of its runs.
 WITH cost AS (
-    SELECT team,
+    SELECT team, billing_currency,
            sum(effective_cost) AS total,
            sum(effective_cost) FILTER (category IN ('productive', 'rerun_loss', 'allocated_idle', 'failed_job',
                                                     'unmonitored', 'idle_unallocated')) AS gpu_cost,
@@ -10,20 +10,20 @@ WITH cost AS (
            sum(effective_cost) FILTER (category = 'rerun_loss') AS rerun_loss,
            sum(effective_cost) FILTER (category = 'failed_job') AS failed_job,
            sum(effective_cost) FILTER (category = 'unmonitored') AS unmonitored
-    FROM marts.fct_cost_daily WHERE day BETWEEN $start AND $end GROUP BY team
+    FROM marts.fct_cost_daily WHERE day BETWEEN $start AND $end GROUP BY team, billing_currency
 ),
 runs AS (
-    SELECT team,
+    SELECT team, billing_currency,
            sum(tokens_kept * flops_per_token) / nullif(sum(gpu_seconds * peak_flops) FILTER (tokens > 0), 0) AS effective_mfu,
            sum(effective_cost) FILTER (tokens_kept > 0) / nullif(sum(tokens_kept), 0) * 1e6 AS cost_per_mtok
-    FROM marts.fct_run_efficiency_daily WHERE day BETWEEN $start AND $end GROUP BY team
+    FROM marts.fct_run_efficiency_daily WHERE day BETWEEN $start AND $end GROUP BY team, billing_currency
 )
-SELECT c.team, round(c.total, 2) AS total_cost,
+SELECT c.team, c.billing_currency AS currency, round(c.total, 2) AS total_cost,
        round(coalesce(c.idle_unallocated, 0), 2) AS idle_unallocated, round(100 * coalesce(c.idle_unallocated, 0) / nullif(c.gpu_cost, 0), 1) AS "idle_unallocated_%",
        round(coalesce(c.allocated_idle, 0), 2) AS allocated_idle, round(100 * coalesce(c.allocated_idle, 0) / nullif(c.gpu_cost, 0), 1) AS "allocated_idle_%",
        round(coalesce(c.rerun_loss, 0), 2) AS rerun_loss, round(100 * coalesce(c.rerun_loss, 0) / nullif(c.gpu_cost, 0), 1) AS "rerun_loss_%",
        round(coalesce(c.failed_job, 0), 2) AS failed_job, round(100 * coalesce(c.failed_job, 0) / nullif(c.gpu_cost, 0), 1) AS "failed_job_%",
        round(coalesce(c.unmonitored, 0), 2) AS unmonitored,
        round(r.effective_mfu, 3) AS effective_mfu, round(r.cost_per_mtok, 2) AS cost_per_mtok
-FROM cost c LEFT JOIN runs r USING (team)
-ORDER BY c.total DESC
+FROM cost c LEFT JOIN runs r USING (team, billing_currency)
+ORDER BY c.billing_currency, c.total DESC
