@@ -106,3 +106,39 @@ def test_broken_lines_are_quarantined_by_line(tmp_path):
     assert reasons["line 3"] == "8 fields where the header has 16"
     assert reasons["line 4"] == "End must not be before Start"
     assert reasons["line 5"] == "Start 'yesterday' is not a time"
+
+
+ROW = "{id}|{id}|train|alice|acct-a|gpu|{state}|0:0|2026-11-02T00:00:00|2026-11-02T00:00:00|2026-11-02T01:00:00|gres/gpu=8,node=1|g01||0|normal"
+
+
+def test_an_unknown_state_is_quarantined_naming_it(tmp_path):
+    parsed = _parse(tmp_path, ROW.format(id=1, state="FOO") + "\n" + ROW.format(id=2, state="COMPLETED") + "\n")
+    assert parsed.rows["job_key"].to_list() == ["2"]
+    assert parsed.rejects["reason"].to_list() == [
+        "State 'FOO' is not a sacct state: map it to one in the config's slurm.state_map"]
+    assert parsed.rejects["row_ref"].to_list() == ["line 2"]
+
+
+def test_the_config_maps_a_site_state(tmp_path):
+    path = tmp_path / "sacct.psv"
+    path.write_text(HEADER + "\n" + ROW.format(id=1, state="FOO") + "\n" + ROW.format(id=2, state="PREEMPTED") + "\n")
+    parsed = slurm.parse(path, "s.psv", "west", ClusterConfig(), state_map={"FOO": "FAILED"})
+    assert parsed.rejects.height == 0
+    assert dict(zip(parsed.rows["job_key"], parsed.rows["state"])) == {"1": "FAILED", "2": "PREEMPTED"}
+
+
+def test_comment_and_blank_lines_are_skipped_and_counted(tmp_path):
+    body = "# exported by cron at 06:00\n" + ROW.format(id=1, state="COMPLETED") + "\n\n   \n# end\n"
+    parsed = _parse(tmp_path, body)
+    assert parsed.rejects.height == 0 and parsed.rows.height == 1
+    assert parsed.dropped == {"blank lines": 2, "comment lines": 2}
+    assert parsed.rows["_row"].to_list() == [3]   # line numbers stay those of the file
+
+
+def test_an_empty_file_is_named_as_empty(tmp_path):
+    path = tmp_path / "sacct.psv"
+    path.write_bytes(b"")
+    parsed = slurm.parse(path, "scheduler/slurm/west/sacct.psv", "west", ClusterConfig())
+    assert parsed.rejects["reason"].to_list() == [
+        "empty sacct file (0 bytes, no header line and no records): re-export it with `sacct -P` (with a header), "
+        "or delete it"]

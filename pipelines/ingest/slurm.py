@@ -1,5 +1,9 @@
 """sacct exports (`-P` parsable2 with a header line, or `-p`/custom delimiter with a configured column
-list) → staging.stg_slurm__job_records rows, times converted from the cluster's zone to UTC."""
+list) → staging.stg_slurm__job_records rows, times converted from the cluster's zone to UTC.
+
+Blank lines and `#` comment lines are skipped and counted. A State outside sacct's state codes is
+quarantined, naming it, unless the config's `slurm.state_map` says which state it means: the ledger's
+categories depend on the state, so a state it does not know is never guessed."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import polars as pl
 
 from models.landing import SlurmJobRecord
 from pipelines.ingest.common import Parsed, blank_to_null, cast_failures, file_reject, split_by_contract, to_utc
-from pipelines.lib.config import ClusterConfig
+from pipelines.lib.config import SLURM_STATES, ClusterConfig
 
 SOURCE = "slurm"
 SENTINELS = ["Unknown", "None", "None assigned", "N/A", "(null)"]
@@ -22,9 +26,12 @@ STAGED = [
 ]
 
 
-def parse(path: Path, file: str, cluster: str, cfg: ClusterConfig) -> Parsed:
+def parse(path: Path, file: str, cluster: str, cfg: ClusterConfig,
+          state_map: dict[str, str] | None = None) -> Parsed:
     try:
-        raw = read_sacct(path, cfg)
+        raw, skipped = read_sacct(path, cfg)
+    except EmptyFile as err:
+        return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, str(err)))
     except Exception as err:
         return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, f"unreadable sacct file: {err}"))
     if "JobID" not in raw.columns and "JobIDRaw" not in raw.columns:
@@ -32,26 +39,40 @@ def parse(path: Path, file: str, cluster: str, cfg: ClusterConfig) -> Parsed:
             rows=pl.DataFrame(),
             rejects=file_reject(SOURCE, file, "no JobID or JobIDRaw column: give the header line, or the "
                                 "cluster's `columns` in the config for a header-less export"),
+            dropped=skipped,
         )
-    return from_sacct_frame(raw, file, cluster, cfg.timezone)
+    parsed = from_sacct_frame(raw, file, cluster, cfg.timezone, state_map or {})
+    parsed.dropped = skipped
+    return parsed
 
 
-def read_sacct(path: Path, cfg: ClusterConfig) -> pl.DataFrame:
-    """Splits lines ourselves: sacct does not quote, so a CSV reader would trip on stray quotes."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+class EmptyFile(ValueError):
+    """A sacct file with no header and no records."""
+
+
+def read_sacct(path: Path, cfg: ClusterConfig) -> tuple[pl.DataFrame, dict[str, int]]:
+    """The records (splitting lines ourselves: sacct does not quote, so a CSV reader would trip on
+    stray quotes), and the count of blank and `#` comment lines skipped."""
+    numbered = list(enumerate(path.read_text(encoding="utf-8").splitlines(), start=1))
+    skipped = {"blank lines": sum(1 for _, line in numbered if not line.strip()),
+               "comment lines": sum(1 for _, line in numbered if line.lstrip().startswith("#"))}
+    numbered = [(n, line) for n, line in numbered if line.strip() and not line.lstrip().startswith("#")]
+    skipped = {k: v for k, v in skipped.items() if v}
     delimiter = cfg.delimiter or "|"
+    if not numbered and not cfg.columns:
+        size = path.stat().st_size
+        raise EmptyFile(f"empty sacct file ({size} bytes, no header line and no records): re-export it with "
+                        "`sacct -P` (with a header), or delete it")
     if cfg.columns:
-        header, body, first_line = list(cfg.columns), lines, 1
+        header, body = list(cfg.columns), numbered
     else:
-        header, body, first_line = lines[0].split(delimiter), lines[1:], 2
+        header, body = numbered[0][1].split(delimiter), numbered[1:]
     # `-p` (and custom delimiters) end every line with the delimiter: one empty trailing field.
     if header and header[-1] == "":
         header = header[:-1]
     width = len(header)
     records, bad = [], []
-    for n, line in enumerate(body, start=first_line):
-        if not line.strip():
-            continue
+    for n, line in body:
         fields = line.split(delimiter)
         if len(fields) == width + 1 and fields[-1] == "":
             fields = fields[:-1]
@@ -60,7 +81,7 @@ def read_sacct(path: Path, cfg: ClusterConfig) -> pl.DataFrame:
             continue
         records.append([n, *fields])
     df = pl.DataFrame(records, schema=["_line", *header], orient="row")
-    return _attach_bad(df, bad, width)
+    return _attach_bad(df, bad, width), skipped
 
 
 def _attach_bad(df: pl.DataFrame, bad: list[tuple[int, str, int]], width: int) -> pl.DataFrame:
@@ -78,7 +99,8 @@ def _attach_bad(df: pl.DataFrame, bad: list[tuple[int, str, int]], width: int) -
                      how="diagonal").sort("_line")
 
 
-def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, zone: str) -> Parsed:
+def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, zone: str,
+                     state_map: dict[str, str] | None = None) -> Parsed:
     raw_columns = [c for c in raw.columns if not c.startswith("_")] + (["_raw_line"] if "_raw_line" in raw.columns else [])
     df = raw.with_columns([_sacct_null(c).alias(c) for c in raw.columns if not c.startswith("_")])
     col = lambda name: pl.col(name) if name in df.columns else pl.lit(None, dtype=pl.String)  # noqa: E731
@@ -100,7 +122,7 @@ def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, zone: str) -> P
         col("Account").alias("account"),
         col("Partition").alias("partition"),
         col("QOS").alias("qos"),
-        state_raw.str.extract(r"^([A-Z_]+)").alias("state"),
+        _state(state_raw, state_map or {}).alias("state"),
         state_raw.str.extract(r"by (\S+)").alias("cancelled_by"),
         col("ExitCode").alias("exit_code"),
         _time(df, "Submit", zone).alias("submit_ts"),
@@ -131,7 +153,8 @@ def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, zone: str) -> P
         pl.concat_list(
             cast_failures(df, {k: v for k, v in casts.items() if v[0] in df.columns}),
             pl.when(pl.col("_shape_error").is_not_null()).then(pl.col("_shape_error")),
-            pl.when(state_raw.is_not_null() & pl.col("state").is_null()).then(pl.format("State '{}' is not a Slurm state", state_raw)),
+            pl.when(state_raw.is_not_null() & pl.col("state").is_null())
+            .then(pl.format("State '{}' is not a sacct state: map it to one in the config's slurm.state_map", state_raw)),
         ).list.drop_nulls().alias("_errors")
     )
     staged, rejects = split_by_contract(
@@ -145,6 +168,14 @@ def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, zone: str) -> P
         reject_extras={"day": pl.coalesce(pl.col("start_ts"), pl.col("submit_ts")).dt.date()},
     )
     return Parsed(rows=staged, rejects=rejects)
+
+
+def _state(raw: pl.Expr, state_map: dict[str, str]) -> pl.Expr:
+    """The sacct state code (`CANCELLED by 123` → CANCELLED), through the configured map; null when
+    it is none of sacct's codes."""
+    code = raw.str.strip_chars().str.extract(r"^([A-Za-z_]+)").str.to_uppercase()
+    known = {s: s for s in SLURM_STATES} | state_map
+    return code.replace_strict(known, default=None, return_dtype=pl.String)
 
 
 def _sacct_null(name: str) -> pl.Expr:

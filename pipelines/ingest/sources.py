@@ -25,7 +25,7 @@ def _kubernetes(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
 
 def _slurm(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
     cluster = rel.split("/")[2]  # scheduler/slurm/<cluster>/<file>
-    return slurm.parse(path, rel, cluster, cfg.cluster(cluster))
+    return slurm.parse(path, rel, cluster, cfg.cluster(cluster), cfg.slurm.state_map)
 
 
 FOCUS = Source(
