@@ -13,6 +13,10 @@ import polars as pl
 from models.landing import MONEY, TS
 
 NULL_TOKENS = ["", "NULL", "null", "Null"]
+# A landing line longer than this is refused, not parsed: no exporter writes one event or pod that big.
+MAX_JSON_LINE_BYTES = 1 << 20
+# What a quarantine row keeps of a refused line (the file keeps all of it).
+MAX_PAYLOAD_CHARS = 4096
 # Prefix for raw input columns whose names collide with a typed staging column of the same name.
 RAW = "raw."
 
@@ -271,3 +275,24 @@ def money_precision_failure(raw: str) -> pl.Expr:
         pl.when(text.is_not_null() & (fraction - exponent > 18))
         .then(pl.format("{} '{}' has digits below 1e-18", pl.lit(raw.removeprefix(RAW)), pl.col(raw)))
     )
+
+
+def json_line(line: str) -> object:
+    """One JSON value from a landing line, or ValueError saying why not, in words a person can act on:
+    too long, nested too deeply (Python's parser would otherwise die with RecursionError) or not JSON."""
+    size = len(line.encode("utf-8", errors="surrogateescape"))
+    if size > MAX_JSON_LINE_BYTES:
+        raise ValueError(f"line of {size:,} bytes is longer than the {MAX_JSON_LINE_BYTES:,}-byte limit")
+    try:
+        return json.loads(line)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
+    except ValueError as err:
+        raise ValueError(f"not JSON: {err}") from None
+
+
+def clip(text: str) -> str:
+    """A refused line as the quarantine payload keeps it: whole if short, else its start and its size."""
+    if len(text) <= MAX_PAYLOAD_CHARS:
+        return text
+    return text[:MAX_PAYLOAD_CHARS] + f"… ({len(text):,} characters in all)"

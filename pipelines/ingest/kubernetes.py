@@ -52,7 +52,7 @@ from typing import Any
 import polars as pl
 
 from models.landing import SlurmJobRecord
-from pipelines.ingest.common import RAW, Parsed, cast_failures, file_reject, split_by_contract, to_utc
+from pipelines.ingest.common import RAW, Parsed, cast_failures, clip, file_reject, json_line, split_by_contract, to_utc
 from pipelines.ingest.slurm import STAGED
 from pipelines.lib.config import OrgConfig
 
@@ -122,11 +122,11 @@ def _objects(text: str):
     if first is None:
         return
     try:
-        json.loads(lines[first])
+        json_line(lines[first])
     except ValueError:
         try:  # a pretty-printed document: the whole file is one record
             whole = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
         else:
             yield from _expand(first + 1, whole, text)
@@ -135,9 +135,9 @@ def _objects(text: str):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json_line(line)
         except ValueError as err:
-            yield n, None, line, f"not JSON: {err}"
+            yield n, None, clip(line), str(err)
             continue
         yield from _expand(n, obj, line)
 
@@ -148,11 +148,11 @@ def _expand(n: int, obj: Any, raw: str):
             if isinstance(item, dict):
                 yield n, k, item, None
             else:
-                yield n, k, json.dumps(item), "list item is not a pod object"
+                yield n, k, clip(json.dumps(item)), "list item is not a pod object"
     elif isinstance(obj, dict):
         yield n, None, obj, None
     else:
-        yield n, None, raw, "not a pod object (a JSON object per line, or a List of pods)"
+        yield n, None, clip(raw), "not a pod object (a JSON object per line, or a List of pods)"
 
 
 def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | None:

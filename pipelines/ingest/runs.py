@@ -8,7 +8,8 @@ from pathlib import Path
 import polars as pl
 
 from models.landing import RunEvent
-from pipelines.ingest.common import RAW, Parsed, cast_failures, file_reject, split_by_contract, to_float, to_int, to_utc
+from pipelines.ingest.common import (RAW, Parsed, cast_failures, clip, file_reject, json_line, split_by_contract, to_float,
+                                     to_int, to_utc)
 
 SOURCE = "runs"
 FIELDS = ["run_id", "event", "ts", "job_id", "step", "tokens", "project", "dtype"]
@@ -33,11 +34,12 @@ def parse(path: Path, file: str) -> Parsed:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-            if not isinstance(obj, dict):
-                raise ValueError("not a JSON object")
+            obj = json_line(line)
         except ValueError as err:
-            broken.append({"_row": n, "_line": line, "_error": f"not a JSON object: {err}"})
+            broken.append({"_row": n, "_line": clip(line), "_error": str(err)})
+            continue
+        if not isinstance(obj, dict):
+            broken.append({"_row": n, "_line": clip(line), "_error": "not a JSON object"})
             continue
         model = obj.get("model") if isinstance(obj.get("model"), dict) else {}
         rec = {RAW + f: _text(obj.get(f)) for f in FIELDS}
