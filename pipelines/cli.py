@@ -10,8 +10,6 @@ from pathlib import Path
 
 from pipelines.lib.warehouse import PROJECT_ROOT
 
-DEFAULT_REPORTS = PROJECT_ROOT / "data" / "reports"
-
 EXAMPLE_QUERIES = [
     "SELECT team, category, sum(effective_cost) AS cost FROM marts.fct_cost_daily GROUP BY ALL ORDER BY cost DESC",
     "SELECT job_id, user_name, state, allocated_idle_gpu_seconds / 3600 AS idle_gpu_hours, effective_cost "
@@ -55,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     when = report.add_mutually_exclusive_group(required=True)
     when.add_argument("--day", help="YYYY-MM-DD")
     when.add_argument("--month", help="YYYY-MM")
-    report.add_argument("--out", type=Path, help="folder (default: data/reports)")
+    report.add_argument("--out", type=Path, help="folder (default: data/reports under the current directory)")
     report.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
 
     export = sub.add_parser("export", help="export the ledger's attribution")
@@ -158,7 +156,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"\nwarehouse {warehouse_path()}\npublished for readers (SQL clients, gpuledger query): "
               f"{published_path()}\n\nlanding files taken in, per source:")
         print_table(con.sql(sql("reports/landing_summary")).pl())
-        print(f"\ncost and waste per team, {args.start} to {end} (USD; waste % of the team's GPU node cost):")
+        print(f"\ncost and waste per team, {args.start} to {end} (in each bill's currency; waste % of the team's GPU node cost):")
         print_table(con.sql(sql("reports/team_summary"), params={"start": args.start, "end": end}).pl())
     print("\nnext, try:")
     command = os.path.relpath(sys.argv[0]) if sys.argv[0].endswith("gpuledger") else "gpuledger"  # e.g. .venv/bin/gpuledger
@@ -206,7 +204,7 @@ def _inspect(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from pipelines.lib.publish import published_path
     from pipelines.lib.warehouse import connect
-    from pipelines.reports import period_of, write_team_report
+    from pipelines.reports import DEFAULT_REPORTS, period_of, write_team_report
 
     path = args.warehouse or published_path()
     if not _readable(path):

@@ -89,10 +89,19 @@ def test_period_of_refuses_bad_input_with_a_clear_message(day, month, says):
         period_of(day, month)
 
 
-@pytest.mark.parametrize("team", ["../etc", "a/b", "", ".hidden", "x\x00y"])
-def test_team_that_cannot_be_a_folder_is_refused(ledger, tmp_path, team):
-    with ledger.connect() as con, pytest.raises(ValueError, match="cannot name a report folder"):
-        write_team_report(con, team, date(2026, 11, 2), date(2026, 11, 2), "2026-11-02", tmp_path)
+def test_any_team_name_gets_its_own_folder_inside_the_report_directory(ledger, tmp_path):
+    teams = ["../etc", "a/b", "", ".hidden", "x\x00y", "R&D", "R D", "é" * 128, "pretrain"]
+    folders = set()
+    with ledger.connect() as con:
+        for team in teams:
+            paths = write_team_report(con, team, date(2026, 11, 2), date(2026, 11, 2), "2026-11-02", tmp_path)
+            folder = paths[0].parent
+            assert folder.parent == tmp_path and all(p.parent == folder for p in paths), team
+            assert len(folder.name.encode()) <= 255 and all(p.exists() for p in paths), team
+            folders.add(folder.name)
+    assert len(folders) == len(teams)          # no two teams share a folder
+    assert "pretrain" in folders and "R D" in folders   # plain names stay as they are
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(folders)
 
 
 # --- files and content --------------------------------------------------------------------------

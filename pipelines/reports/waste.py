@@ -27,11 +27,16 @@ from pathlib import Path
 
 import duckdb
 
+from pipelines.lib.csv_cells import guard
+from pipelines.lib.names import file_name
 from pipelines.reports import data, html_page, markdown
 from pipelines.reports.fmt import plain_decimal
-from pipelines.reports.period import check_label, check_team, period_of
+from pipelines.reports.period import check_label, period_of
 
-__all__ = ["write_team_report", "period_of", "CSV_COLUMNS"]
+__all__ = ["write_team_report", "period_of", "CSV_COLUMNS", "DEFAULT_REPORTS"]
+
+# where reports go unless told: under the current directory, as every other output a user asks for
+DEFAULT_REPORTS = Path("data") / "reports"
 
 CSV_COLUMNS = ("day", "team", "project", "category", "gpu_seconds", "effective_cost", "billed_cost")
 
@@ -39,14 +44,14 @@ CSV_COLUMNS = ("day", "team", "project", "category", "gpu_seconds", "effective_c
 def write_team_report(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, label: str,
                       out_dir: Path) -> list[Path]:
     """Writes the team's report for the days [start, end] (UTC, inclusive) as
-    out_dir/<team>/<label>.html, .md and .csv, and returns those three paths.
+    out_dir/<team>/<label>.html, .md and .csv, and returns those three paths. A team name of any text
+    works: the folder is `names.file_name(team)`, the team itself for plain names.
 
     `label` names the files: the day ("2026-11-01") or month ("2026-11") that `period_of` returns.
-    Raises ValueError for a team or label that cannot be a file name, or an empty period."""
-    check_team(team)
+    Raises ValueError for a label that cannot be a file name, or an empty period."""
     check_label(label, start, end)
     report = data.load(con, team, start, end, label)
-    folder = Path(out_dir) / team
+    folder = Path(out_dir) / file_name(team)
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{label}.html", folder / f"{label}.md", folder / f"{label}.csv"]
     for path, text in zip(paths, (html_page.render(report), markdown.render(report), ledger_csv(report))):
@@ -59,15 +64,9 @@ def ledger_csv(report: data.ReportData) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for day, team, project, category, gpu_seconds, effective, billed in report.ledger:
-        writer.writerow([day.isoformat(), _cell(team), _cell(project), _cell(category), _seconds(gpu_seconds),
+        writer.writerow([day.isoformat(), guard(team), guard(project), guard(category), _seconds(gpu_seconds),
                          plain_decimal(effective), plain_decimal(billed)])
     return buf.getvalue()
-
-
-def _cell(text: str | None) -> str:
-    # Project names come from bill tags; "=HYPERLINK(...)" must stay text when the CSV opens in a spreadsheet.
-    text = "" if text is None else str(text)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def _seconds(value: float | None) -> str:

@@ -1,5 +1,4 @@
 import os
-import re
 from datetime import date
 from pathlib import Path
 
@@ -8,25 +7,26 @@ import dagster as dg
 from pipelines.lib.partitions import DAILY
 from pipelines.lib.publish import published_path
 from pipelines.lib.resources import LandingZone, landing_resource
-from pipelines.lib.warehouse import PROJECT_ROOT, connect
-from pipelines.reports import write_team_report
+from pipelines.lib.names import asset_name, file_name
+from pipelines.lib.warehouse import connect
+from pipelines.reports import DEFAULT_REPORTS, write_team_report
 
 
 def reports_dir() -> Path:
-    return Path(os.environ.get("GPULEDGER_REPORTS") or PROJECT_ROOT / "data" / "reports")
+    return Path(os.environ.get("GPULEDGER_REPORTS") or DEFAULT_REPORTS)
 
 
 def team_report_asset(team: str) -> dg.AssetsDefinition:
     """The day's waste report of one team, read from the published warehouse (no writer lock)."""
 
     @dg.asset(
-        key=["reports", "waste_" + re.sub(r"[^A-Za-z0-9_]", "_", team)],  # asset names allow no other characters
+        key=["reports", "waste_" + asset_name(team)],
         deps=[dg.AssetKey(["ops", "published_warehouse"])],
         partitions_def=DAILY,
         group_name="reports",
         kinds={"html"},
         description=f"Team {team}'s daily waste report: HTML (self-contained, charts), Markdown and CSV "
-                    f"under data/reports/{team}/ (or $GPULEDGER_REPORTS).",
+                    f"under data/reports/{file_name(team)}/ (or $GPULEDGER_REPORTS).",
     )
     def _asset(context: dg.AssetExecutionContext, landing: LandingZone) -> dg.MaterializeResult:
         day = date.fromisoformat(context.partition_key)
