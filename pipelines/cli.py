@@ -135,6 +135,12 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if not _valid_config(args.config):
         return 2
+    if (problem := _landing_problem(args.landing)) is not None:
+        print(problem, file=sys.stderr)
+        return 2
+    if (problem := _fix_ledger_days(args, end)) is not None:
+        print(problem, file=sys.stderr)
+        return 2
     # Resources read these when the definitions load, so set them first.
     os.environ["GPULEDGER_LANDING"] = str(args.landing.resolve())
     if args.config:
@@ -164,6 +170,43 @@ def _run(args: argparse.Namespace) -> int:
         print(f'  {command} query "{q}"')
     _print_failures(failed)
     return 1 if failed else 0
+
+
+def _landing_problem(root: Path) -> str | None:
+    """Why `root` cannot be a landing zone (no file any source reads), or None."""
+    from pipelines.ingest.sources import ALL
+    from pipelines.lib.landing import discover
+
+    if any(discover(root, source) for source in ALL):
+        return None
+    where = "\n".join(f"  {root / p}" for source in ALL for p in source.patterns)
+    hint = (f"\ndid you mean {root / 'landing'}?" if any(discover(root / "landing", s) for s in ALL) else "")
+    return f"no landing files under {root}: the ledger reads files named like\n{where}{hint}"
+
+
+def _fix_ledger_days(args: argparse.Namespace, end: date) -> str | None:
+    """Fixes the ledger's first day for the daily partitions (the config's ledger.start, else the first
+    day the landing's bills and jobs cover) and says, in one line, why a requested day cannot run."""
+    from datetime import datetime, timezone
+
+    from pipelines.ingest.coverage import ledger_start
+    from pipelines.lib.config import load_config
+    from pipelines.lib.resources import LEDGER_START_ENV
+
+    cfg = load_config(args.config)
+    first = ledger_start(args.landing, cfg)
+    if first is None:
+        return (f"no bill line or job in {args.landing} has a date the ledger can use: check "
+                f"`gpuledger inspect --landing {args.landing}` for what was quarantined")
+    os.environ[LEDGER_START_ENV] = first.isoformat()
+    why = ("ledger.start in the config" if cfg.ledger.start
+           else "the earliest day the landing's bills and jobs cover; set ledger.start in the config to start earlier")
+    if args.start < first:
+        return f"{args.start} is before the ledger's first day, {first} ({why})"
+    last = datetime.now(timezone.utc).date() - timedelta(days=1)
+    if end > last:
+        return f"{end} is not over yet: the ledger runs complete UTC days, up to {last}"
+    return None
 
 
 def _print_failures(failed: list) -> None:

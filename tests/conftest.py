@@ -1,6 +1,12 @@
+import os
 from pathlib import Path
 
 import pytest
+
+# Tests build many landing zones in one process, but Dagster's daily partitions are defined once, when
+# the definitions first load: start them early enough for every test's days. The CLI, run as a
+# subprocess, fixes the start from its own landing zone (tests/test_ledger_days.py).
+os.environ["GPULEDGER_LEDGER_START"] = "2000-01-01"
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 # Real public samples live beside the project in ../shared (never copied in); a user's clone has none.

@@ -21,7 +21,7 @@ def test_every_asset_is_daily_and_every_warehouse_writer_in_the_pool():
     assets = list(defs().assets)
     assert assets
     for asset in assets:
-        assert asset.partitions_def is not None and asset.partitions_def.get_first_partition_key() == "2020-01-01"
+        assert asset.partitions_def is not None and asset.partitions_def.get_first_partition_key() == "2000-01-01"
         if asset.key.path[0] != "reports":  # reports only read the published file
             assert asset.op.pool == WRITER_POOL, asset.key
 

@@ -11,6 +11,9 @@ from dagster_duckdb import DuckDBResource
 from pipelines.lib.config import OrgConfig, load_config
 from pipelines.lib.warehouse import PROJECT_ROOT, warehouse_path
 
+# The ledger's first day (YYYY-MM-DD), fixed before the daily partitions are defined.
+LEDGER_START_ENV = "GPULEDGER_LEDGER_START"
+
 
 class LandingZone(dg.ConfigurableResource):
     """Where exporters drop bills, scheduler logs, telemetry and trainer events, and the org config."""
