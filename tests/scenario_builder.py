@@ -7,7 +7,9 @@ pipeline, so the expected values in the scenarios stay independent of how the pi
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
@@ -34,6 +36,13 @@ DCGM_SCHEMA = pa.schema([
     ("UUID", pa.string()), ("modelName", pa.string()), ("metric", pa.string()), ("value", pa.float64()),
     ("hpc_job", pa.string()),
 ])
+
+
+def _file_part(name: str) -> str:
+    """A file name for a host or run of any text (tests give them hostile names)."""
+    if re.fullmatch(r"[A-Za-z0-9_.-]{1,60}", name) and name not in (".", ".."):
+        return name
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40] + "-" + hashlib.sha256(name.encode()).hexdigest()[:8]
 
 
 def utc(y: int, mo: int, d: int, h: int = 0, mi: int = 0, s: int = 0) -> datetime:
@@ -168,7 +177,7 @@ class Landing:
             for d in sorted(set(days)):
                 self._write_dcgm(host, d)
         for run_id, evs in self.events.items():
-            p = land / "runs" / f"{run_id}.jsonl"
+            p = land / "runs" / f"{_file_part(run_id)}.jsonl"
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text("".join(json.dumps(e) + "\n" for e in evs))
         self.config_path.write_text(yaml.safe_dump(self.config, sort_keys=False))
@@ -206,6 +215,6 @@ class Landing:
             pa.array(value_col, type=pa.float64()),
             pa.array(job_col, type=pa.string()),
         ], schema=DCGM_SCHEMA)
-        p = self.landing / "telemetry" / "dcgm" / f"day={day.isoformat()}" / f"{host}.parquet"
+        p = self.landing / "telemetry" / "dcgm" / f"day={day.isoformat()}" / f"{_file_part(host)}.parquet"
         p.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(table, p)

@@ -27,7 +27,7 @@ def test_events_and_their_faults(tmp_path):
     assert rows.row(1, named=True)["ts"] == datetime(2026, 11, 1, 0, 1)
     reasons = dict(parsed.rejects.select("row_ref", "reason").iter_rows())
     assert set(reasons) == {"line 5", "line 6", "line 7", "line 8"}
-    assert reasons["line 5"].startswith("not a JSON object")
+    assert reasons["line 5"].startswith("not JSON: ")
     assert reasons["line 6"] == "step events must carry step and tokens"
     assert reasons["line 7"] == "tokens 'many' is not an integer"
     assert reasons["line 8"].startswith("not a JSON object")

@@ -187,8 +187,8 @@ def normalize_tags(text: str) -> str | None:
     the text is not a JSON object."""
     try:
         obj = json.loads(text)
-    except ValueError:
+        if not isinstance(obj, dict):
+            return None
+        return json.dumps({str(k).strip(): v for k, v in obj.items()}, sort_keys=True)
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads
         return None
-    if not isinstance(obj, dict):
-        return None
-    return json.dumps({str(k).strip(): v for k, v in obj.items()}, sort_keys=True)

@@ -2,10 +2,15 @@
 -- the node tag) and its billed GPU capacity. Several lines may price the same hour (committed and
 -- on-demand parts, or parts in two currencies): capacity counts the hour once. The money stays on the
 -- lines (int_bill_line_hours), so two currencies are never added here.
-WITH node_lines AS (
+WITH node_of_resource AS (
+    -- a line belongs to one node, even when two node records claim its resource id
+    SELECT resource_id, min(hostname) AS hostname FROM intermediate.int_nodes
+    WHERE day = $day AND resource_id IS NOT NULL GROUP BY resource_id
+),
+node_lines AS (
     SELECT coalesce(by_id.hostname, by_tag.hostname) AS hostname, l.*
     FROM intermediate.int_bill_line_hours l
-    LEFT JOIN intermediate.int_nodes by_id ON by_id.day = $day AND by_id.resource_id = l.resource_id
+    LEFT JOIN node_of_resource by_id ON by_id.resource_id = l.resource_id
     LEFT JOIN intermediate.int_nodes by_tag ON by_tag.day = $day AND by_tag.hostname = tag_value(l.tags, $node_keys)
     WHERE l.day = $day AND NOT l.quarantined
       AND l.charge_category IN ('Usage', 'Adjustment')
