@@ -175,9 +175,10 @@ class RunBar:
     cost_text: str
 
 
-def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, width: int = 1180) -> str:
+def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, cost_format: Callable[[float], str],
+                   width: int = 1180) -> str:
     """Two panels per run: effective MFU against the target (dashed line), and cost per 1M tokens
-    against what it would cost at the target MFU (dark tick). The trainer's own MFU is left to the
+    against what it would cost at the target MFU (dark tick), its axis written by `cost_format`. The trainer's own MFU is left to the
     table: a second marker per bar made the chart harder to read than it was worth."""
     left, gap, right, top, row_h = 190, 70, 70, 40, 30
     panel = (width - left - gap - right) / 2
@@ -199,7 +200,7 @@ def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, 
     for t in cost_ticks:
         x = x2 + panel * t / cost_max
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top - 6}" y2="{bottom}" stroke="{GRID}"/>')
-        body.append(_text(x, bottom + 16, f"${t:,.2f}".rstrip("0").rstrip("."), 10, "middle"))
+        body.append(_text(x, bottom + 16, cost_format(t), 10, "middle"))
     if target is not None:
         tx = left + panel * target / mfu_max
         body.append(f'<path d="M{tx:.1f},{top - 8} V{bottom}" stroke="#b91c1c" stroke-width="2" stroke-dasharray="5,4"/>')
