@@ -17,7 +17,6 @@ import html
 from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal
 
-CENT = Decimal("0.01")
 MINUS = "\u2212"  # a real minus sign: a hyphen is easy to miss in front of an amount
 # Currencies printed with a symbol in front; every other one gets its ISO code after the number.
 SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}
@@ -42,10 +41,6 @@ def minor_unit(currency: str | None) -> Decimal:
 def rounded(value: Decimal | None, currency: str | None) -> Decimal:
     """The amount rounded once, half up, to the currency's minor unit."""
     return (value or Decimal(0)).quantize(minor_unit(currency), rounding=ROUND_HALF_UP)
-
-
-def cents(value: Decimal | None) -> Decimal:
-    return (value or Decimal(0)).quantize(CENT, rounding=ROUND_HALF_UP)
 
 
 def _with_currency(sign: str, number: str, currency: str | None) -> str:

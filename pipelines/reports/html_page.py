@@ -258,7 +258,8 @@ def _mfu_chart(d: ReportData) -> str:
                 float(r.cost_per_mtok_at_target) if r.cost_per_mtok_at_target is not None else None,
                 mfu_tip, cost_tip, ratio_pct(r.effective_mfu),
                 f"{money(r.cost_per_mtok, c)}  (at target {money(r.cost_per_mtok_at_target, c)})"
-                if r.cost_per_mtok_at_target is not None else money(r.cost_per_mtok, c)))
+                if r.cost_per_mtok_at_target is not None else money(r.cost_per_mtok, c),
+                "billed in several currencies: no cost per token" if r.currencies > 1 else "no tokens kept"))
         chart = svg.run_efficiency(bars, d.mfu_target, label="MFU and cost per 1M tokens per run",
                                    cost_format=lambda v: money_short(v, c))
     more = f" The {len(runs)} most expensive of {len(d.runs)} runs." if len(d.runs) > len(runs) else ""

@@ -72,8 +72,12 @@ def biggest_contributor(d: ReportData, kind: str) -> str:
 def summary_sentence(d: ReportData) -> str:
     """e.g. "pretrain spent $12,345.67 ... The biggest waste was idle GPUs, no job: $1,234.56 (node east-gpu-005 ...)."""
     period = "on " + d.start.isoformat() if d.start == d.end else f"in {period_text(d)}"
-    text = (f"Team {d.team} spent {money(d.total_cost, d.currency)} {period}, {money(d.gpu_cost, d.currency)} of it "
-            f"on GPUs. {money(d.waste_cost, d.currency)} of the GPU cost ({pct(d.waste_cost, d.gpu_cost)}) bought no training progress")
+    if not d.gpu_cost and not d.waste_cost:
+        # e.g. a currency only storage was billed in: a waste share of nothing says nothing
+        return f"Team {d.team} spent {money(d.total_cost, d.currency)} {period}, none of it on GPUs."
+    c = d.currency
+    text = (f"Team {d.team} spent {money(d.total_cost, c)} {period}, {money(d.gpu_cost, c)} of it on GPUs. "
+            f"{money(d.waste_cost, c)} of the GPU cost ({pct(d.waste_cost, d.gpu_cost)}) bought no training progress")
     worst = max(WASTE_KINDS, key=lambda k: (d.cost(k), -WASTE_KINDS.index(k)))
     if d.cost(worst) > Decimal(0):
         who = biggest_contributor(d, worst)

@@ -173,6 +173,7 @@ class RunBar:
     cost_tip: str
     mfu_text: str
     cost_text: str
+    no_cost_text: str = "no tokens kept"  # said instead of a bar when cost_per_mtok is None
 
 
 def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, cost_format: Callable[[float], str],
@@ -217,7 +218,7 @@ def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, 
             body.append(_rect(left, y + 6, w, row_h - 12, "#f59e0b" if below else "#10b981", r.mfu_tip))
             body.append(_text(left + w + 8, y + row_h / 2 + 4, r.mfu_text, 11, color=INK, halo=True))
         if r.cost_per_mtok is None:
-            body.append(_text(x2 + 6, y + row_h / 2 + 4, "no tokens kept", 11))
+            body.append(_text(x2 + 6, y + row_h / 2 + 4, r.no_cost_text, 11))
         else:
             w = panel * r.cost_per_mtok / cost_max
             body.append(_rect(x2, y + 6, w, row_h - 12, "#3b82f6", r.cost_tip))
