@@ -181,7 +181,9 @@ def test_headline_equals_the_marts_to_the_cent(tampered):
     for kind in WASTE:
         assert _shown_money(html.unescape(kinds[kind])) == _cents(by_cat.get(kind, Decimal(0))), kind
     # The numbers behind the page are the exact DECIMAL sums, not just equal once rounded.
-    data = load(con, TEAM, tampered["start"], tampered["end"], "2026-11")
+    report = load(con, TEAM, tampered["start"], tampered["end"], "2026-11")
+    [data] = report.sections   # the simulation bills in one currency: one section, no "Billed in" heading
+    assert data.currency == "USD" and "Billed in" not in page and "money in USD" in page
     assert data.total_cost == expected["total_cost"] and data.waste_cost == expected["waste_cost"]
     md = tampered["md"].replace("\\$", "$")
     assert f"**Total cost:** ${_cents(expected['total_cost']):,}" in md
@@ -189,7 +191,9 @@ def test_headline_equals_the_marts_to_the_cent(tampered):
 
 def test_csv_is_exact_decimal_and_sums_to_the_total(tampered):
     rows = list(csv.DictReader(io.StringIO(tampered["csv"])))
-    assert rows and list(rows[0]) == ["day", "team", "project", "category", "gpu_seconds", "effective_cost", "billed_cost"]
+    assert rows and list(rows[0]) == ["day", "team", "project", "category", "billing_currency", "gpu_seconds",
+                                      "effective_cost", "billed_cost"]
+    assert {r["billing_currency"] for r in rows} == {"USD"}
     assert all(re.fullmatch(r"-?\d+\.\d{18}", r["effective_cost"]) for r in rows)  # no float, no exponent
     total = tampered["con"].execute(
         "SELECT sum(effective_cost) FROM marts.fct_cost_daily WHERE team = $team AND day BETWEEN $start AND $end",
@@ -202,7 +206,8 @@ def test_team_without_data_gets_a_report_that_says_so(tampered, tmp_path):
     assert "No cost recorded" in paths[0].read_text() and "No cost recorded" in paths[1].read_text()
     paths = write_team_report(tampered["con"], TEAM, *period_of("2026-12-01", None), tmp_path)
     assert "No cost recorded" in paths[0].read_text()
-    assert paths[2].read_text().strip() == "day,team,project,category,gpu_seconds,effective_cost,billed_cost"
+    assert paths[2].read_text().strip() == ("day,team,project,category,billing_currency,gpu_seconds,effective_cost,"
+                                            "billed_cost")
 
 
 # --- rendered by a real browser -----------------------------------------------------------------

@@ -1,6 +1,8 @@
 """The HTML waste report: headline numbers first, then charts, then the tables to act on.
 
-One self-contained file: inline CSS and SVG, no script, no URL. Everything from input is escaped with
+One self-contained file: inline CSS and SVG, no script, no URL. A team billed in one currency gets one
+run of sections; a team billed in several gets them once per currency, each under "Billed in EUR",
+since amounts in two currencies are never added. Everything from input is escaped with
 `esc` where it is written (see fmt); numbers and fixed words are escaped too, so there is no path by
 which an unescaped string reaches the page.
 """
@@ -12,10 +14,11 @@ from datetime import timedelta
 from decimal import Decimal
 
 from pipelines.reports import svg
-from pipelines.reports.data import GPU_CATEGORIES, WASTE_HELP, WASTE_KINDS, WASTE_LABELS, ReportData
+from pipelines.reports.data import GPU_CATEGORIES, WASTE_HELP, WASTE_KINDS, WASTE_LABELS, Report, ReportData
 from pipelines.reports.fmt import esc, gpu_hours, money, money_short, pct, ratio_pct, tokens, when
-from pipelines.reports.summary import (CATEGORY_STYLE, biggest_contributor, category_style, coverage_text,
-                                       period_text, summary_sentence, trend_text)
+from pipelines.reports.summary import (CATEGORY_STYLE, biggest_contributor, category_style, cost_per_mtok_text,
+                                       coverage_text, currencies_text, money_in, period_text, summary_sentence,
+                                       trend_text)
 
 CSS = """
 :root { --ink:#1f2933; --muted:#616e7c; --line:#e4e7eb; --waste:#c53030; --bg:#f7f8fa; }
@@ -56,31 +59,44 @@ td.waste { color: var(--waste); font-weight:600; }
 .empty { color: var(--muted); font-style: italic; }
 .scroll { overflow-x:auto; }
 svg.chart { display:block; max-width:100%; height:auto; margin-top:8px; }
+h2.billed { font-size: 22px; margin: 36px 0 10px; padding-bottom: 6px; border-bottom: 3px solid var(--ink); }
 footer { color:var(--muted); font-size:12.5px; margin-top:24px; }
 footer dt { font-weight:600; color:var(--ink); } footer dd { margin:0 0 6px 0; }
 """
 
 
-def render(d: ReportData) -> str:
-    title = f"GPU cost and waste: {d.team}, {d.label}"
-    if not d.has_data:
-        body = _no_data(d)
+def render(r: Report) -> str:
+    title = f"GPU cost and waste: {r.team}, {r.label}"
+    coverage = f'<p class="note">{esc(coverage_text(r))}</p>' if coverage_text(r) else ""
+    if not r.has_data:
+        body = _no_data(r)
+    elif len(r.sections) == 1:
+        body = _currency_body(r.sections[0], coverage) + _footer(r)
     else:
-        body = "".join([_headline(d), _waste_table(d), _cost_chart(d), _heatmap(d), _rerun_chart(d), _mfu_chart(d),
-                        _job_tables(d), _interruptions(d), _idle_nodes(d), _runs(d), _footer(d)])
+        body = (f'<p class="summary">{esc(currencies_text(r))}</p>{coverage}'
+                + "".join(f'<div class="currency" data-currency="{esc(d.currency)}">'
+                          f'<h2 class="billed">Billed in {esc(d.currency)}</h2>{_currency_body(d, "")}</div>'
+                          for d in r.sections)
+                + _footer(r))
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             # No script runs and nothing loads: a job name that slips past escaping still cannot act.
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
             f"<title>{esc(title)}</title><style>{CSS}</style></head><body><main>"
             "<header><div class=\"eyebrow\">gpuledger &middot; GPU cost &amp; waste report</div>"
-            f"<h1>Team {esc(d.team)} &middot; {esc(period_text(d))}</h1>"
-            "<p class=\"sub\">Days and times in UTC &middot; money in USD, effective cost (after discounts and credits)"
+            f"<h1>Team {esc(r.team)} &middot; {esc(period_text(r))}</h1>"
+            f"<p class=\"sub\">Days and times in UTC &middot; money in {esc(money_in(r))}, effective cost (after discounts and credits)"
             " &middot; hover a bar or cell for its exact value</p></header>"
             f"{body}</main></body></html>\n")
 
 
-def _no_data(d: ReportData) -> str:
+def _currency_body(d: ReportData, coverage: str) -> str:
+    """Everything the report says about one currency's money, headline first."""
+    return "".join([_headline(d, coverage), _waste_table(d), _cost_chart(d), _heatmap(d), _rerun_chart(d),
+                    _mfu_chart(d), _job_tables(d), _interruptions(d), _idle_nodes(d), _runs(d)])
+
+
+def _no_data(d: Report) -> str:
     span = (f"The warehouse holds days {esc(when(d.data_first_day))} to {esc(when(d.data_last_day))}."
             if d.data_first_day else "The warehouse holds no cost rows yet.")
     return (f"<section><h2>No cost recorded</h2><p>The ledger has no rows for team <b>{esc(d.team)}</b> "
@@ -89,26 +105,26 @@ def _no_data(d: ReportData) -> str:
             "or the team name is spelled differently in the ledger.</p></section>")
 
 
-def _headline(d: ReportData) -> str:
-    gpu_s = sum(d.gpu_seconds(c) for c in GPU_CATEGORIES)
-    # data-kpi names each number for tools (and the tests) that read the page.
+def _headline(d: ReportData, coverage: str) -> str:
+    c = d.currency
+    gpu_s = sum(d.gpu_seconds(k) for k in GPU_CATEGORIES)
+    # data-kpi names each number for tools (and the tests) that read the page, data-currency its currency.
     cards = [
-        ("total_cost", "Total cost", money(d.total_cost), "all of it: GPUs, storage, network, shared, tax, credits", ""),
-        ("gpu_cost", "GPU cost", money(d.gpu_cost), f"{gpu_hours(gpu_s)} GPU-hours billed", ""),
-        ("waste_cost", "Waste", money(d.waste_cost),
+        ("total_cost", "Total cost", money(d.total_cost, c), "all of it: GPUs, storage, network, shared, tax, credits", ""),
+        ("gpu_cost", "GPU cost", money(d.gpu_cost, c), f"{gpu_hours(gpu_s)} GPU-hours billed", ""),
+        ("waste_cost", "Waste", money(d.waste_cost, c),
          f"{pct(d.waste_cost, d.gpu_cost)} of GPU cost · {gpu_hours(d.waste_gpu_seconds)} GPU-hours", "waste"),
     ]
     if d.team_effective_mfu is None:
         cards.append(("effective_mfu", "Effective MFU", "–", "no run logged tokens in this period", ""))
     else:
         below = d.mfu_target is not None and d.team_effective_mfu < d.mfu_target
-        gap = f" · below target cost {money(d.mfu_gap_cost)}" if d.mfu_gap_cost is not None and below else ""
+        gap = f" · below target cost {money(d.mfu_gap_cost, c)}" if d.mfu_gap_cost is not None and below else ""
         cards.append(("effective_mfu", "Effective MFU", ratio_pct(d.team_effective_mfu),
                       f"target {ratio_pct(d.mfu_target, 0)} · trainer MFU {ratio_pct(d.team_mfu)}{gap}",
                       "warn" if below else ""))
-    html = "".join(f'<div class="kpi {cls}" data-kpi="{key}"><div class="k">{esc(k)}</div><div class="v">{esc(v)}</div>'
+    html = "".join(f'<div class="kpi {cls}" data-currency="{esc(c)}" data-kpi="{key}"><div class="k">{esc(k)}</div><div class="v">{esc(v)}</div>'
                    f'<div class="d">{esc(t)}</div></div>' for key, k, v, t, cls in cards)
-    coverage = f'<p class="note">{esc(coverage_text(d))}</p>' if coverage_text(d) else ""
     return f'<p class="summary">{esc(summary_sentence(d))}</p>{coverage}<div class="kpis">{html}</div>'
 
 
@@ -123,10 +139,11 @@ def _waste_table(d: ReportData) -> str:
             f'<tr class="{"zero" if not d.cost(k) else ""}" data-kind="{esc(k)}"><td class="wrap"><span class="kind"><span class="swatch" style="background:{esc(style[1])}"></span>'
             f'{esc(WASTE_LABELS[k])}</span><div class="help">{esc(WASTE_HELP[k])}</div></td>'
             f'<td><div class="bar"><div style="width:{width:.1f}%;background:{esc(style[1])}"></div></div></td>'
-            f'<td class="n waste">{esc(money(d.cost(k)))}</td><td class="n">{esc(pct(d.cost(k), d.gpu_cost))}</td>'
+            f'<td class="n waste">{esc(money(d.cost(k), d.currency))}</td><td class="n">{esc(pct(d.cost(k), d.gpu_cost))}</td>'
             f'<td class="n">{esc(gpu_hours(d.gpu_seconds(k)))}</td><td class="wrap">{esc(biggest_contributor(d, k))}</td></tr>')
     return ("<section><h2>Where the waste went</h2><p class=\"note\">Largest first. Share of the team's GPU cost "
-            f"({esc(money(d.gpu_cost))}); productive GPU time cost {esc(money(d.cost('productive')))}.</p>"
+            f"({esc(money(d.gpu_cost, d.currency))}); productive GPU time cost "
+            f"{esc(money(d.cost('productive'), d.currency))}.</p>"
             "<table><thead><tr><th>kind of waste</th><th></th><th class=\"n\">cost</th><th class=\"n\">% of GPU cost</th>"
             "<th class=\"n\">GPU-hours</th><th>biggest contributor</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table></section>")
@@ -138,24 +155,28 @@ def _days(d: ReportData) -> list:
 
 def _cost_chart(d: ReportData) -> str:
     days = _days(d)
+    c = d.currency
+
+    def axis(value: float) -> str:
+        return money_short(value, c)
+
     cell = {(day, c): v for day, c, v in d.daily}
     categories = [c for c, _, _ in CATEGORY_STYLE] + sorted({c for _, c, _ in d.daily} - {c for c, _, _ in CATEGORY_STYLE})
     series = []
-    for c in categories:
-        label, color = category_style(c)
-        values = [cell.get((day, c), Decimal(0)) for day in days]
+    for cat in categories:
+        label, color = category_style(cat)
+        values = [cell.get((day, cat), Decimal(0)) for day in days]
         series.append(svg.Series(label, color, [float(v) for v in values],
-                                 [f"{day}: {label} {money(v)}" for day, v in zip(days, values)]))
-    totals = [money_short(float(sum((cell.get((day, c), Decimal(0)) for c in categories), Decimal(0)))) for day in days]
+                                 [f"{day}: {label} {money(v, c)}" for day, v in zip(days, values)]))
+    totals = [axis(float(sum((cell.get((day, cat), Decimal(0)) for cat in categories), Decimal(0)))) for day in days]
     labels = [day.strftime("%a %d %b") if len(days) <= 10 else day.strftime("%d %b") for day in days]
     highlight = days.index(d.end) if d.start == d.end and d.end in days else None
-    chart = svg.stacked_bars(labels, series, totals, y_format=money_short, label="Daily cost by category",
+    chart = svg.stacked_bars(labels, series, totals, y_format=axis, label="Daily cost by category",
                              highlight=highlight)
     # The same days, waste only, on its own scale: beside storage and productive time it is a sliver.
-    waste = [s for c, s in zip(categories, series) if c in WASTE_KINDS]
-    waste_totals = [money_short(float(sum((cell.get((day, c), Decimal(0)) for c in WASTE_KINDS), Decimal(0))))
-                    for day in days]
-    waste_chart = svg.stacked_bars(labels, waste, waste_totals, y_format=money_short, label="Daily waste by kind",
+    waste = [s for cat, s in zip(categories, series) if cat in WASTE_KINDS]
+    waste_totals = [axis(float(sum((cell.get((day, k), Decimal(0)) for k in WASTE_KINDS), Decimal(0)))) for day in days]
+    waste_chart = svg.stacked_bars(labels, waste, waste_totals, y_format=axis, label="Daily waste by kind",
                                    height=250, highlight=highlight)
     return (f"<section><h2>Daily cost by category</h2><p class=\"note\">{esc(trend_text(d))} "
             "Waste in red and orange at the bottom, productive GPU time in green, other costs in blue and grey; "
@@ -207,11 +228,12 @@ def _rerun_chart(d: ReportData) -> str:
         for i, run in enumerate(keep + (["other runs"] if rest else [])):
             vals = [cell.get((day, run), [0.0, Decimal(0)]) for day in days]
             series.append(svg.Series(run, svg.RUN_COLORS[i], [float(v[1]) for v in vals],
-                                     [f"{day} · {run}: {money(v[1])} ({gpu_hours(v[0])} GPU-hours)"
+                                     [f"{day} · {run}: {money(v[1], d.currency)} ({gpu_hours(v[0])} GPU-hours)"
                                       for day, v in zip(days, vals)]))
-        totals = [money_short(sum((s.values[i] for s in series), 0.0)) for i in range(len(days))]
+        totals = [money_short(sum((s.values[i] for s in series), 0.0), d.currency) for i in range(len(days))]
         labels = [day.strftime("%a %d %b") if len(days) <= 10 else day.strftime("%d %b") for day in days]
-        chart = svg.stacked_bars(labels, series, totals, y_format=money_short, label="Rerun loss per run and day",
+        chart = svg.stacked_bars(labels, series, totals, y_format=lambda v: money_short(v, d.currency),
+                                 label="Rerun loss per run and day",
                                  height=260, highlight=days.index(d.end) if d.start == d.end and d.end in days else None)
     return ("<section><h2>Work lost to interruptions, per run</h2>"
             f"<p class=\"note\">{esc(trend_text(d))} Cost of compute since the last checkpoint before each crash plus "
@@ -220,7 +242,7 @@ def _rerun_chart(d: ReportData) -> str:
 
 
 def _mfu_chart(d: ReportData) -> str:
-    runs = d.runs[:12]
+    runs, c = d.runs[:12], d.currency
     if not runs:
         chart = svg.empty(1180, 90, "The team ran no training runs with trainer events in this period.")
     else:
@@ -228,16 +250,18 @@ def _mfu_chart(d: ReportData) -> str:
         for r in runs:
             mfu_tip = (f"{r.run_id}: effective MFU {ratio_pct(r.effective_mfu)}, trainer-reported MFU "
                        f"{ratio_pct(r.mfu)}, target {ratio_pct(r.mfu_target, 0)}")
-            cost_tip = (f"{r.run_id}: {money(r.cost_per_mtok)} per 1M tokens kept; at the target MFU it would be "
-                        f"{money(r.cost_per_mtok_at_target)}")
+            cost_tip = (f"{r.run_id}: {money(r.cost_per_mtok, c)} per 1M tokens kept; at the target MFU it would be "
+                        f"{money(r.cost_per_mtok_at_target, c)}")
             bars.append(svg.RunBar(
                 r.run_id, r.effective_mfu,
                 float(r.cost_per_mtok) if r.cost_per_mtok is not None else None,
                 float(r.cost_per_mtok_at_target) if r.cost_per_mtok_at_target is not None else None,
                 mfu_tip, cost_tip, ratio_pct(r.effective_mfu),
-                f"{money(r.cost_per_mtok)}  (at target {money(r.cost_per_mtok_at_target)})"
-                if r.cost_per_mtok_at_target is not None else money(r.cost_per_mtok)))
-        chart = svg.run_efficiency(bars, d.mfu_target, label="MFU and cost per 1M tokens per run")
+                f"{money(r.cost_per_mtok, c)}  (at target {money(r.cost_per_mtok_at_target, c)})"
+                if r.cost_per_mtok_at_target is not None else money(r.cost_per_mtok, c),
+                "billed in several currencies: no cost per token" if r.currencies > 1 else "no tokens kept"))
+        chart = svg.run_efficiency(bars, d.mfu_target, label="MFU and cost per 1M tokens per run",
+                                   cost_format=lambda v: money_short(v, c))
     more = f" The {len(runs)} most expensive of {len(d.runs)} runs." if len(d.runs) > len(runs) else ""
     return ("<section><h2>Training efficiency per run</h2>"
             "<p class=\"note\">Left: effective MFU over all the run's GPU time, amber below the target (dashed red line), "
@@ -265,7 +289,8 @@ def _job_tables(d: ReportData) -> str:
                                ("failed_job", "Failed jobs nothing resumed", "No failed jobs.")):
         rows = [[("id", f"{j.job_id} ({j.cluster})" if j.cluster else j.job_id), ("name", j.job_name or "–"),
                  ("", j.user_name or "–"), ("", j.project or "–"), ("", j.state or "–"),
-                 ("n", gpu_hours(j.waste_gpu_seconds)), ("n waste", money(j.waste_cost)), ("n", money(j.effective_cost))]
+                 ("n", gpu_hours(j.waste_gpu_seconds)), ("n waste", money(j.waste_cost, d.currency)),
+                 ("n", money(j.effective_cost, d.currency))]
                 for j in d.jobs[kind]]
         parts.append(f"<h3>{esc(title)}</h3>" + _table(headers, rows, empty))
     return "".join(parts) + "</section>"
@@ -279,7 +304,7 @@ def _interruptions(d: ReportData) -> str:
              ("", i.cause or i.state or "–"), ("", when(i.interrupted_at)),
              ("", when(i.last_checkpoint_at) if i.last_checkpoint_at else ("none (whole job, estimate)" if i.is_estimate else "–")),
              ("n", gpu_hours(i.lost_gpu_seconds)), ("n", gpu_hours(i.restart_gpu_seconds)),
-             ("n waste", money(i.effective_cost))] for i in d.interruptions]
+             ("n waste", money(i.effective_cost, d.currency))] for i in d.interruptions]
     return ("<section><h2>Work lost to interruptions</h2><p class=\"note\">Each crash that a later job resumed "
             "from a checkpoint, most expensive first.</p>"
             + _table(headers, rows, "No interruptions in this period.") + "</section>")
@@ -288,28 +313,30 @@ def _interruptions(d: ReportData) -> str:
 def _idle_nodes(d: ReportData) -> str:
     headers = [("node", False), ("days", True), ("idle, no job GPU-h", True), ("hung jobs GPU-h", True),
                ("idle cost", True)]
-    rows = [[("id", host), ("n", str(days)), ("n", gpu_hours(unalloc)), ("n", gpu_hours(alloc)), ("n waste", money(cost))]
+    rows = [[("id", host), ("n", str(days)), ("n", gpu_hours(unalloc)), ("n", gpu_hours(alloc)),
+             ("n waste", money(cost, d.currency))]
             for host, days, unalloc, alloc, cost in d.idle_nodes]
     return ("<section><h2>Idle nodes</h2><p class=\"note\">Nodes where the team paid for idle GPUs, most expensive first.</p>"
             + _table(headers, rows, "No idle nodes in this period.") + "</section>")
 
 
 def _runs(d: ReportData) -> str:
+    c = d.currency
     headers = [("run", False), ("project", False), ("GPU", False), ("tokens kept", True), ("trainer MFU", True),
                ("effective MFU", True), ("goodput", True), ("cost", True), ("per 1M tokens", True),
                ("at target MFU", True), ("below-target cost", True)]
     rows = [[("id", r.run_id), ("", r.project or "–"), ("wrap", f"{r.gpu_model or '–'} {r.dtype or ''}".strip()),
              ("n", tokens(r.tokens_kept)), ("n", ratio_pct(r.mfu)), ("n", ratio_pct(r.effective_mfu)),
-             ("n", ratio_pct(r.goodput)), ("n", money(r.effective_cost)),
-             ("n", money(r.cost_per_mtok) if r.cost_per_mtok is not None else "–"),
-             ("n", money(r.cost_per_mtok_at_target) if r.cost_per_mtok_at_target is not None else "–"),
-             ("n", money(r.mfu_gap_cost) if r.mfu_gap_cost is not None else "–")] for r in d.runs]
+             ("n", ratio_pct(r.goodput)), ("n", money(r.effective_cost, c)),
+             ("n", cost_per_mtok_text(r, c)),
+             ("n", money(r.cost_per_mtok_at_target, c) if r.cost_per_mtok_at_target is not None else "–"),
+             ("n", money(r.mfu_gap_cost, c) if r.mfu_gap_cost is not None else "–")] for r in d.runs]
     return ("<section><h2>Training runs</h2><p class=\"note\">Goodput: productive share of the run's GPU time. "
             "Below-target cost: what the run paid for running under the MFU target (negative when above it).</p>"
             + _table(headers, rows, "No training runs in this period.") + "</section>")
 
 
-def _footer(d: ReportData) -> str:
+def _footer(d: Report) -> str:
     defs = "".join(f"<dt>{esc(WASTE_LABELS[k])}</dt><dd>{esc(WASTE_HELP[k])}.</dd>" for k in WASTE_KINDS)
     return ("<footer><dl>" + defs +
             "<dt>Effective MFU</dt><dd>model FLOPs of the tokens kept over the peak FLOPs of all the GPU time the runs "

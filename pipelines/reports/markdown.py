@@ -1,4 +1,5 @@
-"""The Markdown waste report: the HTML's headline and tables, for pasting into chat or an issue.
+"""The Markdown waste report: the HTML's headline and tables, for pasting into chat or an issue; a team
+billed in several currencies gets them once per currency, under "Billed in EUR".
 
 Input values are HTML-escaped (chat renderers pass HTML through) and Markdown-escaped (a `|` in a job
 name would split a table cell, a `*` or `_` would turn text bold), and kept on one line.
@@ -9,9 +10,10 @@ from __future__ import annotations
 import html
 import re
 
-from pipelines.reports.data import GPU_CATEGORIES, WASTE_KINDS, WASTE_LABELS, ReportData
+from pipelines.reports.data import GPU_CATEGORIES, WASTE_KINDS, WASTE_LABELS, Report, ReportData
 from pipelines.reports.fmt import gpu_hours, money, pct, ratio_pct, tokens, when
-from pipelines.reports.summary import biggest_contributor, coverage_text, period_text, summary_sentence
+from pipelines.reports.summary import (biggest_contributor, cost_per_mtok_text, coverage_text, currencies_text, money_in,
+                                       period_text, summary_sentence)
 
 # `$` too: GitHub reads text between two dollar signs as math.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
@@ -33,55 +35,71 @@ def _table(headers: list[str], rows: list[list[str]], empty: str, right: set[int
     return line
 
 
-def render(d: ReportData) -> str:
-    out = [f"# GPU cost and waste: team {md(d.team)}, {md(period_text(d))}\n",
-           "Days in UTC; money in USD, effective cost.\n"]
-    if not d.has_data:
-        span = (f"The warehouse holds days {d.data_first_day} to {d.data_last_day}." if d.data_first_day
+def render(r: Report) -> str:
+    out = [f"# GPU cost and waste: team {md(r.team)}, {md(period_text(r))}\n",
+           f"Days in UTC; money in {md(money_in(r))}, effective cost.\n"]
+    if not r.has_data:
+        span = (f"The warehouse holds days {r.data_first_day} to {r.data_last_day}." if r.data_first_day
                 else "The warehouse holds no cost rows yet.")
-        out.append(f"**No cost recorded** for team {md(d.team)} from {md(when(d.start))} to {md(when(d.end))}. {md(span)}\n")
+        out.append(f"**No cost recorded** for team {md(r.team)} from {md(when(r.start))} to {md(when(r.end))}. {md(span)}\n")
         return "\n".join(out)
-    gpu_s = sum(d.gpu_seconds(c) for c in GPU_CATEGORIES)
+    coverage = coverage_text(r)
+    if len(r.sections) == 1:
+        out += _currency(r.sections[0], coverage, "##")
+    else:
+        out.append(md(currencies_text(r)) + (" " + md(coverage) if coverage else "") + "\n")
+        for d in r.sections:
+            out.append(f"## Billed in {md(d.currency)}\n")
+            out += _currency(d, "", "###")
+    return "\n".join(out)
+
+
+def _currency(d: ReportData, coverage: str, h: str) -> list[str]:
+    """One currency's headline and tables, its headings at level `h`."""
+    c = d.currency
+    out = []
+    gpu_s = sum(d.gpu_seconds(k) for k in GPU_CATEGORIES)
     mfu = ("no run logged tokens" if d.team_effective_mfu is None else
            f"{ratio_pct(d.team_effective_mfu)} (target {ratio_pct(d.mfu_target, 0)}, trainer-reported "
-           f"{ratio_pct(d.team_mfu)}" + (f", below-target cost {money(d.mfu_gap_cost)})"
+           f"{ratio_pct(d.team_mfu)}" + (f", below-target cost {money(d.mfu_gap_cost, c)})"
                                        if d.mfu_gap_cost is not None and d.mfu_target is not None
                                        and d.team_effective_mfu < d.mfu_target else ")"))
-    out.append(md(summary_sentence(d)) + (" " + md(coverage_text(d)) if coverage_text(d) else "") + "\n")
+    out.append(md(summary_sentence(d)) + (" " + md(coverage) if coverage else "") + "\n")
     out.append("\n".join([
-        f"- **Total cost:** {md(money(d.total_cost))}",
-        f"- **GPU cost:** {md(money(d.gpu_cost))} ({md(gpu_hours(gpu_s))} GPU-hours)",
-        f"- **Waste:** {md(money(d.waste_cost))} = {md(pct(d.waste_cost, d.gpu_cost))} of GPU cost "
+        f"- **Total cost:** {md(money(d.total_cost, c))}",
+        f"- **GPU cost:** {md(money(d.gpu_cost, c))} ({md(gpu_hours(gpu_s))} GPU-hours)",
+        f"- **Waste:** {md(money(d.waste_cost, c))} = {md(pct(d.waste_cost, d.gpu_cost))} of GPU cost "
         f"({md(gpu_hours(d.waste_gpu_seconds))} GPU-hours)",
         f"- **Effective MFU:** {md(mfu)}",
     ]) + "\n")
     kinds = sorted(WASTE_KINDS, key=lambda k: (-d.cost(k), WASTE_KINDS.index(k)))
-    out.append("## Where the waste went\n")
+    out.append(f"{h} Where the waste went\n")
     out.append(_table(["kind", "cost", "% of GPU cost", "GPU-hours", "biggest contributor"],
-                      [[WASTE_LABELS[k], money(d.cost(k)), pct(d.cost(k), d.gpu_cost), gpu_hours(d.gpu_seconds(k)),
+                      [[WASTE_LABELS[k], money(d.cost(k), c), pct(d.cost(k), d.gpu_cost), gpu_hours(d.gpu_seconds(k)),
                         biggest_contributor(d, k)] for k in kinds], "", {1, 2, 3}))
     job_headers = ["job", "name", "user", "project", "state", "wasted GPU-h", "waste cost", "job cost"]
     for kind, title in (("allocated_idle", "Hung or idle jobs"), ("failed_job", "Failed jobs nothing resumed")):
-        out.append(f"## {title}\n")
+        out.append(f"{h} {title}\n")
         out.append(_table(job_headers, [[j.job_id + (f" ({j.cluster})" if j.cluster else ""), j.job_name or "–",
                                          j.user_name or "–", j.project or "–", j.state or "–",
-                                         gpu_hours(j.waste_gpu_seconds), money(j.waste_cost), money(j.effective_cost)]
+                                         gpu_hours(j.waste_gpu_seconds), money(j.waste_cost, c),
+                                         money(j.effective_cost, c)]
                                         for j in d.jobs[kind]], "None in this period.", {5, 6, 7}))
-    out.append("## Work lost to interruptions\n")
+    out.append(f"{h} Work lost to interruptions\n")
     out.append(_table(["run", "job", "name", "user", "cause", "interrupted at", "lost GPU-h", "restart GPU-h", "cost"],
                       [[i.run_id or "–", i.job_id or "–", i.job_name or "–", i.user_name or "–", i.cause or "–",
                         when(i.interrupted_at), gpu_hours(i.lost_gpu_seconds), gpu_hours(i.restart_gpu_seconds),
-                        money(i.effective_cost)] for i in d.interruptions], "None in this period.", {6, 7, 8}))
-    out.append("## Idle nodes\n")
+                        money(i.effective_cost, c)] for i in d.interruptions], "None in this period.", {6, 7, 8}))
+    out.append(f"{h} Idle nodes\n")
     out.append(_table(["node", "days", "idle, no job GPU-h", "hung jobs GPU-h", "idle cost"],
-                      [[h, str(n), gpu_hours(u), gpu_hours(a), money(c)] for h, n, u, a, c in d.idle_nodes],
+                      [[host, str(n), gpu_hours(u), gpu_hours(a), money(cost, c)] for host, n, u, a, cost in d.idle_nodes],
                       "None in this period.", {1, 2, 3, 4}))
-    out.append("## Training runs\n")
+    out.append(f"{h} Training runs\n")
     out.append(_table(["run", "project", "tokens kept", "effective MFU", "goodput", "cost", "per 1M tokens",
                        "at target MFU"],
                       [[r.run_id, r.project or "–", tokens(r.tokens_kept), ratio_pct(r.effective_mfu),
-                        ratio_pct(r.goodput), money(r.effective_cost),
-                        money(r.cost_per_mtok) if r.cost_per_mtok is not None else "–",
-                        money(r.cost_per_mtok_at_target) if r.cost_per_mtok_at_target is not None else "–"]
+                        ratio_pct(r.goodput), money(r.effective_cost, c),
+                        cost_per_mtok_text(r, c),
+                        money(r.cost_per_mtok_at_target, c) if r.cost_per_mtok_at_target is not None else "–"]
                        for r in d.runs], "None in this period.", {2, 3, 4, 5, 6, 7}))
-    return "\n".join(out)
+    return out

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from pipelines.reports.data import WASTE_KINDS, WASTE_LABELS, ReportData
-from pipelines.reports.fmt import gpu_hours, money, pct
+from pipelines.reports.data import WASTE_KINDS, WASTE_LABELS, Report, ReportData, RunEfficiency, Scope
+from pipelines.reports.fmt import currency_list, gpu_hours, money, pct
 
 # Ledger categories, bottom of the stack first: waste warm (red to amber) and on the axis, where its
 # height reads best, then productive green, the costs that are not GPU time cool (blue, purple, grey),
@@ -36,7 +36,7 @@ def category_style(category: str) -> tuple[str, str]:
     return _STYLE.get(category, (category, "#4a5568"))
 
 
-def period_text(d: ReportData) -> str:
+def period_text(d: Scope) -> str:
     if d.start == d.end:
         return d.start.strftime("%A %d %B %Y")
     if d.start.day == 1 and d.label == f"{d.start.year:04d}-{d.start.month:02d}":
@@ -44,7 +44,7 @@ def period_text(d: ReportData) -> str:
     return f"{d.start} to {d.end}"
 
 
-def trend_text(d: ReportData) -> str:
+def trend_text(d: Scope) -> str:
     if d.start == d.end:
         return (f"The 7 days ending {d.end} ({d.trend_start} to {d.trend_end}), so the report day "
                 "(highlighted) shows against its trend.")
@@ -56,10 +56,10 @@ def biggest_contributor(d: ReportData, kind: str) -> str:
     if kind in ("allocated_idle", "failed_job", "unmonitored") and d.jobs[kind]:
         j = d.jobs[kind][0]
         name = f" {j.job_name}" if j.job_name else ""
-        return f"job {j.job_id}{name} ({j.user_name or 'unknown user'}): {money(j.waste_cost)}"
+        return f"job {j.job_id}{name} ({j.user_name or 'unknown user'}): {money(j.waste_cost, d.currency)}"
     if kind == "rerun_loss" and d.interruptions:
         i = d.interruptions[0]
-        return f"{i.run_id or 'run unknown'}, job {i.job_id or '?'} ({i.cause or i.state or 'interrupted'}): {money(i.effective_cost)}"
+        return f"{i.run_id or 'run unknown'}, job {i.job_id or '?'} ({i.cause or i.state or 'interrupted'}): {money(i.effective_cost, d.currency)}"
     if kind == "idle_unallocated" and d.idle_nodes:
         host, _, unalloc, _, _ = max(d.idle_nodes, key=lambda n: (n[2], n[0]))
         if unalloc > 0:
@@ -72,17 +72,21 @@ def biggest_contributor(d: ReportData, kind: str) -> str:
 def summary_sentence(d: ReportData) -> str:
     """e.g. "pretrain spent $12,345.67 ... The biggest waste was idle GPUs, no job: $1,234.56 (node east-gpu-005 ...)."""
     period = "on " + d.start.isoformat() if d.start == d.end else f"in {period_text(d)}"
-    text = (f"Team {d.team} spent {money(d.total_cost)} {period}, {money(d.gpu_cost)} of it on GPUs. "
-            f"{money(d.waste_cost)} of the GPU cost ({pct(d.waste_cost, d.gpu_cost)}) bought no training progress")
+    if not d.gpu_cost and not d.waste_cost:
+        # e.g. a currency only storage was billed in: a waste share of nothing says nothing
+        return f"Team {d.team} spent {money(d.total_cost, d.currency)} {period}, none of it on GPUs."
+    c = d.currency
+    text = (f"Team {d.team} spent {money(d.total_cost, c)} {period}, {money(d.gpu_cost, c)} of it on GPUs. "
+            f"{money(d.waste_cost, c)} of the GPU cost ({pct(d.waste_cost, d.gpu_cost)}) bought no training progress")
     worst = max(WASTE_KINDS, key=lambda k: (d.cost(k), -WASTE_KINDS.index(k)))
     if d.cost(worst) > Decimal(0):
         who = biggest_contributor(d, worst)
-        text += (f"; the biggest part was {WASTE_LABELS[worst].lower()}, {money(d.cost(worst))}"
+        text += (f"; the biggest part was {WASTE_LABELS[worst].lower()}, {money(d.cost(worst), d.currency)}"
                  + (f" (largest: {who})" if who and who != "–" else ""))
     return text + "."
 
 
-def coverage_text(d: ReportData) -> str:
+def coverage_text(d: Report) -> str:
     """Says so when the ledger has only some days of the period (a month in progress, days not run yet)."""
     days = sorted({row[0] for row in d.ledger})
     span = (d.end - d.start).days + 1
@@ -90,3 +94,25 @@ def coverage_text(d: ReportData) -> str:
         return ""
     return (f"The ledger has {len(days)} of the period's {span} days ({days[0]} to {days[-1]}); "
             "the other days have no cost rows for this team.")
+
+
+def money_in(d: Report) -> str:
+    """What the report's money is in: "USD", "EUR and USD"."""
+    return currency_list(d.currencies) if d.currencies else "the currency it was billed in"
+
+
+def currencies_text(d: Report) -> str:
+    """For a team billed in several currencies: why the report has a section per currency."""
+    return (f"Team {d.team}'s costs were billed in {len(d.currencies)} currencies, {currency_list(d.currencies)}. "
+            "Each has its own section below with its own totals; amounts in different currencies are never added. "
+            "GPU time, tokens and MFU are not money: a job, node or run billed in several currencies shows all of "
+            "its GPU time beside the part of its cost billed in that section's currency, and the team's MFU is "
+            "over all of its runs.")
+
+
+def cost_per_mtok_text(r: RunEfficiency, currency: str) -> str:
+    """A run's cost per 1M tokens kept; a run billed in several currencies has none, since it would
+    add its cost in two currencies."""
+    if r.cost_per_mtok is not None:
+        return money(r.cost_per_mtok, currency)
+    return "– (several currencies)" if r.currencies > 1 else "–"

@@ -173,11 +173,13 @@ class RunBar:
     cost_tip: str
     mfu_text: str
     cost_text: str
+    no_cost_text: str = "no tokens kept"  # said instead of a bar when cost_per_mtok is None
 
 
-def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, width: int = 1180) -> str:
+def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, cost_format: Callable[[float], str],
+                   width: int = 1180) -> str:
     """Two panels per run: effective MFU against the target (dashed line), and cost per 1M tokens
-    against what it would cost at the target MFU (dark tick). The trainer's own MFU is left to the
+    against what it would cost at the target MFU (dark tick), its axis written by `cost_format`. The trainer's own MFU is left to the
     table: a second marker per bar made the chart harder to read than it was worth."""
     left, gap, right, top, row_h = 190, 70, 70, 40, 30
     panel = (width - left - gap - right) / 2
@@ -199,7 +201,7 @@ def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, 
     for t in cost_ticks:
         x = x2 + panel * t / cost_max
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top - 6}" y2="{bottom}" stroke="{GRID}"/>')
-        body.append(_text(x, bottom + 16, f"${t:,.2f}".rstrip("0").rstrip("."), 10, "middle"))
+        body.append(_text(x, bottom + 16, cost_format(t), 10, "middle"))
     if target is not None:
         tx = left + panel * target / mfu_max
         body.append(f'<path d="M{tx:.1f},{top - 8} V{bottom}" stroke="#b91c1c" stroke-width="2" stroke-dasharray="5,4"/>')
@@ -216,7 +218,7 @@ def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, 
             body.append(_rect(left, y + 6, w, row_h - 12, "#f59e0b" if below else "#10b981", r.mfu_tip))
             body.append(_text(left + w + 8, y + row_h / 2 + 4, r.mfu_text, 11, color=INK, halo=True))
         if r.cost_per_mtok is None:
-            body.append(_text(x2 + 6, y + row_h / 2 + 4, "no tokens kept", 11))
+            body.append(_text(x2 + 6, y + row_h / 2 + 4, r.no_cost_text, 11))
         else:
             w = panel * r.cost_per_mtok / cost_max
             body.append(_rect(x2, y + 6, w, row_h - 12, "#3b82f6", r.cost_tip))

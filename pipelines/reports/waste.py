@@ -1,15 +1,17 @@
 """A team's waste report (DESIGN §6 `gpuledger report`): `<out_dir>/<team>/<label>.html`, `.md`, `.csv`.
 
-- HTML: headline (total cost, GPU cost, waste in $ and % of GPU cost by kind, MFU against target),
+- HTML: headline (total cost, GPU cost, waste in money and % of GPU cost by kind, MFU against target),
   then charts (daily cost by category, idle GPU-hours by node and hour, rerun loss per run, MFU and
   cost per 1M tokens per run), then the tables to act on (hung, failed and interrupted jobs, idle
   nodes, runs). One file, no script, no network. A day report's trend charts cover the 7 days ending
-  on that day.
+  on that day. Money is in the currency it was billed in; a team billed in several currencies gets
+  all of the above once per currency (amounts in two currencies are never added).
 - Markdown: the same headline and tables, for chat.
-- CSV: one tidy table, the team's ledger at the mart's grain, one row per day × project × category:
-  `day, team, project, category, gpu_seconds, effective_cost, billed_cost`. Money is the exact
-  DECIMAL(38,18) as a plain decimal string (no float, no exponent), so the rows sum to the report's
-  total cost to the last digit and can be reconciled with `marts.fct_cost_daily`. Job and node
+- CSV: one tidy table, the team's ledger at the mart's grain, one row per day × project × category ×
+  currency: `day, team, project, category, billing_currency, gpu_seconds, effective_cost, billed_cost`.
+  Money is the exact DECIMAL(38,18) as a plain decimal string (no float, no exponent), so the rows of
+  a currency sum to that currency's total cost to the last digit and can be reconciled with
+  `marts.fct_cost_daily`; a spreadsheet must sum per currency. Job and node
   rankings are left out on purpose: they are another grain, and a column a spreadsheet can sum
   must not mix grains. Text cells that a spreadsheet would run as a formula (starting with = + - @)
   are prefixed with an apostrophe.
@@ -38,7 +40,8 @@ __all__ = ["write_team_report", "period_of", "CSV_COLUMNS", "DEFAULT_REPORTS"]
 # where reports go unless told: under the current directory, as every other output a user asks for
 DEFAULT_REPORTS = Path("data") / "reports"
 
-CSV_COLUMNS = ("day", "team", "project", "category", "gpu_seconds", "effective_cost", "billed_cost")
+CSV_COLUMNS = ("day", "team", "project", "category", "billing_currency", "gpu_seconds", "effective_cost",
+               "billed_cost")
 
 
 def write_team_report(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, label: str,
@@ -59,13 +62,13 @@ def write_team_report(con: duckdb.DuckDBPyConnection, team: str, start: date, en
     return paths
 
 
-def ledger_csv(report: data.ReportData) -> str:
+def ledger_csv(report: data.Report) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    for day, team, project, category, gpu_seconds, effective, billed in report.ledger:
-        writer.writerow([day.isoformat(), guard(team), guard(project), guard(category), _seconds(gpu_seconds),
-                         plain_decimal(effective), plain_decimal(billed)])
+    for day, team, project, category, currency, gpu_seconds, effective, billed in report.ledger:
+        writer.writerow([day.isoformat(), guard(team), guard(project), guard(category), guard(currency),
+                         _seconds(gpu_seconds), plain_decimal(effective), plain_decimal(billed)])
     return buf.getvalue()
 
 
