@@ -13,10 +13,17 @@ WITH cost AS (
     FROM marts.fct_cost_daily WHERE day BETWEEN $start AND $end GROUP BY team, billing_currency
 ),
 runs AS (
+    -- per-token cost only over run-days billed in one currency (the mart leaves the others NULL)
     SELECT team, billing_currency,
-           sum(tokens_kept * flops_per_token) / nullif(sum(gpu_seconds * peak_flops) FILTER (tokens > 0), 0) AS effective_mfu,
-           sum(effective_cost) FILTER (tokens_kept > 0) / nullif(sum(tokens_kept), 0) * 1e6 AS cost_per_mtok
+           sum(effective_cost) FILTER (tokens_kept > 0 AND cost_per_mtok IS NOT NULL)
+               / nullif(sum(tokens_kept) FILTER (cost_per_mtok IS NOT NULL), 0) * 1e6 AS cost_per_mtok
     FROM marts.fct_run_efficiency_daily WHERE day BETWEEN $start AND $end GROUP BY team, billing_currency
+),
+efficiency AS (
+    -- MFU has no currency: over all of the team's runs
+    SELECT team,
+           sum(tokens_kept * flops_per_token) / nullif(sum(gpu_seconds * peak_flops) FILTER (tokens > 0), 0) AS effective_mfu
+    FROM marts.fct_run_efficiency_daily WHERE day BETWEEN $start AND $end GROUP BY team
 )
 SELECT c.team, c.billing_currency AS currency, round(c.total, 2) AS total_cost,
        round(coalesce(c.idle_unallocated, 0), 2) AS idle_unallocated, round(100 * coalesce(c.idle_unallocated, 0) / nullif(c.gpu_cost, 0), 1) AS "idle_unallocated_%",
@@ -24,6 +31,6 @@ SELECT c.team, c.billing_currency AS currency, round(c.total, 2) AS total_cost,
        round(coalesce(c.rerun_loss, 0), 2) AS rerun_loss, round(100 * coalesce(c.rerun_loss, 0) / nullif(c.gpu_cost, 0), 1) AS "rerun_loss_%",
        round(coalesce(c.failed_job, 0), 2) AS failed_job, round(100 * coalesce(c.failed_job, 0) / nullif(c.gpu_cost, 0), 1) AS "failed_job_%",
        round(coalesce(c.unmonitored, 0), 2) AS unmonitored,
-       round(r.effective_mfu, 3) AS effective_mfu, round(r.cost_per_mtok, 2) AS cost_per_mtok
-FROM cost c LEFT JOIN runs r USING (team, billing_currency)
+       round(f.effective_mfu, 3) AS effective_mfu, round(r.cost_per_mtok, 2) AS cost_per_mtok
+FROM cost c LEFT JOIN runs r USING (team, billing_currency) LEFT JOIN efficiency f USING (team)
 ORDER BY c.billing_currency, c.total DESC
