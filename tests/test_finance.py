@@ -92,11 +92,11 @@ def test_readme_finance_queries_run(published):
     with duckdb.connect(str(published), read_only=True) as con:
         results = [con.execute(q).fetchall() for q in queries]
     reconciliation, chargeback, unit_economics, budgets = results
-    assert len(reconciliation) == 3 and all(r[3] == 0 and r[4] == 0 for r in reconciliation)
-    assert chargeback and all(charged >= (waste or 0) for _, charged, waste in chargeback)
+    assert len(reconciliation) == 3 and all(r[4] == 0 and r[5] == 0 for r in reconciliation)
+    assert chargeback and all(charged >= (waste or 0) for _, _, charged, waste in chargeback)
     assert unit_economics
     # budgets come from whichever config ran last (the budget test sets some): only thresholds reached
-    assert all(threshold != "under 30%" and pct >= 30 for _, _, _, _, pct, threshold, _ in budgets)
+    assert all(threshold != "under 30%" and pct >= 30 for _, _, _, _, _, pct, threshold, _ in budgets)
 
 
 def test_publishing_swaps_the_file_under_a_reader(ledger, published):
