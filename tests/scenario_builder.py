@@ -7,7 +7,9 @@ pipeline, so the expected values in the scenarios stay independent of how the pi
 from __future__ import annotations
 
 import csv
+import gzip
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
@@ -111,6 +113,24 @@ class Landing:
             self.line(a, a + timedelta(hours=1), "Usage", effective, billed, resource_id=node["resource_id"],
                       resource_type="instance", service="Compute", pricing=pricing, cd_id=cd_id,
                       cd_status=cd_status, tags={"node": hostname, "cluster": node["cluster"]})
+
+    def take_bill_lines(self) -> list[dict]:
+        """The bill lines added so far, removed from the default `bills/focus/bill.csv`, for `bill_file`."""
+        rows, self.bill_rows = self.bill_rows, []
+        return rows
+
+    def bill_file(self, rel: str, rows: list[dict], *, mtime: datetime | None = None) -> Path:
+        """Writes FOCUS rows to `landing/<rel>` (CSV, or CSV.gz when `rel` ends in .gz), with the given
+        modification time: deliveries are ordered by it."""
+        p = self.landing / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with (gzip.open(p, "wt", newline="") if rel.endswith(".gz") else p.open("w", newline="")) as fh:
+            w = csv.DictWriter(fh, FOCUS_COLUMNS, lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+        if mtime is not None:
+            os.utime(p, (mtime.timestamp(), mtime.timestamp()))
+        return p
 
     # --- scheduler -----------------------------------------------------------------------------
     def job(self, cluster: str, job_id: str, *, account: str, start: str, end: str, state: str, host: str,
