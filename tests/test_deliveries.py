@@ -399,3 +399,25 @@ def test_a_crash_while_a_delivery_supersedes_another_leaves_the_older_one_whole(
     monkeypatch.undo()
     landing.sync(con, root, FOCUS, OrgConfig())
     assert _staged_total(con) == Decimal(96)
+
+
+def test_each_ignored_file_says_why(tmp_path):
+    from pipelines.lib.ignored import ignored_files
+
+    files = {
+        "notes.txt": "no source reads files at the landing root",
+        "misc/x.csv": "no source reads files under misc/",
+        "scheduler/slurm/sacct.psv": "no source reads it where it is: files here must match "
+                                     "scheduler/slurm/*/**/*.psv or scheduler/slurm/*/**/*.txt",
+        "bills/aws_cur/cur/RedshiftManifest.json": "a JSON manifest the delivery rule does not read "
+                                                   "(no reportKeys or dataFiles)",
+        "inventory/nodes.csv.bak": "no source reads *.bak under inventory/",
+        "telemetry/dcgm/day=2026-11-02/README": "no source reads README under telemetry/dcgm/",
+    }
+    for rel in files:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text('{"entries": []}')
+    (tmp_path / "inventory" / "nodes.csv").write_text("hostname\n")        # read by a source
+    (tmp_path / ".git" / "config").parent.mkdir()
+    (tmp_path / ".git" / "config").write_text("")                         # a dot folder: no one's input
+    assert ignored_files(tmp_path) == [{"file": f, "reason": r} for f, r in sorted(files.items())]
