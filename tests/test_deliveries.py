@@ -317,6 +317,7 @@ def _cur_manifest(root: Path, rel: str, assembly: str, mtime: datetime) -> None:
             "billingPeriod": {"start": "20261101T000000.000Z", "end": "20261201T000000.000Z"},
             "reportKeys": [f"cur/gpu-cur/20261101-20261201/{assembly}/gpu-cur-1.csv.gz"],
             "compression": "GZIP", "contentType": "text/csv", "columns": [{"category": "identity", "name": "LineItemId"}]}
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
     (root / rel).write_text(json.dumps(body))
     os.utime(root / rel, (mtime.timestamp(), mtime.timestamp()))
 
@@ -421,3 +422,56 @@ def test_each_ignored_file_says_why(tmp_path):
     (tmp_path / ".git" / "config").parent.mkdir()
     (tmp_path / ".git" / "config").write_text("")                         # a dot folder: no one's input
     assert ignored_files(tmp_path) == [{"file": f, "reason": r} for f, r in sorted(files.items())]
+
+
+def test_a_newer_assembly_still_arriving_leaves_the_earlier_one_current(env):
+    root, con = env
+    t = utc(2026, 11, 2, 8)
+    first = _assembly(root, "4f1c2d3e-aaaa", {1: "1.25"}, t)
+    # the next refresh's manifest has landed, its data file not yet
+    _cur_manifest(root, f"{PERIOD}/9b8a7c6d-bbbb/gpu-cur-Manifest.json", "9b8a7c6d-bbbb", t + timedelta(days=1))
+    report = landing.sync(con, root, AWS_CUR, OrgConfig())
+    assert _statuses(con) == {first: ("current", None)}
+    assert _staged_total(con, "aws_cur") == Decimal("30")
+    assert report.missing_from_manifests == {
+        f"{PERIOD}/9b8a7c6d-bbbb/gpu-cur-Manifest.json": ["cur/gpu-cur/20261101-20261201/9b8a7c6d-bbbb/gpu-cur-1.csv.gz"]}
+
+
+def test_an_unreadable_manifest_is_a_bill_file_that_could_not_be_read(env):
+    root, con = env
+    first = _assembly(root, "4f1c2d3e-aaaa", {1: "1.25"}, utc(2026, 11, 2, 8))
+    (root / PERIOD / "gpu-cur-Manifest.json").write_text('{"assemblyId": "9b8a7c6d-bbbb", "reportKe')  # cut off
+    landing.sync(con, root, AWS_CUR, OrgConfig())
+    got = {f: (s, a, b) for f, s, a, b in con.execute(
+        "SELECT file, status, first_day, last_day FROM ops.landed_files").fetchall()}
+    # the readable manifest still decides; the broken one marks its billing period's days incomplete
+    assert got == {first: ("current", date(2026, 11, 1), date(2026, 11, 1)),
+                   f"{PERIOD}/gpu-cur-Manifest.json": ("unreadable", date(2026, 11, 1), date(2026, 11, 30))}
+    (reason,) = con.execute("SELECT reason FROM ops.quarantine WHERE row_ref = 'file'").fetchone()
+    assert reason.startswith("unreadable manifest:")
+    (root / PERIOD / "gpu-cur-Manifest.json").unlink()
+    landing.sync(con, root, AWS_CUR, OrgConfig())
+    assert con.execute("SELECT count(*) FROM ops.quarantine").fetchone() == (0,)
+
+
+def test_a_data_exports_manifest_names_the_current_files_of_its_partition(env):
+    """CUR 2.0 written over in place: data/BILLING_PERIOD=2026-11/ holds the latest execution's parts,
+    and a part left from an earlier, larger execution that the manifest no longer names counts for nothing."""
+    root, con = env
+    export = "bills/aws_cur/exports/cur2"
+    data = root / export / "data" / "BILLING_PERIOD=2026-11"
+    data.mkdir(parents=True)
+    for name, days in (("cur2-00001.csv.gz", {1: "1.25", 2: "1.5"}), ("cur2-00002.csv.gz", {3: "9"})):
+        with gzip.open(data / name, "wt", newline="") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(CUR_COLUMNS)
+            w.writerows(_cur_rows(days))
+    meta = root / export / "metadata" / "BILLING_PERIOD=2026-11"
+    meta.mkdir(parents=True)
+    (meta / "cur2-Manifest.json").write_text(json.dumps({
+        "executionId": "e-77", "exportArn": "arn:aws:bcm-data-exports:us-east-1:123456789012:export/cur2-1",
+        "columns": [], "dataFiles": ["s3://acme-billing/exports/cur2/data/BILLING_PERIOD=2026-11/cur2-00001.csv.gz"]}))
+    landing.sync(con, root, AWS_CUR, OrgConfig())
+    assert _staged_total(con, "aws_cur") == Decimal("66")  # 24 × 1.25 + 24 × 1.5; not the stale part's 216
+    assert _statuses(con)[f"{export}/data/BILLING_PERIOD=2026-11/cur2-00002.csv.gz"] == (
+        "superseded", f"{export}/metadata/BILLING_PERIOD=2026-11/cur2-Manifest.json")

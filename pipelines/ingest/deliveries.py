@@ -28,12 +28,12 @@ The rule, per bill source (`focus`, `aws_cur`):
    `dataFiles`. It governs its billing-period folder: the folder it lies in, or the one above when its
    own folder is named by its `assemblyId`/`executionId`, or for `…/metadata/<partition>/` the matching
    `…/data/<partition>/`; and the folders of the files it names, likewise. Manifests of one folder and
-   billing period are deliveries of one report; the newest (modification time, then path) wins. A file
-   under a governed folder (whose lines are of that billing period, when they can be read) is current
-   only if a manifest of the newest delivery names it; otherwise it is `superseded` by that manifest.
-   A key names a file when either ends with the other at a `/` (the file's path taken below the
-   source's folder, the key without `s3://`). A manifest whose files are not all here leaves the
-   earlier delivery current until they are; the missing keys are reported.
+   billing period are deliveries of one report; the newest (modification time, then path) whose files
+   have all landed wins — a newer one still arriving leaves the earlier delivery current, and its
+   missing keys are reported. A file under a governed folder (whose lines are of that billing period,
+   when they can be read) is current only if a manifest of the winning delivery names it; otherwise it
+   is `superseded` by that manifest. A key names a file when either ends with the other at a `/` (the
+   file's path taken below the source's folder, the key without `s3://`).
 3. Coverage, for every other file. A readable file's coverage is the set of (BillingAccountId,
    billing period) of its lines — the billing period is BillingPeriodStart's day, else the first of
    the month the charge starts in; a missing account is a value of its own — its span, from the first
@@ -285,6 +285,9 @@ def _apply_manifests(files: list[BillFile], manifests: list[Manifest], folder: s
             out.extend(hits)
         return out
 
+    def _gaps(m: Manifest) -> list[str]:
+        return [k for k in m.keys if not any(names(k, below[rel]) for rel in by_name.get(k.rsplit("/", 1)[-1], []))]
+
     groups: dict[tuple[str, date | None], list[Manifest]] = defaultdict(list)
     for m in manifests:
         groups[(m.folder, m.period[0] if m.period else None)].append(m)
@@ -295,9 +298,15 @@ def _apply_manifests(files: list[BillFile], manifests: list[Manifest], folder: s
     missing: dict[str, list[str]] = {}
     group_of: dict[str, str] = {}
     for (place, start), members in sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
-        newest = max(members, key=lambda m: (m.modified, m.rel))
         token = f"{place}|{start}"
         group_of.update({m.rel: token for m in members})
+        # The newest delivery all of whose files have landed wins; a newer one still arriving is reported.
+        gaps = {m.rel: _gaps(m) for m in members}
+        ordered = sorted(members, key=lambda m: (m.modified, m.rel), reverse=True)
+        newest = next((m for m in ordered if not gaps[m.rel]), ordered[0])
+        for m in ordered[: ordered.index(newest) + 1]:
+            if gaps[m.rel]:
+                missing[m.rel] = gaps[m.rel]
         current = [m for m in members if m.delivery_id == newest.delivery_id] if newest.delivery_id else [newest]
         folders = {place}
         in_group: set[str] = set()
@@ -308,10 +317,6 @@ def _apply_manifests(files: list[BillFile], manifests: list[Manifest], folder: s
                 parent = rel.rsplit("/", 1)[0]
                 folders.add(parent.rsplit("/", 1)[0] if m.delivery_id and parent.endswith("/" + m.delivery_id) else parent)
         current_hits = {rel for m in current for rel in named_files(m)}
-        gaps = [k for m in current for k in m.keys
-                if not any(names(k, below[rel]) for rel in by_name.get(k.rsplit("/", 1)[-1], []))]
-        if gaps:
-            missing[newest.rel] = gaps
         for f in files:
             if f.rel in current_hits:
                 named_current[f.rel] = f"{token}|{newest.delivery_id}"
@@ -335,7 +340,7 @@ def _of_period(f: BillFile, start: date | None) -> bool:
 
 def _not_named(m: Manifest) -> str:
     what = f" (delivery {m.delivery_id})" if m.delivery_id else ""
-    return f"not named by the newest manifest {m.rel}{what}"
+    return f"not named by the newest complete manifest {m.rel}{what}"
 
 
 SAMPLE_SIZE = 256
