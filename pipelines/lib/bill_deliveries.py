@@ -60,6 +60,7 @@ class Recorded:
     rows_staged: int
     rows_quarantined: int
     sample: list[int] | None = None
+    reason: str | None = None
 
 
 @dataclass
@@ -94,11 +95,12 @@ class DeliveryState:
 def recorded(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, Recorded]:
     rows = con.execute(
         """SELECT file, sha256, coalesce(status, 'current'), superseded_by, readable, billing_scopes, first_charge,
-                  last_charge, first_day, last_day, day_digests, rows_staged, rows_quarantined, line_sample
+                  last_charge, first_day, last_day, day_digests, rows_staged, rows_quarantined, line_sample,
+                  status_reason
            FROM ops.landed_files WHERE source = $source""",
         {"source": source},
     ).fetchall()
-    return {r[0]: Recorded(*r[:10], _digests_from_json(r[10]), r[11], r[12], r[13]) for r in rows}
+    return {r[0]: Recorded(*r[:10], _digests_from_json(r[10]), r[11], r[12], r[13], r[14]) for r in rows}
 
 
 def delivery_state(
@@ -115,7 +117,8 @@ def delivery_state(
         if was and was.sha256 == sha and was.readable is not None:
             facts = BillFile(rel, sha, modified, was.readable, frozenset(was.scopes or ()), was.first_charge,
                              was.last_charge, tuple(was.sample or ()))
-            found[rel] = Found(rel, path, size, sha, facts, was.digests, (was.first_day, was.last_day))
+            found[rel] = Found(rel, path, size, sha, facts, was.digests, (was.first_day, was.last_day),
+                               reason=(was.reason or "") if was.status == UNREADABLE else "")
             continue
         item = read_bill_file(path, rel, source, cfg, size, sha, modified)
         if budget >= size:
