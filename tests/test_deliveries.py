@@ -475,3 +475,32 @@ def test_a_data_exports_manifest_names_the_current_files_of_its_partition(env):
     assert _staged_total(con, "aws_cur") == Decimal("66")  # 24 × 1.25 + 24 × 1.5; not the stale part's 216
     assert _statuses(con)[f"{export}/data/BILLING_PERIOD=2026-11/cur2-00002.csv.gz"] == (
         "superseded", f"{export}/metadata/BILLING_PERIOD=2026-11/cur2-Manifest.json")
+
+
+OLD_LANDED_FILES = """CREATE TABLE ops.landed_files (
+    source VARCHAR NOT NULL, file VARCHAR NOT NULL, size_bytes BIGINT NOT NULL, sha256 VARCHAR NOT NULL,
+    rows_staged BIGINT NOT NULL, rows_quarantined BIGINT NOT NULL, first_day DATE, last_day DATE,
+    loaded_at TIMESTAMP NOT NULL, PRIMARY KEY (source, file))"""
+
+
+def test_a_warehouse_made_before_deliveries_takes_them_in_place(tmp_path):
+    root = tmp_path / "landing"
+    a = _write(root, "bills/focus/mtd-a.csv", _day_lines(1), utc(2026, 11, 2))
+    con = connect(tmp_path / "w.duckdb")
+    con.execute("CREATE SCHEMA ops")
+    con.execute(OLD_LANDED_FILES)
+    bootstrap(con)
+    # what the earlier sync left: the file's rows staged and its entry, without any delivery facts
+    parsed = FOCUS.parse(a, "bills/focus/mtd-a.csv", OrgConfig())
+    landing.insert_rows(con, FOCUS, parsed.rows, "bills/focus/mtd-a.csv")
+    size, sha = landing.fingerprint(a)
+    con.execute("INSERT INTO ops.landed_files (source, file, size_bytes, sha256, rows_staged, rows_quarantined, loaded_at) "
+                "VALUES ('focus', 'bills/focus/mtd-a.csv', $size, $sha, 24, 0, now())", {"size": size, "sha": sha})
+    bootstrap(con)  # twice: the columns are added once
+    assert _statuses(con) == {"bills/focus/mtd-a.csv": ("current", None)}
+
+    _write(root, "bills/focus/mtd-b.csv", _day_lines(1, "2") + _day_lines(2, "2"), utc(2026, 11, 3))
+    landing.sync(con, root, FOCUS, OrgConfig())
+    assert _statuses(con)["bills/focus/mtd-a.csv"] == ("superseded", "bills/focus/mtd-b.csv")
+    assert _staged_total(con) == Decimal(96)
+    con.close()
