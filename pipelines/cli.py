@@ -148,21 +148,29 @@ def _run(args: argparse.Namespace) -> int:
     os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home"))
 
     from pipelines.lib.console import print_table
+    from pipelines.lib.ignored import ignored_files
     from pipelines.lib.publish import published_path
     from pipelines.lib.run import materialize_days
     from pipelines.lib.warehouse import connect, sql, warehouse_path
 
     days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
     failed = materialize_days(days)
+    ignored = ignored_files(args.landing)
     if not published_path().exists():
         print(f"no day completed, so nothing was published to {published_path()}", file=sys.stderr)
+        _print_ignored(ignored)
         _print_failures(failed)
         return 1
     with connect(published_path(), read_only=True) as con:
         print(f"\nwarehouse {warehouse_path()}\npublished for readers (SQL clients, gpuledger query): "
               f"{published_path()}\n\nlanding files taken in, per source:")
         print_table(con.sql(sql("reports/landing_summary")).pl())
+<<<<<<< HEAD
         print(f"\ncost and waste per team, {args.start} to {end} (in each bill's currency; waste % of the team's GPU node cost):")
+=======
+        _print_ignored(ignored)
+        print(f"\ncost and waste per team, {args.start} to {end} (USD; waste % of the team's GPU node cost):")
+>>>>>>> deliveries
         print_table(con.sql(sql("reports/team_summary"), params={"start": args.start, "end": end}).pl())
     print("\nnext, try:")
     command = os.path.relpath(sys.argv[0]) if sys.argv[0].endswith("gpuledger") else "gpuledger"  # e.g. .venv/bin/gpuledger
@@ -234,14 +242,31 @@ def _inspect(args: argparse.Namespace) -> int:
         return 0
     if not report:
         print(f"no landing files found under {args.landing}")
+    listed = ("reasons", "dropped", "deliveries", "set_aside", "missing_from_manifests")
     for source, facts in report.items():
-        shown = ", ".join(f"{k} {v}" for k, v in facts.items() if k not in ("reasons", "dropped"))
+        if source == "ignored_files":
+            continue
+        shown = ", ".join(f"{k} {v}" for k, v in facts.items() if k not in listed)
         print(f"{source:<10} {shown}")
+        if "deliveries" in facts:
+            print("  deliveries  " + ", ".join(f"{n} {what}" for what, n in facts["deliveries"].items()))
         for reason in facts.get("reasons", []):
             print(f"  quarantined {reason['rows']:>6} × {reason['reason']}  (first: {reason['file']} {reason['first_row']})")
         for what, n in facts.get("dropped", {}).items():
             print(f"  dropped     {n:>6} × {what}")
+        for f in facts.get("set_aside", []):
+            print(f"  {f['status']:<11} {f['file']}" + (f": {f['reason']}" if f["reason"] else ""))
+        for manifest, keys in facts.get("missing_from_manifests", {}).items():
+            print(f"  missing     {len(keys)} file(s) {manifest} names, e.g. {keys[0]}")
+    _print_ignored(report.get("ignored_files", []))
     return 0
+
+
+def _print_ignored(ignored: list[dict]) -> None:
+    if ignored:
+        print(f"\nignored: {len(ignored)} file(s) no source reads")
+    for f in ignored:
+        print(f"  {f['file']}  ({f['reason']})")
 
 
 def _report(args: argparse.Namespace) -> int:

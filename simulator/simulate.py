@@ -1,6 +1,8 @@
 """Entry point: simulate a fleet and write its landing zone, config and ground truth.
 
-    out/landing/bills/focus/focus_<day>.csv
+    out/landing/bills/focus/gpuledger-focus/<billing period>/<delivery id>/gpuledger-focus-00001.csv
+                                                                         /Manifest.json
+                                    (two month-to-date deliveries a day, each superseding the earlier ones)
     out/landing/scheduler/slurm/<cluster>/sacct_<local day>.psv
     out/landing/scheduler/kubernetes/<cluster>/pods_<day>.jsonl   (only with kubernetes_cluster=...)
     out/landing/telemetry/dcgm/day=<day>/<hostname>.parquet
@@ -35,7 +37,7 @@ from .timeline import DAY, NodeIndex, count_categories, paint_categories, paint_
 from .truth import GpuSecondsTruth, runs_truth, write_runs_truth
 from .workload import Knobs, WorkloadBuilder
 from .writers_dcgm import N_SAMPLES, short_gaps, write_node_day
-from .writers_focus import build_day, write_focus_day
+from .writers_focus import build_day, month_to_date_deliveries, write_delivery
 from .writers_kubernetes import assign_pod_ids, write_pods
 from .writers_inventory import write_config, write_inventory
 from .writers_runs import write_runs
@@ -57,19 +59,24 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     wl = WorkloadBuilder(fleet, t0, t1, seed, knobs).build()
     landing = out / "landing"
 
-    # bills
+    # bills: the truth is every line of every day; what lands is the month-to-date deliveries
     totals = BillTotals()
-    focus_files = 0
     seen_months: set[tuple[int, int]] = set()
+    focus_days = []
     for di in range(days):
         day = start + dt.timedelta(days=di)
         first_of_month = (day.year, day.month) not in seen_months
         seen_months.add((day.year, day.month))
         fd = build_day(fleet, seed, day, di, days, first_of_month)
-        write_focus_day(landing / "bills" / "focus" / f"focus_{day.isoformat()}.csv", fd)
         for _, billed, effective, cps, cpe in fd.rows:
             totals.add(effective, billed, cps, cpe)
-        focus_files += 1
+        focus_days.append(fd)
+    deliveries = month_to_date_deliveries(focus_days)
+    written = [write_delivery(landing, seed, d) for d in deliveries]
+    last_of_period = {d.period: path for d, path in zip(deliveries, written)}  # the latest delivery wins
+    current = sorted(p.relative_to(landing).as_posix() for p in last_of_period.values())
+    assert sum(len(d.rows) for d, p in zip(deliveries, written) if p in last_of_period.values()) == totals.rows
+    del focus_days
 
     kube = None
     pod_overrides: dict[int, dict[int, str]] = {}    # node index -> job key -> its pod there (ranks > 0)
@@ -142,7 +149,8 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     manifest = {
         "simulator": {"start": start.isoformat(), "days": days, "nodes": nodes, "seed": seed,
                       "window_utc": [_iso(t0), _iso(t1)]},
-        "focus": {"files": focus_files, **totals.as_dict()},
+        "focus": {"files": len(written), "deliveries": len(deliveries), "current_files": current,
+                  **totals.as_dict()},
         "slurm": slurm,
         **({} if kube is None else {"kubernetes": kube}),
         "dcgm": dcgm,

@@ -1,4 +1,15 @@
-"""FOCUS 1.2 bills: bills/focus/focus_<YYYY-MM-DD>.csv, one file per UTC day of the window.
+"""FOCUS 1.2 bills, delivered the way a month-to-date export (AWS Data Exports, Azure/GCP FOCUS exports)
+delivers them: twice a day a new delivery of the billing period lands beside the earlier ones,
+
+    bills/focus/gpuledger-focus/<YYYYMMDD>-<YYYYMMDD>/<delivery id>/gpuledger-focus-00001.csv
+    bills/focus/gpuledger-focus/<YYYYMMDD>-<YYYYMMDD>/<delivery id>/Manifest.json
+
+each repeating every earlier line of the month. At 12:00 UTC a delivery holds the month's lines that
+started before noon, with the day's Tax lines estimated (half the day's tax); after the day ends, the
+next holds the whole day with its tax restated in full. The manifest is shaped like a Data Exports
+one (`executionId`, `exportArn`, `billingPeriod`, `columns`, `dataFiles` as s3:// URIs) and the files'
+modification times are the delivery times; delivery ids sort by time too. The last delivery of each
+month holds every line of the month, with the amounts below: it is the bill.
 
 UTF-8, header row, comma-separated, minimal RFC 4180 quoting, LF line ends, nulls empty, timestamps
 YYYY-MM-DDTHH:MM:SSZ, money as plain decimal strings with at most 10 decimal places. Content of a day:
@@ -20,6 +31,8 @@ import calendar
 import csv
 import datetime as dt
 import json
+import os
+from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
@@ -215,10 +228,67 @@ def commitment_hourly(used: Decimal) -> Decimal:
     return (used * Decimal("1.06")).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
 
 
-def write_focus_day(path: Path, fd: FocusDay) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as f:
+EXPORT = "gpuledger-focus"
+BUCKET = "gpuledger-billing"
+EXPORT_ARN = f"arn:aws:bcm-data-exports:us-east-1:{BILLING_ACCOUNT_ID}:export/{EXPORT}-5f0c2a7e"
+
+
+@dataclass
+class Delivery:
+    period: tuple[dt.datetime, dt.datetime]   # the billing period, [start, end)
+    cutoff: dt.datetime                       # lines starting before this are in it
+    rows: list[dict]
+
+    @property
+    def delivered_at(self) -> dt.datetime:
+        return self.cutoff + dt.timedelta(hours=2)
+
+
+def month_to_date_deliveries(days: list[FocusDay]) -> list[Delivery]:
+    """Two deliveries per simulated day, in delivery order: at noon (the day's tax estimated) and after
+    the day (complete); each holds every line of the billing period that started before its cutoff."""
+    out = []
+    for i, fd in enumerate(days):
+        d0 = dt.datetime(fd.day.year, fd.day.month, fd.day.day)
+        period = month_bounds(d0)
+        month = [x for x in days[: i + 1] if month_bounds(dt.datetime(x.day.year, x.day.month, x.day.day)) == period]
+        for cutoff, complete in ((d0 + dt.timedelta(hours=12), False), (d0 + dt.timedelta(days=1), True)):
+            rows = []
+            for x in month:
+                for r, billed, _, cps, _ in x.rows:
+                    if cps >= cutoff:
+                        continue
+                    if not complete and x is fd and r["ChargeCategory"] == "Tax":
+                        estimate = money((billed / 2).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+                        r = {**r, "BilledCost": estimate, "EffectiveCost": estimate, "ListCost": estimate,
+                             "ContractedCost": estimate}
+                    rows.append(r)
+            out.append(Delivery(period, cutoff, rows))
+    return out
+
+
+def write_delivery(landing: Path, seed: int, delivery: Delivery) -> Path:
+    """Writes the delivery's data file and its manifest; returns the data file."""
+    a, b = delivery.period
+    execution = f"{delivery.cutoff:%Y%m%dT%H%M%SZ}-{hexdigest(seed, 'delivery', delivery.cutoff.isoformat(), n=12)}"
+    below = f"{EXPORT}/{a:%Y%m%d}-{b:%Y%m%d}/{execution}"
+    folder = landing / "bills" / "focus" / below
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / f"{EXPORT}-00001.csv"
+    with data.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(COLUMNS)
-        for r, *_ in fd.rows:
+        for r in delivery.rows:
             w.writerow([r[c] for c in COLUMNS])
+    manifest = {
+        "executionId": execution,
+        "exportArn": EXPORT_ARN,
+        "billingPeriod": {"start": a.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "end": b.strftime("%Y-%m-%dT%H:%M:%S.000Z")},
+        "columns": [{"name": c, "type": "string"} for c in COLUMNS],
+        "dataFiles": [f"s3://{BUCKET}/exports/{below}/{data.name}"],
+    }
+    (folder / "Manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    when = delivery.delivered_at.replace(tzinfo=dt.timezone.utc).timestamp()
+    for path in (data, folder / "Manifest.json"):
+        os.utime(path, (when, when))
+    return data

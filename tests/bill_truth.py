@@ -1,10 +1,16 @@
 """The bill's day shares computed straight from FOCUS landing files, independently of the pipeline:
 each line is cut over the hours of its charge period, weighted by microseconds, and its amount split
-in units of 1e-18 by largest remainder (ties to the earlier hour), as DESIGN §3 prescribes."""
+in units of 1e-18 by largest remainder (ties to the earlier hour), as DESIGN §3 prescribes.
+
+Which files are the bill is read from the exporter's own word, not from the pipeline's rule: in a
+folder of deliveries (`<billing period>/<delivery id>/Manifest.json`), the newest manifest's
+`dataFiles`; everywhere else, every file."""
 
 from __future__ import annotations
 
 import csv
+import json
+import os
 from collections import defaultdict
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -35,7 +41,7 @@ def line_hour_units(landing: Path) -> dict[tuple[str, int], dict[datetime, tuple
     """(file relative to the landing root, 1-based data row) → hour → (EffectiveCost, BilledCost) of
     that hour's piece, in units of 1e-18."""
     out: dict[tuple[str, int], dict[datetime, tuple[int, int]]] = {}
-    for path in sorted((landing / "bills" / "focus").glob("*.csv")):
+    for path in current_bill_files(landing):
         rel = path.relative_to(landing).as_posix()
         with path.open(newline="") as fh:
             for n, row in enumerate(csv.DictReader(fh), start=1):
@@ -53,6 +59,22 @@ def line_hour_units(landing: Path) -> dict[tuple[str, int], dict[datetime, tuple
                 b = _split(int(Decimal(row["BilledCost"]) / UNIT), weights)
                 out[(rel, n)] = dict(zip(hours, zip(e, b)))
     return out
+
+
+def current_bill_files(landing: Path) -> list[Path]:
+    """The FOCUS CSV files that are the bill: per billing-period folder holding delivery folders with a
+    Manifest.json, the files the newest manifest (modification time, then path) names; elsewhere all."""
+    focus = landing / "bills" / "focus"
+    newest: dict[Path, Path] = {}
+    for manifest in focus.rglob("Manifest.json"):
+        period = manifest.parent.parent
+        if period not in newest or (os.stat(manifest).st_mtime, manifest) > (os.stat(newest[period]).st_mtime, newest[period]):
+            newest[period] = manifest
+    files = [p for p in focus.rglob("*.csv") if not any(period in p.parents for period in newest)]
+    for manifest in newest.values():
+        names = [key.rsplit("/", 1)[-1] for key in json.loads(manifest.read_text())["dataFiles"]]
+        files += [manifest.parent / name for name in names]
+    return sorted(files)
 
 
 def day_shares(landing: Path) -> dict[date, tuple[Decimal, Decimal]]:

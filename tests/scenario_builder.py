@@ -7,8 +7,10 @@ pipeline, so the expected values in the scenarios stay independent of how the pi
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
@@ -127,6 +129,25 @@ class Landing:
                       resource_type="instance", service="Compute", pricing=pricing, cd_id=cd_id,
                       cd_status=cd_status, tags={"node": hostname, "cluster": node["cluster"]},
                       currency=currency, file=file)
+
+    def take_bill_lines(self) -> list[dict]:
+        """The bill lines added so far, removed from the default `bills/focus/bill.csv`, for `bill_file`."""
+        rows, self.bill_rows = self.bill_rows, []
+        return rows
+
+    def bill_file(self, rel: str, rows: list[dict], *, mtime: datetime | None = None) -> Path:
+        """Writes FOCUS rows to `landing/<rel>` (CSV, or CSV.gz when `rel` ends in .gz), with the given
+        modification time: deliveries are ordered by it."""
+        p = self.landing / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        columns = FOCUS_COLUMNS + (["BillingCurrency"] if any(r.get("BillingCurrency") for r in rows) else [])
+        with (gzip.open(p, "wt", newline="") if rel.endswith(".gz") else p.open("w", newline="")) as fh:
+            w = csv.DictWriter(fh, columns, lineterminator="\n", extrasaction="ignore")
+            w.writeheader()
+            w.writerows(rows)
+        if mtime is not None:
+            os.utime(p, (mtime.timestamp(), mtime.timestamp()))
+        return p
 
     # --- scheduler -----------------------------------------------------------------------------
     def job(self, cluster: str, job_id: str, *, account: str, start: str, end: str, state: str, host: str,

@@ -68,7 +68,7 @@ def test_a_crash_mid_file_leaves_the_previous_state(env, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(landing, "_insert_rows", boom)
+    monkeypatch.setattr(landing, "insert_rows", boom)
     with pytest.raises(RuntimeError):
         landing.sync(con, root, FOCUS, OrgConfig())
     assert _state(con) == before

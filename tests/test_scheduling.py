@@ -6,6 +6,7 @@ import dagster as dg
 import pytest
 
 from pipelines.definitions import defs
+from tests.bill_truth import current_bill_files
 from tests.e2e import pipeline_env, run_pipeline, simulate_and_run
 
 
@@ -48,12 +49,14 @@ def test_unchanged_bills_trigger_nothing(landed):
 
 
 def test_a_restated_bill_file_triggers_exactly_its_days(landed, tmp_path):
-    bill = landed.landing / "bills" / "focus" / "focus_2026-11-03.csv"
+    (bill,) = current_bill_files(landed.landing)  # November's latest month-to-date delivery
     original = bill.read_text()
     lines = original.splitlines(keepends=True)
-    # restate: every line of the file moved from Nov 3 to Nov 4 — its old day and its new day re-run
-    moved = [lines[0]] + [l.replace("2026-11-03T", "2026-11-04T") for l in lines[1:] if "2026-11-03T" in l]
-    # keep lines that span other days as they are (the multi-day storage line, monthly fees) out of it
+    start = lines[0].split(",").index("ChargePeriodStart")
+    # restate: every line that starts on Nov 3 moved to Nov 4 — its old day and its new day re-run; the
+    # lines of other days, the multi-day storage line and the monthly fee among them, stay as they are
+    moved = [l.replace("2026-11-03T", "2026-11-04T") if l.split(",")[start].startswith("2026-11-03T") else l
+             for l in lines]
     bill.write_text("".join(moved))
     try:
         assert _sensor_days(landed) == ["2026-11-03", "2026-11-04"]

@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from simulator import Knobs, simulate
+from tests.bill_truth import current_bill_files
 
 ROOT = Path(__file__).resolve().parents[1]
 CATEGORIES = {"rerun_loss", "allocated_idle", "failed_job", "unmonitored", "productive", "idle_unallocated"}
@@ -99,9 +100,12 @@ def test_truth_adds_up(sim):
 def test_landing_matches_manifest(sim):
     out, m = sim
     land = out / "landing"
-    focus = sorted((land / "bills/focus").glob("*.csv"))
+    deliveries = sorted((land / "bills/focus").rglob("*.csv"))
+    focus = current_bill_files(land)  # what the newest manifest of each billing period names
+    assert [p.relative_to(land).as_posix() for p in focus] == m["focus"]["current_files"]
     rows = [r for p in focus for r in csv.DictReader(p.open(newline=""))]
-    assert m["focus"]["files"] == len(focus) == DAYS and m["focus"]["rows"] == len(rows)
+    # two month-to-date deliveries a day; the window's days fall in two months, one current file each
+    assert m["focus"]["files"] == len(deliveries) == 2 * DAYS and len(focus) == 2 and m["focus"]["rows"] == len(rows)
     eff = sum(Decimal(r["EffectiveCost"]) for r in rows)
     billed = sum(Decimal(r["BilledCost"]) for r in rows)
     assert Decimal(m["focus"]["effective_cost"]) == eff and Decimal(m["focus"]["billed_cost"]) == billed
@@ -133,6 +137,24 @@ def test_landing_matches_manifest(sim):
     inv = list(csv.DictReader((land / "inventory/nodes.csv").open()))
     assert m["inventory"]["rows"] == len(inv) == NODES
     assert json.loads((out / "truth/landing_manifest.json").read_text()) == m
+
+
+def test_bills_are_redelivered_month_to_date(sim):
+    """Each later delivery of a billing period repeats every line of the earlier ones (by x_LineItemId),
+    the noon delivery's tax is restated by the next, and the newest manifest names the last delivery."""
+    out, m = sim
+    focus = out / "landing/bills/focus"
+    for period in sorted({p.parent.parent for p in focus.rglob("Manifest.json")}):
+        manifests = sorted(period.glob("*/Manifest.json"), key=lambda p: (p.stat().st_mtime, p))
+        files = [p.parent / json.loads(p.read_text())["dataFiles"][0].rsplit("/", 1)[-1] for p in manifests]
+        lines = [{r["x_LineItemId"]: r for r in csv.DictReader(f.open(newline=""))} for f in files]
+        assert len(files) >= 2
+        for earlier, later in zip(lines, lines[1:]):
+            assert earlier.keys() <= later.keys() and len(later) > len(earlier)
+        restated = [k for k, r in lines[0].items() if r["EffectiveCost"] != lines[-1][k]["EffectiveCost"]]
+        assert restated and all(lines[0][k]["ChargeCategory"] == "Tax" for k in restated)
+        assert (out / "landing" / m["focus"]["current_files"][0]).exists()
+        assert files[-1].relative_to(out / "landing").as_posix() in m["focus"]["current_files"]
 
 
 def test_formats(sim):

@@ -37,6 +37,7 @@ FOCUS = Source(
     staged_model=landing.FocusBillLine,
     # a charge period's end is exclusive: a line ending at midnight does not touch the next day
     span=(pl.col("charge_period_start"), pl.col("charge_period_end") - pl.duration(microseconds=1)),
+    delivered=True,
 )
 AWS_CUR = Source(
     name="aws_cur",
@@ -46,6 +47,7 @@ AWS_CUR = Source(
     model=landing.FocusBillLine,
     staged_model=landing.FocusBillLine,
     span=FOCUS.span,
+    delivered=True,
 )
 SLURM = Source(
     name="slurm",

@@ -9,6 +9,7 @@ import pandera.polars as pa
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from pipelines.lib.ignored import ignored_files
 from pipelines.lib.landing import Source, sync
 from pipelines.lib.partitions import DAILY, daily_duckdb_asset
 from pipelines.lib.resources import LandingZone
@@ -16,6 +17,7 @@ from pipelines.lib.warehouse import bootstrap, sql
 
 
 CHECK_BATCH_ROWS = 1_000_000
+MAX_LISTED = 200  # files named in an asset's metadata, at most, per list
 
 
 def ingest_partition(
@@ -43,14 +45,31 @@ def ingest_partition(
                 "rows_dropped": report.rows_dropped,
                 "top_quarantine_reasons_of_day": {r: n for r, n in reasons},
             }
+            if source.delivered:
+                by_source[source.name].update({
+                    "files_by_status": report.files_by_status,
+                    "files_removed": report.files_removed,
+                    "not_current": report.set_aside[:MAX_LISTED],
+                    "missing_from_manifests": report.missing_from_manifests,
+                })
             if report.files_read:
                 context.log.info(f"{source.name}: read {len(report.files_read)} new or changed file(s), "
                                  f"{report.rows_staged} rows staged, {report.rows_quarantined} quarantined")
+            if report.files_removed:
+                context.log.info(f"{source.name}: {len(report.files_removed)} file(s) gone from landing, their rows "
+                                 f"removed: {', '.join(report.files_removed[:MAX_LISTED])}")
         day_rows = con.execute(f"SELECT count(*) FROM ({sql(sources[0].table + '.day')})", {"day": day}).fetchall()[0][0]
     totals = {k: sum(v[k] for v in by_source.values())
               for k in ("files_read", "files_unchanged", "rows_staged", "rows_quarantined")}
+    # Files under these sources' folders that no source reads (the bills asset also lists those outside
+    # every source's folder), so a misnamed export is seen where its data is missing.
+    ignored = ignored_files(landing.path, within=sources, outside=any(s.delivered for s in sources))
+    if ignored:
+        context.log.warning(f"{len(ignored)} landing file(s) no source reads, e.g. {ignored[0]['file']}: "
+                            f"{ignored[0]['reason']}")
     return dg.MaterializeResult(
-        metadata={**totals, "day_rows": int(day_rows), "by_source": dg.MetadataValue.json(by_source)}
+        metadata={**totals, "day_rows": int(day_rows), "by_source": dg.MetadataValue.json(by_source),
+                  "ignored_files": dg.MetadataValue.json(ignored[:MAX_LISTED])}
     )
 
 

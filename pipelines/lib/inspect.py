@@ -9,40 +9,81 @@ from pathlib import Path
 
 import polars as pl
 
+from pipelines.ingest.common import Parsed, file_reject
+from pipelines.ingest.deliveries import CURRENT, UNREADABLE
 from pipelines.ingest.sources import ALL
+from pipelines.lib.bill_deliveries import delivery_state
 from pipelines.lib.config import OrgConfig
+from pipelines.lib.ignored import ignored_files
 from pipelines.lib.landing import Source, discover
 
 MAX_REASONS = 20
+STATUSES = ("current", "superseded", "duplicate", "unreadable")
 
 
-def inspect_landing(root: Path, cfg: OrgConfig) -> dict[str, dict]:
-    report: dict[str, dict] = {}
+def inspect_landing(root: Path, cfg: OrgConfig) -> dict[str, dict | list]:
+    report: dict[str, dict | list] = {}
     for source in ALL:
-        files = discover(root, source)
-        if not files:
-            continue
-        rows, rejects, dropped, accepted = [], [], Counter(), 0
-        for path, rel in files:
-            parsed = source.parse(path, rel, cfg)
-            accepted += parsed.rows.height
-            if parsed.rows.height:
-                rows.append(_facts_frame(source, parsed.rows))
-            rejects.append(parsed.rejects)
-            dropped.update(parsed.dropped)
-        staged = pl.concat(rows, how="diagonal_relaxed") if rows else pl.DataFrame()
-        quarantined = pl.concat(rejects) if rejects else pl.DataFrame()
-        entry = {
-            "files": len(files),
-            "rows": accepted + quarantined.height,
-            "quarantined": quarantined.height,
-            "reasons": _reasons(quarantined),
-        }
-        if dropped:
-            entry["dropped"] = dict(dropped)
-        entry.update(_totals(source, staged))
-        report[source.name] = entry
+        entry = _bills(root, source, cfg) if source.delivered else _plain(root, source, cfg)
+        if entry is not None:
+            report[source.name] = entry
+    ignored = ignored_files(root)
+    if ignored:
+        report["ignored_files"] = ignored
     return report
+
+
+def _plain(root: Path, source: Source, cfg: OrgConfig) -> dict | None:
+    files = discover(root, source)
+    if not files:
+        return None
+    return _entry(source, len(files), (source.parse(path, rel, cfg) for path, rel in files))
+
+
+def _bills(root: Path, source: Source, cfg: OrgConfig) -> dict | None:
+    """A bill source counts its current deliveries only: what the warehouse would stage."""
+    state = delivery_state(root, source, cfg, {}, keep_bytes=float("inf"))
+    if not state.found:
+        return None
+    counted = []
+    for rel, f in sorted(state.found.items()):
+        status = state.decisions[rel].status
+        if status == CURRENT:
+            counted.append(f.parsed)
+        elif status == UNREADABLE:
+            rejects = f.parsed.rejects if f.parsed is not None else file_reject(source.name, rel, f.reason)
+            counted.append(Parsed(rows=pl.DataFrame(), rejects=rejects))
+    data_files = sum(1 for f in state.found.values() if f.facts is not None)
+    entry = _entry(source, data_files, counted)
+    statuses = Counter(d.status for d in state.decisions.values())
+    entry["deliveries"] = {**{s: statuses.get(s, 0) for s in STATUSES}, "manifests": len(state.manifests)}
+    if set_aside := state.set_aside():
+        entry["set_aside"] = set_aside
+    if state.resolution.missing:
+        entry["missing_from_manifests"] = state.resolution.missing
+    return entry
+
+
+def _entry(source: Source, n_files: int, parsed_files) -> dict:
+    rows, rejects, dropped, accepted = [], [], Counter(), 0
+    for parsed in parsed_files:
+        accepted += parsed.rows.height
+        if parsed.rows.height:
+            rows.append(_facts_frame(source, parsed.rows))
+        rejects.append(parsed.rejects)
+        dropped.update(parsed.dropped)
+    staged = pl.concat(rows, how="diagonal_relaxed") if rows else pl.DataFrame()
+    quarantined = pl.concat(rejects) if rejects else pl.DataFrame()
+    entry = {
+        "files": n_files,
+        "rows": accepted + quarantined.height,
+        "quarantined": quarantined.height,
+        "reasons": _reasons(quarantined),
+    }
+    if dropped:
+        entry["dropped"] = dict(dropped)
+    entry.update(_totals(source, staged))
+    return entry
 
 
 def _facts_frame(source: Source, rows: pl.DataFrame) -> pl.DataFrame:

@@ -2,8 +2,10 @@
 everything a re-delivered file contributed when its content changes.
 
 A file is identified by its path relative to the landing root and fingerprinted by size and SHA-256.
-Each changed file is written in one transaction (its staging rows, its quarantine rows, its manifest
-entry), so a crash leaves either the old file's rows or the new ones, never a mix.
+Each changed file is written in one transaction (its staging rows, its quarantine rows, its
+ops.landed_files entry), so a crash leaves either the old file's rows or the new ones, never a mix.
+Bill sources are deliveries: which of their files count is the delivery rule's to say
+(pipelines/ingest/deliveries.py, applied by pipelines/lib/bill_deliveries.py).
 """
 
 from __future__ import annotations
@@ -39,10 +41,30 @@ class Source:
     staged_model: type[pa.DataFrameModel]    # the contract of the staging table's rows
     span: tuple[pl.Expr, pl.Expr]  # first and last instant a parsed row covers (for the manifest)
     rollup: str | None = None      # SQL turning parsed rows (as `dcgm_samples`) into staging rows
+    delivered: bool = False        # files are deliveries that supersede each other (bills)
 
     @property
     def qualified_table(self) -> str:
         return self.table.replace("/", ".")
+
+    @property
+    def folder(self) -> str:
+        """The folder under the landing root that holds all of the source's files, e.g. `bills/focus`."""
+        prefixes = {literal_folder(p) for p in self.patterns}
+        assert len(prefixes) == 1, f"{self.name}: patterns under one folder"
+        return prefixes.pop()
+
+
+def literal_folder(pattern: str) -> str:
+    """The folders of a glob before its first wildcard: `scheduler/slurm/*/**/*.psv` -> `scheduler/slurm`,
+    `inventory/nodes.csv` -> `inventory`."""
+    parts = pattern.split("/")
+    literal = []
+    for part in parts[:-1]:
+        if any(ch in part for ch in "*?["):
+            break
+        literal.append(part)
+    return "/".join(literal)
 
 
 @dataclass
@@ -52,6 +74,10 @@ class SyncReport:
     rows_staged: int = 0
     rows_quarantined: int = 0
     rows_dropped: dict[str, int] = field(default_factory=dict)
+    files_removed: list[str] = field(default_factory=list)      # gone from landing: their rows went with them
+    files_by_status: dict[str, int] = field(default_factory=dict)  # bills: current, superseded, duplicate, unreadable
+    set_aside: list[dict] = field(default_factory=list)         # bills: every file not current, with why
+    missing_from_manifests: dict[str, list[str]] = field(default_factory=dict)  # newest manifest -> keys not landed
 
 
 def discover(root: Path, source: Source, day: date | None = None) -> list[tuple[Path, str]]:
@@ -82,7 +108,12 @@ def sync(
     con: duckdb.DuckDBPyConnection, root: Path, source: Source, cfg: OrgConfig, day: date | None = None
 ) -> SyncReport:
     """Reads every new or changed file of `source` into staging, each in its own transaction;
-    unchanged files are skipped."""
+    unchanged files are skipped. For bills, the delivery rule decides which files are staged, over all
+    of the source's files whatever `day` is."""
+    if source.delivered:
+        from pipelines.lib.bill_deliveries import sync_bills  # it builds on this module
+
+        return sync_bills(con, root, source, cfg)
     report = SyncReport()
     known = {
         file: (size, sha)
@@ -119,13 +150,14 @@ def _write_file(
     with transaction(con):
         con.execute(f"DELETE FROM {source.qualified_table} WHERE _file = $file", {"file": rel})
         con.execute("DELETE FROM ops.quarantine WHERE source = $source AND file = $file", {"source": source.name, "file": rel})
-        _insert_rows(con, source, parsed.rows, rel)
+        insert_rows(con, source, parsed.rows, rel)
         if parsed.rejects.height:
             con.register("incoming_rejects", parsed.rejects)
             con.execute("INSERT INTO ops.quarantine BY NAME SELECT * FROM incoming_rejects")
             con.unregister("incoming_rejects")
         con.execute(
-            """INSERT OR REPLACE INTO ops.landed_files
+            """INSERT OR REPLACE INTO ops.landed_files (source, file, size_bytes, sha256, rows_staged,
+                   rows_quarantined, first_day, last_day, loaded_at)
                VALUES ($source, $file, $size, $sha, $staged, $quarantined, $first, $last, $loaded_at)""",
             {
                 "source": source.name, "file": rel, "size": size, "sha": sha, "staged": parsed.rows.height,
@@ -140,7 +172,7 @@ def _write_file(
         report.rows_dropped[reason] = report.rows_dropped.get(reason, 0) + n
 
 
-def _insert_rows(con: duckdb.DuckDBPyConnection, source: Source, rows: pl.DataFrame, rel: str) -> None:
+def insert_rows(con: duckdb.DuckDBPyConnection, source: Source, rows: pl.DataFrame, rel: str) -> None:
     """Table names come from the Source constants, never from input; values are bound."""
     if rows.height == 0:
         return

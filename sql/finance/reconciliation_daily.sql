@@ -12,13 +12,33 @@ allocated AS (
     SELECT day, billing_currency, sum(effective_cost) AS e, sum(billed_cost) AS b,
            coalesce(sum(effective_cost) FILTER (category = 'unattributed'), 0) AS ue
     FROM marts.fct_cost_daily GROUP BY day, billing_currency
+),
+-- Bill files that could not be read hold money nobody can see: each makes the days its name (or its
+-- manifest) says it covers incomplete, and one whose name says no day makes every day incomplete.
+unreadable_bill_files AS (
+    SELECT file, first_day, last_day FROM ops.landed_files WHERE status = 'unreadable'
+),
+unreadable AS (
+    SELECT d.day, count(*) AS n, list(u.file ORDER BY u.file) AS files
+    FROM (SELECT day FROM bill UNION SELECT day FROM allocated
+          UNION SELECT unnest(generate_series(first_day, last_day, INTERVAL 1 DAY))::DATE FROM unreadable_bill_files
+          WHERE first_day IS NOT NULL) d
+    JOIN unreadable_bill_files u ON u.first_day IS NULL OR d.day BETWEEN u.first_day AND u.last_day
+    GROUP BY d.day
 )
-SELECT day, billing_currency,
+SELECT coalesce(b.day, a.day, u.day) AS day, coalesce(b.billing_currency, a.billing_currency) AS billing_currency,
        coalesce(b.e, 0) AS bill_effective_cost, coalesce(b.b, 0) AS bill_billed_cost,
        coalesce(a.e, 0) AS allocated_effective_cost, coalesce(a.b, 0) AS allocated_billed_cost,
        coalesce(b.qe, 0) AS quarantined_effective_cost, coalesce(b.qb, 0) AS quarantined_billed_cost,
        coalesce(a.ue, 0) AS unattributed_effective_cost,
        coalesce(a.e, 0) - coalesce(b.e, 0) AS difference_effective_cost,
        coalesce(a.b, 0) - coalesce(b.b, 0) AS difference_billed_cost,
-       coalesce(b.lines, 0) AS bill_lines, coalesce(b.quarantined_lines, 0) AS quarantined_lines
-FROM bill b FULL JOIN allocated a USING (day, billing_currency)
+       coalesce(b.lines, 0) AS bill_lines, coalesce(b.quarantined_lines, 0) AS quarantined_lines,
+       coalesce(u.n, 0) AS unreadable_bill_files,
+       coalesce(u.files, []::VARCHAR[]) AS unreadable_bill_file_names,
+       -- the day is reconciled only when every bill file that touches it could be read
+       coalesce(u.n, 0) = 0 AS complete
+FROM bill b FULL JOIN allocated a ON a.day = b.day AND a.billing_currency = b.billing_currency
+-- an unreadable file's days: on every currency's row of the day (a day with nothing readable has one
+-- row, with no currency)
+FULL JOIN unreadable u ON u.day = coalesce(b.day, a.day)

@@ -6,22 +6,29 @@ from pipelines.defs.daily.jobs import daily_ledger_job
 from pipelines.ingest.sources import BILLS
 from pipelines.lib.partitions import DAILY
 from pipelines.lib.resources import LandingZone
-from pipelines.lib.restatements import days_to_rerun
+from pipelines.lib.restatements import bill_days_to_rerun
 
 
 @dg.sensor(job=daily_ledger_job, minimum_interval_seconds=300, default_status=dg.DefaultSensorStatus.RUNNING)
 def restated_bills_sensor(context: dg.SensorEvaluationContext, landing: LandingZone) -> dg.SensorResult:
-    """A bill file re-delivered with new content (a restatement) or newly landed re-runs exactly the
-    days it touches: those its earlier version covered and those the new one covers. Compares the
-    landing zone with ops.landed_files of the published warehouse, so it never waits on the writer."""
-    changes = [c for source in BILLS for c in days_to_rerun(landing.path, source, landing.org_config())]
+    """Re-runs exactly the days whose bill changed: a new delivery's new or restated days, a removed
+    file's days, the days a superseded or copied file no longer counts twice on. Compares the landing
+    zone, with the delivery rule applied, to ops.landed_files of the published warehouse, so it never
+    waits on the writer."""
+    changes = [c for source in BILLS for c in bill_days_to_rerun(landing.path, source, landing.org_config())]
     # only days that are partitions: complete UTC days since the partitioning starts
     valid = set(DAILY.get_partition_keys(current_time=datetime.now(timezone.utc)))
     requests = [
-        dg.RunRequest(run_key=f"bills-{change.sha256[:16]}-{day}", partition_key=day.isoformat(),
-                      tags={"gpuledger/reason": f"bill file {change.file}"})
+        dg.RunRequest(run_key=f"bills-{change.key}-{change.day}", partition_key=change.day.isoformat(),
+                      tags={"gpuledger/reason": _reason(change.files)})
         for change in changes
-        for day in sorted(change.days)
-        if day.isoformat() in valid
+        if change.day.isoformat() in valid
     ]
     return dg.SensorResult(run_requests=requests, skip_reason=None if requests else "no bill file changed")
+
+
+def _reason(files: tuple[str, ...]) -> str:
+    if not files:
+        return "bill deliveries changed"
+    more = f" and {len(files) - 1} more" if len(files) > 1 else ""
+    return f"bill file {files[0]}{more}"
