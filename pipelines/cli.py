@@ -165,12 +165,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"\nwarehouse {warehouse_path()}\npublished for readers (SQL clients, gpuledger query): "
               f"{published_path()}\n\nlanding files taken in, per source:")
         print_table(con.sql(sql("reports/landing_summary")).pl())
-<<<<<<< HEAD
-        print(f"\ncost and waste per team, {args.start} to {end} (in each bill's currency; waste % of the team's GPU node cost):")
-=======
         _print_ignored(ignored)
-        print(f"\ncost and waste per team, {args.start} to {end} (USD; waste % of the team's GPU node cost):")
->>>>>>> deliveries
+        print(f"\ncost and waste per team, {args.start} to {end} (in each bill's currency; waste % of the team's GPU node cost):")
         print_table(con.sql(sql("reports/team_summary"), params={"start": args.start, "end": end}).pl())
     print("\nnext, try:")
     command = os.path.relpath(sys.argv[0]) if sys.argv[0].endswith("gpuledger") else "gpuledger"  # e.g. .venv/bin/gpuledger
