@@ -121,3 +121,23 @@ def test_hostile_text_is_data(tmp_path_factory, values):
                         continue
                     if text_columns is None or column in text_columns:
                         assert not cell or cell[0] not in FORMULA_PREFIXES, (path.name, column, cell)
+
+
+def test_the_issues_own_values(tmp_path):
+    """The values that broke days before: a `"` in a tag value, a sacct Account and a trainer project;
+    a team named `R&D`; `é`×128 as a team (a report folder); a 100,000-deep JSON trainer line."""
+    values = {f: f"v{i}" for i, f in enumerate(FIELDS)}
+    values.update(tag_value='say "hi"', account='acct"1', project='proj"x', team="R&D", job_name="é" * 128,
+                  user="=1+1+cmd|x")
+    L = _write(tmp_path, values)
+    assert not run_pipeline(L.landing, L.warehouse, L.config_path, [DAY])
+    published = L.warehouse.with_name("warehouse.published.duckdb")
+    with duckdb.connect(str(published), read_only=True) as con:
+        teams = dict(con.execute("SELECT project, any_value(team) FROM marts.fct_cost_daily GROUP BY 1").fetchall())
+        deep = con.execute("SELECT reason FROM ops.quarantine WHERE source = 'runs'").fetchall()
+    assert teams['proj"x'] == "R&D"
+    assert deep == [("JSON nested too deeply to read",)]
+    with duckdb.connect(str(published), read_only=True) as con:
+        for team in ("R&D", "é" * 128):
+            paths = write_team_report(con, team, DAY, DAY, DAY.isoformat(), tmp_path / "reports")
+            assert all(p.is_file() for p in paths)
