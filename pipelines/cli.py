@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from datetime import date, timedelta
 from pathlib import Path
@@ -111,11 +112,20 @@ def _run(args: argparse.Namespace) -> int:
 
     from pipelines.lib.console import print_table
     from pipelines.lib.publish import published_path
-    from pipelines.lib.run import materialize_days
+    from pipelines.lib.run import RunInterrupted, materialize_days, stop_on_signals
     from pipelines.lib.warehouse import connect, sql, warehouse_path
 
     days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
-    failed = materialize_days(days)
+    stop_on_signals()
+    try:
+        failed = materialize_days(days)
+    except RunInterrupted as stop:
+        print(f"\n{stop}", file=sys.stderr)
+        return 128 + (stop.signum or signal.SIGINT)
+    except KeyboardInterrupt as stop:
+        name = stop.args[0] if stop.args else "SIGINT"
+        print(f"\nstopped by {name}", file=sys.stderr)
+        return 128 + signal.Signals[name]
     if not published_path().exists():
         print(f"no day completed, so nothing was published to {published_path()}", file=sys.stderr)
         _print_failures(failed)

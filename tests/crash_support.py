@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -18,6 +19,7 @@ import duckdb
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 START = date(2026, 11, 2)
+_environ_guard = threading.Lock()
 
 
 @contextmanager
@@ -99,17 +101,18 @@ class Ledger:
         """The run's Dagster instance, opened in this process (its dagster.yaml reads DAGSTER_HOME)."""
         import dagster as dg
 
-        saved = os.environ.get("DAGSTER_HOME")
-        os.environ["DAGSTER_HOME"] = str(self.home)
-        instance = dg.DagsterInstance.from_config(str(self.home))
-        try:
-            yield instance
-        finally:
-            instance.dispose()
-            if saved is None:
-                os.environ.pop("DAGSTER_HOME")
-            else:
-                os.environ["DAGSTER_HOME"] = saved
+        with _environ_guard:  # DAGSTER_HOME is process-wide: one instance open at a time
+            saved = os.environ.get("DAGSTER_HOME")
+            os.environ["DAGSTER_HOME"] = str(self.home)
+            instance = dg.DagsterInstance.from_config(str(self.home))
+            try:
+                yield instance
+            finally:
+                instance.dispose()
+                if saved is None:
+                    os.environ.pop("DAGSTER_HOME")
+                else:
+                    os.environ["DAGSTER_HOME"] = saved
 
 
 def mart_rows(published: Path) -> dict[str, list[tuple]]:

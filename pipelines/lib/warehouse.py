@@ -19,10 +19,6 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SQL_ROOT = PROJECT_ROOT / "sql"
 DEFAULT_WAREHOUSE = PROJECT_ROOT / "data" / "warehouse.duckdb"
 
-# Every asset that writes DuckDB runs in this pool; dagster_home/dagster.yaml limits it to one
-# at a time because DuckDB allows one writing process per file.
-WRITER_POOL = "duckdb_writer"
-
 SCHEMAS = ("staging", "intermediate", "marts", "finance", "ops")
 # Tables the pipeline creates before any asset runs, in dependency order.
 BOOTSTRAP_TABLES = (
