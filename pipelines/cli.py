@@ -113,7 +113,8 @@ def _run(args: argparse.Namespace) -> int:
     from pipelines.lib.console import print_table
     from pipelines.lib.publish import published_path
     from pipelines.lib.run import RunInterrupted, materialize_days, stop_on_signals
-    from pipelines.lib.warehouse import connect, sql, warehouse_path
+    from pipelines.lib.sandbox import open_read_only
+    from pipelines.lib.warehouse import sql, warehouse_path
 
     days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
     stop_on_signals()
@@ -130,7 +131,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"no day completed, so nothing was published to {published_path()}", file=sys.stderr)
         _print_failures(failed)
         return 1
-    with connect(published_path(), read_only=True) as con:
+    with open_read_only(published_path()) as con:
         print(f"\nwarehouse {warehouse_path()}\npublished for readers (SQL clients, gpuledger query): "
               f"{published_path()}\n\nlanding files taken in, per source:")
         print_table(con.sql(sql("reports/landing_summary")).pl())
@@ -179,7 +180,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from pipelines.lib.publish import published_path
-    from pipelines.lib.warehouse import connect
+    from pipelines.lib.sandbox import open_read_only
     from pipelines.reports import period_of, write_team_report
 
     path = args.warehouse or published_path()
@@ -187,7 +188,7 @@ def _report(args: argparse.Namespace) -> int:
         return 2
     try:
         start, end, label = period_of(args.day, args.month)
-        with connect(path, read_only=True) as con:
+        with open_read_only(path) as con:
             paths = write_team_report(con, args.team, start, end, label, args.out or DEFAULT_REPORTS)
     except (ValueError, RuntimeError) as err:
         print(f"report failed: {err}", file=sys.stderr)
@@ -198,14 +199,17 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _export_focus(args: argparse.Namespace) -> int:
-    from pipelines.exports.focus import export_focus
-    from pipelines.lib.warehouse import connect, warehouse_path
+    from pipelines.exports.focus import export_focus, part_file
+    from pipelines.lib.sandbox import open_read_only
+    from pipelines.lib.warehouse import warehouse_path
+    from pipelines.lib.writer_lock import warehouse_lock
 
     path = warehouse_path()
     if not _readable(path):
         return 2
     try:
-        with connect(path, read_only=True) as con:
+        # The live warehouse, shared with other readers: a run writing it is waited for, not collided with.
+        with warehouse_lock(path, shared=True), open_read_only(path, writable=part_file(args.out)) as con:
             rows = export_focus(con, args.start, args.end or args.start, args.out)
     except ValueError as err:
         print(f"export failed: {err}", file=sys.stderr)
@@ -221,22 +225,32 @@ def _readable(path: Path) -> bool:
 
 
 def _query(args: argparse.Namespace) -> int:
+    """Runs one statement that only reads, on a sandboxed read-only connection (what is allowed, and
+    why: pipelines/lib/sandbox.py). Exit 2 and one line for what it refuses, 1 for SQL that fails."""
     import duckdb
 
     from pipelines.lib.console import print_table
     from pipelines.lib.publish import published_path
-    from pipelines.lib.warehouse import connect
+    from pipelines.lib.sandbox import open_read_only, refusal
 
     path = args.warehouse or published_path()
     if not _readable(path):
         return 2
     try:
-        with connect(path, read_only=True) as con:
+        refused = refusal(args.sql)
+        if refused:
+            print(f"query refused: {refused}", file=sys.stderr)
+            return 2
+        with open_read_only(path) as con:
             result = con.sql(args.sql)
             if result is None:
                 print("the statement returned no rows", file=sys.stderr)
                 return 0
             frame = result.pl()
+    except duckdb.PermissionException as err:  # the sandbox: a file, extension or setting out of reach
+        detail = _one_line(err).removeprefix("Permission Error: ")
+        print(f"query refused: a SELECT that reaches outside the warehouse: {detail}", file=sys.stderr)
+        return 2
     except duckdb.Error as err:
         print(f"query failed: {err}", file=sys.stderr)
         return 1
@@ -245,6 +259,10 @@ def _query(args: argparse.Namespace) -> int:
     else:
         print_table(frame)
     return 0
+
+
+def _one_line(err: Exception) -> str:
+    return " ".join(str(err).split("\n")[0].split())
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ Non-node lines go where the ledger placed them (`intermediate.int_bill_line_plac
 export checks that its rows agree exactly with `intermediate.int_cost_allocations` per day, team,
 project and category before it writes anything.
 
-Only TEMP tables are written: the export runs on a read-only connection to the warehouse.
+Only TEMP tables are written: the export runs on a read-only connection to the warehouse (the
+sandboxed kind, whose one writable file is `part_file(out)`).
 """
 
 from __future__ import annotations
@@ -58,6 +59,12 @@ _QUERY = "exports/focus_allocation"
 _TEMP_TABLES = ("focus_export", "focus_day", "focus_origins", "focus_node_line_hours", "focus_node_pieces",
                 "focus_other_lines", "focus_project_weights", "focus_pretax_weights", "focus_pieces",
                 "split_input", "split_output")
+
+
+def part_file(out: Path) -> Path:
+    """Where the export is written whole before it is renamed over `out`."""
+    out = Path(out).resolve()
+    return out.with_name(f".{out.name}.part")
 
 
 def export_focus(con: duckdb.DuckDBPyConnection, start: date, end: date, out: Path) -> int:
@@ -149,7 +156,7 @@ def _write(con: duckdb.DuckDBPyConnection, fmt: str, out: Path) -> None:
         cols = ", ".join(f"timezone('UTC', {c}) AS {c}" if c in _TIMESTAMPS else c for c in FOCUS_COLUMNS)
         options = "FORMAT parquet"
     out.parent.mkdir(parents=True, exist_ok=True)
-    part = out.with_name(f".{out.name}.part")   # written whole, then renamed: never a half-written file
+    part = part_file(out)                       # written whole, then renamed: never a half-written file
     target = str(part).replace("'", "''")       # COPY takes no bound file name: quote it as a literal
     try:
         con.execute(f"COPY (SELECT {cols} FROM focus_export ORDER BY ChargePeriodStart, x_OriginLineKey, "

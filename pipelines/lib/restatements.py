@@ -6,11 +6,10 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
-import duckdb
-
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.landing import Source, discover, file_span, fingerprint
 from pipelines.lib.publish import published_path
+from pipelines.lib.sandbox import open_read_only
 
 
 @dataclass(frozen=True)
@@ -25,7 +24,7 @@ def days_to_rerun(root: Path, source: Source, cfg: OrgConfig) -> list[FileChange
     the days its earlier version and its new version cover."""
     known: dict[str, tuple[str, date | None, date | None]] = {}
     if published_path().exists():
-        with duckdb.connect(str(published_path()), read_only=True) as con:
+        with open_read_only(published_path()) as con:
             known = {
                 f: (sha, first, last)
                 for f, sha, first, last in con.execute(

@@ -120,7 +120,12 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
 
 
 def connect(path: str | Path | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A connection to the warehouse file (default: the live one). Read-only connections are the
+    sandboxed kind every reader gets (pipelines/lib/sandbox.py)."""
     path = Path(path) if path else warehouse_path()
-    if not read_only:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    return duckdb.connect(str(path), read_only=read_only)
+    if read_only:
+        from pipelines.lib.sandbox import open_read_only
+
+        return open_read_only(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return duckdb.connect(str(path))

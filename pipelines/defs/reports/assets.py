@@ -8,7 +8,8 @@ import dagster as dg
 from pipelines.lib.partitions import DAILY
 from pipelines.lib.publish import published_path
 from pipelines.lib.resources import LandingZone, landing_resource
-from pipelines.lib.warehouse import PROJECT_ROOT, connect
+from pipelines.lib.sandbox import open_read_only
+from pipelines.lib.warehouse import PROJECT_ROOT
 from pipelines.reports import write_team_report
 
 
@@ -30,7 +31,7 @@ def team_report_asset(team: str) -> dg.AssetsDefinition:
     )
     def _asset(context: dg.AssetExecutionContext, landing: LandingZone) -> dg.MaterializeResult:
         day = date.fromisoformat(context.partition_key)
-        with connect(published_path(), read_only=True) as con:
+        with open_read_only(published_path()) as con:
             paths = write_team_report(con, team, day, day, day.isoformat(), reports_dir())
         return dg.MaterializeResult(metadata={"html": dg.MetadataValue.path(str(paths[0]))})
 
