@@ -36,7 +36,7 @@ def _dead_pid() -> int:
 def _leave_a_killed_run(ledger: Ledger) -> str:
     """What `kill -9` of a run in the middle of a warehouse write leaves: its run STARTED in the
     Dagster instance, holding the `duckdb_writer` pool's only slot (as runs did while the writers
-    were in that pool), and its name in the warehouse's lock file."""
+    were in that pool), its name in the warehouse's lock file, and half a published copy."""
     from dagster._core.storage.dagster_run import DagsterRun, DagsterRunStatus
 
     pid = _dead_pid()
@@ -51,6 +51,7 @@ def _leave_a_killed_run(ledger: Ledger) -> str:
     ledger.warehouse.with_name(ledger.warehouse.name + ".lock").write_text(
         f'{{"run_id": "{run_id}", "pid": {pid}, "host": "{socket.gethostname()}", '
         f'"since": "2026-11-03 06:00:01 UTC", "mode": "exclusive"}}')
+    (ledger.root / f".{ledger.published.name}.tmp").write_bytes(b"DUCK" + bytes(100))
     return run_id
 
 
@@ -103,7 +104,7 @@ def test_a_killed_runs_leftovers_are_cleared_and_a_live_writer_holds_the_next_ru
         assert holder.wait(timeout=10) == 0
         out, err = run.communicate(timeout=120)
         assert run.returncode == 0, err[-2000:]
-        assert ledger.published.exists()
+        assert ledger.published.exists() and not (ledger.root / f".{ledger.published.name}.tmp").exists()
         assert f"run {dead} was left unfinished by a process that is gone (killed): marked it failed" in said
     finally:
         for p in (run, holder):
@@ -138,3 +139,13 @@ def test_a_waiting_run_stops_promptly_on_sigterm_and_sigint(ledger, signum):
             if p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+def test_the_instance_watches_dead_run_workers_and_keeps_no_writer_pool(ledger):
+    """dagster.yaml as shipped: run monitoring on, with a runtime limit that fails a started run
+    whose worker vanished, slots of ended runs freed, and no pool limit a dead claim could exhaust."""
+    with ledger.instance() as instance:
+        assert instance.run_monitoring_enabled
+        settings = instance.run_monitoring_settings
+        assert 0 < settings["max_runtime_seconds"] and 0 < settings["free_slots_after_run_end_seconds"]
+        assert instance.event_log_storage.get_pool_config().default_pool_limit is None
