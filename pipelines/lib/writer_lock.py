@@ -130,11 +130,12 @@ def warehouse_lock(
             _release(path)
         return
 
-    if not shared:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = _open(path, shared)
+    if fd is None:  # a reader who may not create the lock file: DuckDB's own lock still guards the file
+        yield
+        return
     try:
-        _acquire(fd, path, Path(warehouse), run_id, shared, report or _to_stderr)
+        _acquire(fd, Path(warehouse), run_id, shared, report or _to_stderr)
     except BaseException:
         os.close(fd)
         raise
@@ -146,8 +147,23 @@ def warehouse_lock(
         _release(path)
 
 
-def _acquire(fd: int, path: Path, warehouse: Path, run_id: str | None, shared: bool,
-             report: Callable[[str], None]) -> None:
+def _open(path: Path, shared: bool) -> int | None:
+    """The lock file, created if need be. A reader without write access to the warehouse's folder
+    (an analyst exporting from someone else's warehouse) locks it read-only, or not at all if it is
+    not there yet; flock needs no write access."""
+    if not shared:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except PermissionError:
+        try:
+            return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except (PermissionError, FileNotFoundError):
+            return None
+
+
+def _acquire(fd: int, warehouse: Path, run_id: str | None, shared: bool, report: Callable[[str], None]) -> None:
     mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     started = time.monotonic()
     next_report = started
@@ -168,8 +184,12 @@ def _acquire(fd: int, path: Path, warehouse: Path, run_id: str | None, shared: b
     text = json.dumps({"run_id": run_id, "pid": os.getpid(), "host": socket.gethostname(),
                        "since": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
                        "mode": "shared" if shared else "exclusive"})
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, text.encode(), 0)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, text.encode(), 0)
+    except OSError:
+        if not shared:
+            raise  # a reader on a read-only descriptor stays unnamed
 
 
 def _release(path: Path) -> None:
@@ -180,7 +200,7 @@ def _release(path: Path) -> None:
             return
         del _held[path]
     if mine.exclusive:
-        os.ftruncate(mine.fd, 0)  # released cleanly: nobody to name (readers may still hold it shared)
+        os.ftruncate(mine.fd, 0)  # released cleanly: nobody to name
     os.close(mine.fd)  # closing the last descriptor releases the lock
 
 
