@@ -24,7 +24,7 @@ from tests.crash_support import PROJECT_ROOT, Ledger, mart_rows, scratch_dir, si
 
 TRIALS = 5
 SEED = 20261102
-WORKERS = 2  # trials at once: a run waits on its SQLite writes about half the time
+WORKERS = 3  # trials at once: a run waits on its SQLite writes and its kill moment part of the time
 
 
 @dataclass
