@@ -112,21 +112,19 @@ def _run(args: argparse.Namespace) -> int:
 
     from pipelines.lib.console import print_table
     from pipelines.lib.publish import published_path
-    from pipelines.lib.run import RunInterrupted, materialize_days, stop_on_signals
+    from pipelines.lib.run import RunInterrupted, materialize_days
     from pipelines.lib.sandbox import open_read_only
     from pipelines.lib.warehouse import sql, warehouse_path
 
     days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
-    stop_on_signals()
+    _stop_on_signals()
     try:
         failed = materialize_days(days)
     except RunInterrupted as stop:
         print(f"\n{stop}", file=sys.stderr)
         return 128 + (stop.signum or signal.SIGINT)
     except KeyboardInterrupt as stop:
-        name = stop.args[0] if stop.args else "SIGINT"
-        print(f"\nstopped by {name}", file=sys.stderr)
-        return 128 + signal.Signals[name]
+        return _stopped(stop)
     if not published_path().exists():
         print(f"no day completed, so nothing was published to {published_path()}", file=sys.stderr)
         _print_failures(failed)
@@ -207,15 +205,35 @@ def _export_focus(args: argparse.Namespace) -> int:
     path = warehouse_path()
     if not _readable(path):
         return 2
+    _stop_on_signals()
     try:
         # The live warehouse, shared with other readers: a run writing it is waited for, not collided with.
         with warehouse_lock(path, shared=True), open_read_only(path, writable=part_file(args.out)) as con:
             rows = export_focus(con, args.start, args.end or args.start, args.out)
+    except KeyboardInterrupt as stop:
+        return _stopped(stop)
     except ValueError as err:
         print(f"export failed: {err}", file=sys.stderr)
         return 1
     print(f"wrote {rows:,} FOCUS 1.3 allocation rows for {args.start} to {args.end or args.start} into {args.out}")
     return 0
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM, like SIGINT, raises KeyboardInterrupt (named after the signal), so a command waiting
+    for the warehouse or between Dagster's steps stops cleanly rather than being cut off; inside a
+    step Dagster handles both (it swaps these handlers while it executes, and puts them back)."""
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+
+def _stopped(stop: KeyboardInterrupt) -> int:
+    name = stop.args[0] if stop.args and stop.args[0] in signal.Signals.__members__ else "SIGINT"
+    print(f"\nstopped by {name}", file=sys.stderr)
+    return 128 + signal.Signals[name]
 
 
 def _readable(path: Path) -> bool:

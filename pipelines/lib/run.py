@@ -43,16 +43,6 @@ class RunInterrupted(Exception):
         return f"stopped by {by} during {self.day}, {what} (run {self.run_id}){rest}"
 
 
-def stop_on_signals() -> None:
-    """SIGTERM, like SIGINT, raises KeyboardInterrupt (named after the signal) outside Dagster's steps,
-    so the command stops cleanly rather than being cut off; inside a step Dagster handles both."""
-    def stop(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-
-
 @contextmanager
 def _signals_seen() -> Iterator[Callable[[], list[int]]]:
     """Which of SIGTERM and SIGINT have arrived, whoever handled them: Dagster swaps their handlers
