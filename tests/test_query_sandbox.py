@@ -98,6 +98,18 @@ def test_the_sandbox_itself_refuses_them_without_the_statement_check(ledger):
     assert _digest(live, published) == before
 
 
+def test_readers_in_one_process_share_the_file(ledger):
+    """A process that already reads the file (a notebook, a test) can still open a sandboxed
+    connection, and two sandboxed ones can be open at once."""
+    _, published, _, _ = ledger
+    with duckdb.connect(str(published), read_only=True) as plain:
+        with open_read_only(published) as first, open_read_only(published) as second:
+            for con in (plain, first, second):
+                assert con.execute("SELECT count(*) > 0 FROM marts.fct_cost_daily").fetchall() == [(True,)]
+            with pytest.raises(duckdb.Error):
+                second.execute("SELECT * FROM read_text('/etc/passwd')")
+
+
 def test_a_named_output_file_is_the_only_one_it_may_write(ledger):
     live, published, csv, root = ledger
     out = root / "out.csv"

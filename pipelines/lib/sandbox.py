@@ -35,21 +35,34 @@ _KEYWORD = re.compile(r"[A-Za-z]+")
 
 def open_read_only(path: str | Path, writable: Path | None = None) -> duckdb.DuckDBPyConnection:
     """A read-only, sandboxed connection to the DuckDB file at `path`; `writable` is the one file
-    that COPY … TO may write, if any."""
-    con = duckdb.connect(str(path), read_only=True, config={
-        "autoinstall_known_extensions": False,
-        "autoload_known_extensions": False,
-        "allow_community_extensions": False,
-    })
+    that COPY … TO may write, if any.
+
+    The restrictions are SET after connecting, not passed as the connection's config: DuckDB shares
+    one database instance among a process's connections to a file, and refuses a second connection
+    whose config differs from the first's. So a process that already reads the file (a notebook, a
+    test) keeps working, and its instance is locked down too."""
+    con = duckdb.connect(str(path), read_only=True)
     try:
+        locked, external = con.execute(
+            "SELECT current_setting('lock_configuration'), current_setting('enable_external_access')").fetchone()
+        if locked:  # another sandboxed connection of this process to the file is open: it is this one's
+            if external or writable is not None:
+                raise RuntimeError(f"{path} is open in this process with a locked configuration that is not "
+                                   "the read-only sandbox's")
+            return con
         if writable is not None:
             con.execute("SET allowed_paths = $paths", {"paths": [str(Path(writable).resolve())]})
-        con.execute("SET enable_external_access = false")
-        con.execute("SET lock_configuration = true")
+        for name, value in _SANDBOX:  # constants below
+            con.execute(f"SET {name} = {'true' if value else 'false'}")
     except BaseException:
         con.close()
         raise
     return con
+
+
+# Settings, in the order they are set: external access off after allowed_paths, the lock last.
+_SANDBOX = (("autoinstall_known_extensions", False), ("autoload_known_extensions", False),
+            ("allow_community_extensions", False), ("enable_external_access", False), ("lock_configuration", True))
 
 
 def refusal(text: str) -> str | None:
