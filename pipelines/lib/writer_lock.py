@@ -9,7 +9,8 @@ can free such claims only for runs it knows have ended (`run_monitoring.free_slo
 in dagster.yaml), and it cannot tell that a run has ended when its process simply vanished: runs
 executed in process (`gpuledger run`) are watched by nobody, and the DefaultRunLauncher that
 dagster-daemon uses has no run-worker health check (Dagster 1.13: `supports_check_run_worker_health`
-is False), so a killed run stays STARTED and its claim stays. Freeing claims ourselves would mean
+is False) — its code server reports a worker that dies, but not when it goes down with it (the OOM
+killer taking the group, a reboot). Such a run stays STARTED, and its claim stays. Freeing claims ourselves would mean
 deciding that another process is dead — by pid, host and start time — a guess that can be wrong
 (a shared DAGSTER_HOME on two machines, pid reuse) in either direction.
 
