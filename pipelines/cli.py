@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from datetime import date, timedelta
 from pathlib import Path
@@ -150,18 +151,26 @@ def _run(args: argparse.Namespace) -> int:
     from pipelines.lib.console import print_table
     from pipelines.lib.ignored import ignored_files
     from pipelines.lib.publish import published_path
-    from pipelines.lib.run import materialize_days
-    from pipelines.lib.warehouse import connect, sql, warehouse_path
+    from pipelines.lib.run import RunInterrupted, materialize_days
+    from pipelines.lib.sandbox import open_read_only
+    from pipelines.lib.warehouse import sql, warehouse_path
 
     days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
-    failed = materialize_days(days)
+    _stop_on_signals()
+    try:
+        failed = materialize_days(days)
+    except RunInterrupted as stop:
+        print(f"\n{stop}", file=sys.stderr)
+        return 128 + (stop.signum or signal.SIGINT)
+    except KeyboardInterrupt as stop:
+        return _stopped(stop)
     ignored = ignored_files(args.landing)
     if not published_path().exists():
         print(f"no day completed, so nothing was published to {published_path()}", file=sys.stderr)
         _print_ignored(ignored)
         _print_failures(failed)
         return 1
-    with connect(published_path(), read_only=True) as con:
+    with open_read_only(published_path()) as con:
         print(f"\nwarehouse {warehouse_path()}\npublished for readers (SQL clients, gpuledger query): "
               f"{published_path()}\n\nlanding files taken in, per source:")
         print_table(con.sql(sql("reports/landing_summary")).pl())
@@ -267,7 +276,7 @@ def _print_ignored(ignored: list[dict]) -> None:
 
 def _report(args: argparse.Namespace) -> int:
     from pipelines.lib.publish import published_path
-    from pipelines.lib.warehouse import connect
+    from pipelines.lib.sandbox import open_read_only
     from pipelines.reports import DEFAULT_REPORTS, period_of, write_team_report
 
     path = args.warehouse or published_path()
@@ -275,7 +284,7 @@ def _report(args: argparse.Namespace) -> int:
         return 2
     try:
         start, end, label = period_of(args.day, args.month)
-        with connect(path, read_only=True) as con:
+        with open_read_only(path) as con:
             paths = write_team_report(con, args.team, start, end, label, args.out or DEFAULT_REPORTS)
     except (ValueError, RuntimeError) as err:
         print(f"report failed: {err}", file=sys.stderr)
@@ -286,20 +295,43 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _export_focus(args: argparse.Namespace) -> int:
-    from pipelines.exports.focus import export_focus
-    from pipelines.lib.warehouse import connect, warehouse_path
+    from pipelines.exports.focus import export_focus, part_file
+    from pipelines.lib.sandbox import open_read_only
+    from pipelines.lib.warehouse import warehouse_path
+    from pipelines.lib.writer_lock import warehouse_lock
 
     path = warehouse_path()
     if not _readable(path):
         return 2
+    _stop_on_signals()
     try:
-        with connect(path, read_only=True) as con:
+        # The live warehouse, shared with other readers: a run writing it is waited for, not collided with.
+        with warehouse_lock(path, shared=True), open_read_only(path, writable=part_file(args.out)) as con:
             rows = export_focus(con, args.start, args.end or args.start, args.out)
+    except KeyboardInterrupt as stop:
+        return _stopped(stop)
     except ValueError as err:
         print(f"export failed: {err}", file=sys.stderr)
         return 1
     print(f"wrote {rows:,} FOCUS 1.3 allocation rows for {args.start} to {args.end or args.start} into {args.out}")
     return 0
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM, like SIGINT, raises KeyboardInterrupt (named after the signal), so a command waiting
+    for the warehouse or between Dagster's steps stops cleanly rather than being cut off; inside a
+    step Dagster handles both (it swaps these handlers while it executes, and puts them back)."""
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+
+def _stopped(stop: KeyboardInterrupt) -> int:
+    name = stop.args[0] if stop.args and stop.args[0] in signal.Signals.__members__ else "SIGINT"
+    print(f"\nstopped by {name}", file=sys.stderr)
+    return 128 + signal.Signals[name]
 
 
 def _readable(path: Path) -> bool:
@@ -309,22 +341,32 @@ def _readable(path: Path) -> bool:
 
 
 def _query(args: argparse.Namespace) -> int:
+    """Runs one statement that only reads, on a sandboxed read-only connection (what is allowed, and
+    why: pipelines/lib/sandbox.py). Exit 2 and one line for what it refuses, 1 for SQL that fails."""
     import duckdb
 
     from pipelines.lib.console import print_table
     from pipelines.lib.publish import published_path
-    from pipelines.lib.warehouse import connect
+    from pipelines.lib.sandbox import open_read_only, refusal
 
     path = args.warehouse or published_path()
     if not _readable(path):
         return 2
     try:
-        with connect(path, read_only=True) as con:
+        refused = refusal(args.sql)
+        if refused:
+            print(f"query refused: {refused}", file=sys.stderr)
+            return 2
+        with open_read_only(path) as con:
             result = con.sql(args.sql)
             if result is None:
                 print("the statement returned no rows", file=sys.stderr)
                 return 0
             frame = result.pl()
+    except duckdb.PermissionException as err:  # the sandbox: a file, extension or setting out of reach
+        detail = _one_line(err).removeprefix("Permission Error: ")
+        print(f"query refused: a SELECT that reaches outside the warehouse: {detail}", file=sys.stderr)
+        return 2
     except duckdb.Error as err:
         print(f"query failed: {err}", file=sys.stderr)
         return 1
@@ -333,6 +375,10 @@ def _query(args: argparse.Namespace) -> int:
     else:
         print_table(frame)
     return 0
+
+
+def _one_line(err: Exception) -> str:
+    return " ".join(str(err).split("\n")[0].split())
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ def test_query_refuses_writes_and_reports_bad_sql(tmp_path):
 
     run = simulate_and_run(tmp_path / "r", date(2026, 11, 2), 1, 2, seed=5)
     write = _gpuledger("query", "--warehouse", str(run.warehouse), "DELETE FROM marts.fct_cost_daily")
-    assert write.returncode == 1 and "read-only" in write.stderr.lower()
+    assert write.returncode == 2 and write.stderr.startswith("query refused: DELETE is not a statement that only reads")
     bad = _gpuledger("query", "--warehouse", str(run.warehouse), "SELEC 1")
     assert bad.returncode == 1 and "query failed" in bad.stderr
     with run.connect() as con:

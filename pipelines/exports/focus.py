@@ -17,7 +17,8 @@ EffectiveCost and BilledCost of each origin's rows sum exactly (DECIMAL(38,18)) 
 BillingCurrency; AllocatedRatio in AllocatedMethodDetails is informative (a double). Text cells of the
 CSV that a spreadsheet would run as formulas are guarded (pipelines/lib/csv_cells.py).
 
-Only TEMP tables are written: the export runs on a read-only connection to the warehouse.
+Only TEMP tables are written: the export runs on a read-only connection to the warehouse (the
+sandboxed kind, whose one writable file is `part_file(out)`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ _QUERY = "exports/focus_allocation"
 _TEMP_TABLES = ("focus_export", "focus_day")
 # text columns: guarded against spreadsheet formulas in the CSV
 _TEXT = tuple(c for c in FOCUS_COLUMNS if c not in (*_TIMESTAMPS, "EffectiveCost", "BilledCost", "x_OriginQuarantined"))
+
+
+def part_file(out: Path) -> Path:
+    """Where the export is written whole before it is renamed over `out`."""
+    out = Path(out).resolve()
+    return out.with_name(f".{out.name}.part")
 
 
 def export_focus(con: duckdb.DuckDBPyConnection, start: date, end: date, out: Path) -> int:
@@ -121,7 +128,7 @@ def _write(con: duckdb.DuckDBPyConnection, fmt: str, out: Path) -> None:
         cols = ", ".join(f"timezone('UTC', {c}) AS {c}" if c in _TIMESTAMPS else c for c in FOCUS_COLUMNS)
         options = "FORMAT parquet"
     out.parent.mkdir(parents=True, exist_ok=True)
-    part = out.with_name(f".{out.name}.part")   # written whole, then renamed: never a half-written file
+    part = part_file(out)                       # written whole, then renamed: never a half-written file
     target = str(part).replace("'", "''")       # COPY takes no bound file name: quote it as a literal
     try:
         con.execute(f"COPY (SELECT {cols} FROM focus_export ORDER BY ChargePeriodStart, x_OriginLineKey, "

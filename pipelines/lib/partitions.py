@@ -24,15 +24,13 @@ DAILY = dg.DailyPartitionsDefinition(start_date=ledger_start().isoformat(), time
 
 
 def daily_duckdb_asset(table: str, *, group: str, description: str, deps: tuple[str, ...] = ()):
-    """The decorator every daily warehouse table uses: key `<schema>/<table>` from "schema/table",
-    the shared daily partitions, and the DuckDB writer pool (one writer per file)."""
-    from pipelines.lib.warehouse import WRITER_POOL
-
+    """The decorator every daily warehouse table uses: key `<schema>/<table>` from "schema/table" and
+    the shared daily partitions. One writer at a time is the warehouse resource's lock, not a Dagster
+    pool: a pool's claim outlives a killed process (see pipelines/lib/writer_lock.py)."""
     return dg.asset(
         key=table.split("/"),
         deps=[dg.AssetKey(d.split("/")) for d in deps],
         partitions_def=DAILY,
-        pool=WRITER_POOL,
         group_name=group,
         kinds={"duckdb"},
         description=description,

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import dagster as dg
+import duckdb
 from dagster_duckdb import DuckDBResource
+from pydantic import PrivateAttr
 
 from pipelines.lib.config import OrgConfig, load_config
 from pipelines.lib.warehouse import PROJECT_ROOT, warehouse_path
+from pipelines.lib.writer_lock import warehouse_lock
 
 # The ledger's first day (YYYY-MM-DD), fixed before the daily partitions are defined.
 LEDGER_START_ENV = "GPULEDGER_LEDGER_START"
@@ -29,9 +34,30 @@ class LandingZone(dg.ConfigurableResource):
         return load_config(self.config_file or None)
 
 
-def warehouse_resource() -> DuckDBResource:
+class WarehouseResource(DuckDBResource):
+    """The live warehouse, one writing process at a time: every connection is opened under the
+    warehouse's exclusive lock (pipelines/lib/writer_lock.py), which the OS releases if the process
+    dies, and closed before the lock is let go."""
+
+    _run_id: str | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        self._run_id = context.run.run_id if context.run else None  # named in the lock, for whoever waits
+
+    @contextmanager
+    def get_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with warehouse_lock(self.database, run_id=self._run_id):
+            con = duckdb.connect(self.database, read_only=False,
+                                 config={"custom_user_agent": "dagster", **self.connection_config})
+            try:
+                yield con
+            finally:
+                con.close()
+
+
+def warehouse_resource() -> WarehouseResource:
     # Two threads and a memory cap suit the 2-core machines this runs on; DuckDB spills past the cap.
-    return DuckDBResource(
+    return WarehouseResource(
         database=str(warehouse_path()),
         connection_config={"threads": int(os.environ.get("GPULEDGER_THREADS", "2")),
                            "memory_limit": os.environ.get("GPULEDGER_MEMORY_LIMIT", "6GB"),

@@ -21,6 +21,7 @@ from pipelines.lib.bill_deliveries import Recorded, delivery_state, per_day, rec
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.landing import Source
 from pipelines.lib.publish import published_path
+from pipelines.lib.sandbox import open_read_only
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def bill_days_to_rerun(root: Path, source: Source, cfg: OrgConfig) -> list[DayCh
 def _published(source: Source) -> dict[str, Recorded]:
     if not published_path().exists():
         return {}
-    with duckdb.connect(str(published_path()), read_only=True) as con:
+    with open_read_only(published_path()) as con:
         try:
             return recorded(con, source.name)
         except duckdb.BinderException:

@@ -1,22 +1,84 @@
 """`gpuledger run`: daily partitions materialized through Dagster, recorded in DAGSTER_HOME's instance
-so the UI shows them, with a progress bar and a closing summary."""
+so the UI shows them, with a progress bar and a closing summary.
+
+Each run is tagged with its process, and runs earlier processes left unfinished because they were
+killed are marked failed first (pipelines/lib/dead_runs.py). A run stopped by SIGTERM or SIGINT —
+while it waits for another process's hold on the warehouse, or while it writes — ends the whole
+command: the days after it are not started."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import date
 
 import dagster as dg
 from tqdm import tqdm
 
+from pipelines.lib.dead_runs import process_tags, reap_dead_runs
+
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+
+
+@dataclass
+class RunInterrupted(Exception):
+    """A signal stopped the command during a day's run; `not_run` are the days after it, not started."""
+
+    day: date
+    run_id: str
+    finished: bool  # the day's run completed anyway (the signal came between its steps)
+    signum: int | None
+    not_run: list[date]
+
+    def __str__(self) -> str:
+        by = signal.Signals(self.signum).name if self.signum else "an interrupt"
+        what = "after it finished" if self.finished else "before it finished"
+        rest = "; not run: " + (f"{self.not_run[0]} to {self.not_run[-1]}" if len(self.not_run) > 1
+                                else str(self.not_run[0])) if self.not_run else ""
+        return f"stopped by {by} during {self.day}, {what} (run {self.run_id}){rest}"
+
+
+@contextmanager
+def _signals_seen() -> Iterator[Callable[[], list[int]]]:
+    """Which of SIGTERM and SIGINT have arrived, whoever handled them: Dagster swaps their handlers
+    while it executes, and one arriving between two steps is only noted, then forgotten when the run
+    ends. The wakeup file descriptor receives every signal number, whatever the handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: []
+        return
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    os.set_blocking(write_end, False)
+    previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    seen: list[int] = []
+
+    def received() -> list[int]:
+        try:
+            while chunk := os.read(read_end, 64):
+                seen.extend(s for s in chunk if s in (signal.SIGTERM, signal.SIGINT))
+        except BlockingIOError:
+            pass
+        return seen
+
+    try:
+        yield received
+    finally:
+        signal.set_wakeup_fd(previous)
+        os.close(read_end)
+        os.close(write_end)
 
 
 def materialize_days(
     days: list[date], instance: dg.DagsterInstance | None = None, progress: bool = True
 ) -> list[tuple[date, list[str]]]:
     """Runs the `daily_ledger` job for each day, in order; returns the days that failed, with why.
-    Resources come from the environment (GPULEDGER_LANDING, _WAREHOUSE, _CONFIG) at load."""
+    Resources come from the environment (GPULEDGER_LANDING, _WAREHOUSE, _CONFIG) at load.
+    Raises RunInterrupted when a signal stops a day's run."""
     from pipelines.definitions import defs
 
     job = defs().resolve_job_def("daily_ledger")
@@ -24,18 +86,38 @@ def materialize_days(
     owned = instance is None
     instance = instance or dg.DagsterInstance.get()
     try:
+        for run_id in reap_dead_runs(instance):
+            print(f"run {run_id} was left unfinished by a process that is gone (killed): marked it failed",
+                  file=sys.stderr)
+        tags = process_tags()
         bar = tqdm(days, desc="daily_ledger", unit="day", file=sys.stderr, disable=not progress)
-        for day in bar:
-            bar.set_postfix_str(day.isoformat())
-            result = job.execute_in_process(
-                partition_key=day.isoformat(), instance=instance, raise_on_error=False, run_config=QUIET
-            )
-            if not result.success:
-                failed.append((day, _failures(result)))
+        with _signals_seen() as received:
+            for i, day in enumerate(bar):
+                bar.set_postfix_str(day.isoformat())
+                result = job.execute_in_process(
+                    partition_key=day.isoformat(), instance=instance, raise_on_error=False, run_config=QUIET,
+                    tags=tags,
+                )
+                signals = received()
+                if signals or _interrupted(result):
+                    bar.close()
+                    raise RunInterrupted(day, result.run_id, result.success, signals[-1] if signals else None,
+                                         days[i + 1:])
+                if not result.success:
+                    failed.append((day, _failures(result)))
     finally:
         if owned:
             instance.dispose()
     return failed
+
+
+def _interrupted(result: dg.ExecuteInProcessResult) -> bool:
+    """Whether SIGTERM / SIGINT stopped the run: Dagster turns them into this error inside a step."""
+    return any(
+        event.is_step_failure and event.step_failure_data.error
+        and event.step_failure_data.error.cls_name == "DagsterExecutionInterruptedError"
+        for event in result.all_events
+    )
 
 
 def _failures(result: dg.ExecuteInProcessResult) -> list[str]:

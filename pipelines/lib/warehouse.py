@@ -19,10 +19,6 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SQL_ROOT = PROJECT_ROOT / "sql"
 DEFAULT_WAREHOUSE = PROJECT_ROOT / "data" / "warehouse.duckdb"
 
-# Every asset that writes DuckDB runs in this pool; dagster_home/dagster.yaml limits it to one
-# at a time because DuckDB allows one writing process per file.
-WRITER_POOL = "duckdb_writer"
-
 SCHEMAS = ("staging", "intermediate", "marts", "finance", "ops")
 # Tables the pipeline creates before any asset runs, in dependency order.
 BOOTSTRAP_TABLES = (
@@ -124,7 +120,12 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
 
 
 def connect(path: str | Path | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A connection to the warehouse file (default: the live one). Read-only connections are the
+    sandboxed kind every reader gets (pipelines/lib/sandbox.py)."""
     path = Path(path) if path else warehouse_path()
-    if not read_only:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    return duckdb.connect(str(path), read_only=read_only)
+    if read_only:
+        from pipelines.lib.sandbox import open_read_only
+
+        return open_read_only(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return duckdb.connect(str(path))

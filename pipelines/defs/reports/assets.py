@@ -8,7 +8,7 @@ from pipelines.lib.partitions import DAILY
 from pipelines.lib.publish import published_path
 from pipelines.lib.resources import LandingZone, landing_resource
 from pipelines.lib.names import asset_name, file_name
-from pipelines.lib.warehouse import connect
+from pipelines.lib.sandbox import open_read_only
 from pipelines.reports import DEFAULT_REPORTS, write_team_report
 
 
@@ -30,7 +30,7 @@ def team_report_asset(team: str) -> dg.AssetsDefinition:
     )
     def _asset(context: dg.AssetExecutionContext, landing: LandingZone) -> dg.MaterializeResult:
         day = date.fromisoformat(context.partition_key)
-        with connect(published_path(), read_only=True) as con:
+        with open_read_only(published_path()) as con:
             paths = write_team_report(con, team, day, day, day.isoformat(), reports_dir())
         return dg.MaterializeResult(metadata={"html": dg.MetadataValue.path(str(paths[0]))})
 

@@ -1,0 +1,121 @@
+"""The warehouse lock itself: held by one writer at a time across processes, shared by readers, and
+gone with a process killed by SIGKILL, whatever that process left written in the lock file."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from pipelines.lib.writer_lock import lock_path, warehouse_lock
+
+PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _holder(warehouse, *, shared=False, run_id="other-run") -> subprocess.Popen:
+    """Another process that takes the lock, says so, and keeps it until killed or fed a line."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys\n"
+         "from pipelines.lib.writer_lock import warehouse_lock\n"
+         f"with warehouse_lock({str(warehouse)!r}, run_id={run_id!r}, shared={shared!r}):\n"
+         "    print('held', flush=True)\n"
+         "    sys.stdin.readline()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=PROJECT_ROOT)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def _try_lock(warehouse, *, shared=False, within=1.0) -> bool:
+    """Whether this process gets the lock within `within` seconds (a thread stops the wait)."""
+    import threading
+
+    got = threading.Event()
+    give_up = threading.Event()
+
+    def attempt():
+        try:
+            with warehouse_lock(warehouse, shared=shared, report=lambda _: give_up.is_set() and _stop()):
+                got.set()
+        except _Stopped:
+            pass
+
+    t = threading.Thread(target=attempt)
+    t.start()
+    t.join(within)
+    give_up.set()
+    t.join(5)
+    return got.is_set()
+
+
+class _Stopped(Exception):
+    pass
+
+
+def _stop():
+    raise _Stopped
+
+
+def test_a_writer_excludes_another_process_until_it_lets_go(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPULEDGER_LOCK_REPORT_SECONDS", "0.1")
+    w = tmp_path / "w.duckdb"
+    holder = _holder(w)
+    try:
+        assert not _try_lock(w)
+        assert not _try_lock(w, shared=True)  # a reader of the live file waits for the writer too
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        assert holder.wait(timeout=10) == 0
+        assert _try_lock(w)
+        assert lock_path(w).read_text() == ""  # let go cleanly: nobody is named
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_the_lock_goes_with_a_process_killed_by_sigkill(tmp_path):
+    w = tmp_path / "w.duckdb"
+    holder = _holder(w)
+    written = json.loads(lock_path(w).read_text())
+    assert (written["run_id"], written["pid"], written["mode"]) == ("other-run", holder.pid, "exclusive")
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait(timeout=10)
+    assert json.loads(lock_path(w).read_text())["pid"] == holder.pid  # what the kill leaves behind ...
+    started = time.monotonic()
+    with warehouse_lock(w, run_id="next-run", report=lambda m: pytest.fail(f"waited: {m}")):
+        assert json.loads(lock_path(w).read_text())["run_id"] == "next-run"  # ... held nothing
+    assert time.monotonic() - started < 1
+
+
+def test_readers_share_the_lock_and_a_writer_waits_for_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPULEDGER_LOCK_REPORT_SECONDS", "0.1")
+    w = tmp_path / "w.duckdb"
+    reader = _holder(w, shared=True, run_id=None)
+    try:
+        assert _try_lock(w, shared=True)  # a second reader gets in
+        assert not _try_lock(w)  # a writer does not
+        messages = []
+        with pytest.raises(_Stopped):
+            with warehouse_lock(w, report=lambda m: (messages.append(m), len(messages) > 1 and _stop())):
+                pass
+        assert "held by a reader (pid " in messages[0]  # the last reader to arrive is named
+    finally:
+        reader.kill()
+        reader.wait()
+
+
+def test_uses_within_one_process_share_its_hold(tmp_path):
+    w = tmp_path / "w.duckdb"
+    with warehouse_lock(w, run_id="r"):
+        with warehouse_lock(w, run_id="r"):  # a check's connection inside its asset's: no deadlock
+            pass
+        with warehouse_lock(w, shared=True):
+            pass
+        assert json.loads(lock_path(w).read_text())["run_id"] == "r"  # still held after the inner ones
+    assert lock_path(w).read_text() == ""
+    with warehouse_lock(w, shared=True), pytest.raises(RuntimeError, match="cannot upgrade"):
+        with warehouse_lock(w):
+            pass
