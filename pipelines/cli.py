@@ -147,6 +147,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.config:
         os.environ["GPULEDGER_CONFIG"] = str(args.config.resolve())
     os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home"))
+    if not Path(os.environ["DAGSTER_HOME"]).is_dir():
+        print(f"DAGSTER_HOME={os.environ['DAGSTER_HOME']} is not a folder: create it and copy "
+              f"{PROJECT_ROOT / 'dagster_home' / 'dagster.yaml'} into it, or unset DAGSTER_HOME to use "
+              f"{PROJECT_ROOT / 'dagster_home'}", file=sys.stderr)
+        return 2
 
     from pipelines.lib.console import print_table
     from pipelines.lib.ignored import ignored_files
@@ -224,10 +229,9 @@ def _fix_ledger_days(args: argparse.Namespace, end: date) -> str | None:
 
 def _print_failures(failed: list) -> None:
     for day, reasons in failed:
-        print(f"FAILED {day}: " + "; ".join(reasons), file=sys.stderr)
-    if failed:
-        print("Fix the input named above (or raise quarantine.max_share in the config) and re-run those days.",
-              file=sys.stderr)
+        print(f"FAILED {day}:", file=sys.stderr)
+        for reason in reasons:
+            print(f"  {reason}", file=sys.stderr)
 
 
 def _inspect(args: argparse.Namespace) -> int:

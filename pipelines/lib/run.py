@@ -121,8 +121,11 @@ def _interrupted(result: dg.ExecuteInProcessResult) -> bool:
 
 
 def _failures(result: dg.ExecuteInProcessResult) -> list[str]:
+    """What stopped the day, each with what to do about it."""
+    day = result.dagster_run.tags.get("dagster/partition", "the day")
     reasons = [
         f"check {ev.check_name} on {ev.asset_key.to_user_string()} did not pass ({_brief(ev.metadata)})"
+        + _check_advice(ev.check_name, ev.asset_key.to_user_string(), ev.metadata, day)
         for ev in result.get_asset_check_evaluations()
         if not ev.passed
     ]
@@ -133,8 +136,32 @@ def _failures(result: dg.ExecuteInProcessResult) -> list[str]:
                 continue  # already named above, with its figures
             while error.cause is not None:  # Dagster wraps the asset's own exception: show that one
                 error = error.cause
-            reasons.append(f"{event.step_key}: {error.message.strip()}")
+            reasons.append(f"{event.step_key}: {error.message.strip()}" + _error_advice(error.message))
     return reasons or ["run failed"]
+
+
+def _check_advice(check: str, asset: str, metadata: dict, day: str) -> str:
+    value = lambda k: getattr(metadata.get(k), "value", metadata.get(k))  # noqa: E731
+    if check.endswith("_contract"):
+        share, limit = value("quarantined_share"), value("max_share")
+        if share is not None and limit is not None and share > limit:
+            return (f": {share:.1%} of the day's landing rows were quarantined, over the {limit:.0%} allowed; see "
+                    "why with `gpuledger inspect` or ops.quarantine, fix those files, or raise quarantine.max_share "
+                    "in the config if that share is expected")
+        return ": rows that passed parsing break the staging contract; this is a gpuledger bug, please report it"
+    if check == "expectations" and asset == "marts/fct_cost_daily" and value("rows") == 0:
+        return (f": no bill line covers {day}, so the ledger has nothing to cost; land the day's bill "
+                "(see `gpuledger inspect`) and run the day again")
+    if check == "conservation":
+        return ": the ledger does not add up to the bill; this is a gpuledger bug, please report it with the day"
+    return ""
+
+
+def _error_advice(message: str) -> str:
+    if "No space left on device" in message or "Errno 28" in message:
+        return (": the disk holding the warehouse is full; free space and run the day again (nothing of the "
+                "day was kept: each write is one transaction)")
+    return ""
 
 
 def _brief(metadata: dict) -> str:
