@@ -375,7 +375,9 @@ def _query(args: argparse.Namespace) -> int:
         print(f"query failed: {err}", file=sys.stderr)
         return 1
     if args.csv:
-        sys.stdout.write(frame.write_csv())
+        from pipelines.lib.csv_cells import guard_frame
+
+        sys.stdout.write(guard_frame(frame).write_csv())
     else:
         print_table(frame)
     return 0

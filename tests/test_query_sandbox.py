@@ -164,3 +164,11 @@ def test_export_focus_writes_through_the_sandbox_what_an_open_connection_would(l
             with duckdb.connect() as con:
                 assert (con.execute("SELECT * FROM read_parquet($p) ORDER BY ALL", {"p": str(out)}).fetchall()
                         == con.execute("SELECT * FROM read_parquet($p) ORDER BY ALL", {"p": str(plain)}).fetchall())
+
+
+def test_csv_output_guards_text_cells_against_formulas(ledger):
+    _, published, _, _ = ledger
+    result = _query("--warehouse", str(published), "--csv",
+                    "SELECT '=1+1+cmd|x' AS tag, '@SUM(A1)' AS other, -1.5 AS credit, 'plain' AS name")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["tag,other,credit,name", "'=1+1+cmd|x,'@SUM(A1),-1.5,plain"]

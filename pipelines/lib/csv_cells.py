@@ -18,3 +18,17 @@ def guard_sql(column: str) -> str:
     """The same rule as a DuckDB expression over a text column (a constant name of the caller)."""
     prefixes = ", ".join("'" + p + "'" for p in FORMULA_PREFIXES)
     return f"CASE WHEN left({column}, 1) IN ({prefixes}) THEN '''' || {column} ELSE {column} END"
+
+
+def guard_frame(frame):
+    """The same rule over every text column of a polars frame that is about to become CSV."""
+    import polars as pl
+
+    return frame.with_columns(
+        pl.when(pl.col(name).str.slice(0, 1).is_in(list(FORMULA_PREFIXES)))
+        .then(pl.lit("'") + pl.col(name))
+        .otherwise(pl.col(name))
+        .alias(name)
+        for name, dtype in frame.schema.items()
+        if dtype == pl.String
+    )
