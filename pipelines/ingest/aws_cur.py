@@ -34,9 +34,10 @@ from pathlib import Path
 
 import polars as pl
 
-from models.landing import MONEY
+from models.landing import MONEY, ROUNDING, TS
 from pipelines.ingest import focus
-from pipelines.ingest.common import RAW, Parsed, add_broken_lines, blank_to_null, file_reject, to_utc
+from pipelines.ingest.common import RAW, Parsed, add_broken_lines, blank_to_null, by_distinct, file_reject, utc
+from pipelines.ingest.money import EXACT, exact_money, exact_sum
 
 SOURCE = "aws_cur"
 
@@ -128,15 +129,14 @@ USER_TAG_PREFIX = r"^(?i:user[:_])"
 AWS_TAG_PREFIX = r"^(?i:aws[:_])"
 
 
-def parse(path: Path, file: str) -> Parsed:
+def parse(path: Path, file: str, default_currency: str = focus.DEFAULT_CURRENCY) -> Parsed:
+    """A CUR file's rows as FOCUS rows; a row without lineItem/CurrencyCode takes `default_currency`."""
     try:
-        raw, broken = read_table(path)
+        raw, broken, whole = focus.read_table(path, cur_columns, render=_parquet_as_text)
     except Exception as err:  # any unreadable file is quarantined whole, never fatal
         return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, f"unreadable file: {err}"))
-    raw = raw.rename({c: c.strip() for c in raw.columns})
     cols = resolve_columns(raw.columns)
-    lowered = {c.lower() for c in raw.columns}
-    if LEGACY_MARK.lower() not in lowered and SNAKE_MARK.lower() not in lowered:
+    if cols["unblended_cost"] is None:
         return Parsed(
             rows=pl.DataFrame(),
             rejects=file_reject(SOURCE, file, f"not an AWS CUR file: no {LEGACY_MARK} or {SNAKE_MARK} column"),
@@ -147,18 +147,35 @@ def parse(path: Path, file: str) -> Parsed:
             rows=pl.DataFrame(),
             rejects=file_reject(SOURCE, file, f"missing required CUR column(s): {', '.join(missing)}"),
         )
-    parsed = focus.from_focus_frame(to_focus_frame(raw, cols), file, source=SOURCE)
+    frame, amounts = to_focus_frame(raw, cols)
+    parsed = focus.from_focus_frame(frame, file, SOURCE, default_currency=default_currency, amounts=amounts, clean=True)
+    if not whole:
+        parsed.rejects = focus.complete_payloads(
+            parsed.rejects, path, read=raw.columns, rename=_payload_name, render=_parquet_as_text
+        )
     return add_broken_lines(parsed, SOURCE, file, broken)
 
 
-def read_table(path: Path) -> tuple[pl.DataFrame, list[tuple[int, str, str]]]:
-    """Every column as text with a `_row` column, and the CSV lines that could not be read. CSV and
-    CSV.gz are read as FOCUS files are; Parquet values are rendered as text here, because CUR 2.0
-    Parquet carries MAP columns (`resource_tags`, `product`) and zoned timestamps."""
-    if not path.name.lower().endswith(".parquet"):
-        return focus.read_table(path)
-    df = pl.read_parquet(path)
-    return df.select(_as_text(name, dtype) for name, dtype in df.schema.items()).with_row_index("_row", offset=1), []
+def cur_columns(header: list[str]) -> list[str]:
+    """The CUR columns the FOCUS mapping reads: every concept's column and every user-tag source. The
+    other columns (a legacy CUR has about 90) are read only for the payload of quarantined rows."""
+    wanted = {c for c in resolve_columns(header).values() if c}
+    return [c for c in header if c in wanted or _tag_key(c) is not None]
+
+
+def _tag_key(column: str) -> str | None:
+    """The user-tag key a `resourceTags/user:<key>` or `resource_tags_user_<key>` column holds."""
+    low = column.lower()
+    for prefix in ("resourcetags/user:", "resource_tags_user_"):
+        if low.startswith(prefix) and len(column) > len(prefix):
+            return column[len(prefix):].strip()
+    return None
+
+
+def _parquet_as_text(df: pl.DataFrame) -> pl.DataFrame:
+    """Parquet values rendered as the text a CSV export would hold: CUR 2.0 Parquet carries MAP
+    columns (`resource_tags`, `product`), zoned timestamps and DOUBLE amounts."""
+    return df.select(_as_text(name, dtype) for name, dtype in df.schema.items())
 
 
 def _as_text(name: str, dtype: pl.DataType) -> pl.Expr:
@@ -194,29 +211,55 @@ def resolve_columns(columns: list[str]) -> dict[str, str | None]:
     }
 
 
-def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> pl.DataFrame:
+# CUR money columns, read exactly (once per distinct value) before they are combined
+MONEY_CONCEPTS = (
+    "unblended_cost", "net_unblended_cost", "public_on_demand_cost", "sp_effective_cost", "ri_effective_cost",
+    "sp_total_commitment", "sp_used_commitment", "ri_unused_upfront", "ri_unused_recurring",
+)
+
+
+def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.DataFrame, dict[str, pl.Expr]]:
     """The CUR rows as FOCUS columns (text), followed by the raw CUR columns (kept for the quarantine
-    payload; a CUR header that collides with a staging name is prefixed with `raw.`)."""
-    text = {concept: (blank_to_null(c) if c else pl.lit(None, dtype=pl.String)) for concept, c in cols.items()}
+    payload; a CUR header that collides with a staging name is prefixed with `raw.`), and the FOCUS
+    amounts (staging column -> EXACT struct column of the frame, see `focus.from_focus_frame`)."""
     cur_names = list(raw.columns)
     raw, tags = _with_tags(raw, cols)
     tag_columns = set(raw.columns) - set(cur_names)
-    kind = text["line_item_type"].str.to_lowercase()
+    # every CUR value used more than once is cleaned (and every amount read) once, as its own column
+    present = {concept: c for concept, c in cols.items() if c}
+    raw = raw.with_columns(
+        *[blank_to_null(c).alias(_text(concept)) for concept, c in present.items()],
+        *[exact_money(pl.col(c)).alias(_exact(concept)) for concept, c in present.items() if concept in MONEY_CONCEPTS],
+    )
+    text = {concept: (pl.col(_text(concept)) if c else pl.lit(None, dtype=pl.String)) for concept, c in cols.items()}
+    raw = raw.with_columns(text["line_item_type"].str.to_lowercase().alias("_kind"))
+    kind = pl.col("_kind")
 
     def is_type(*types: str) -> pl.Expr:
         return kind.is_in([t.lower() for t in types])
 
-    unblended = _money(cols["unblended_cost"])
+    def amount(concept: str, focus_name: str) -> pl.Expr:
+        return _amount(cols, concept, focus_name)
+
+    zero = pl.struct(pl.lit(0, MONEY).alias("amount"), pl.lit(0, ROUNDING).alias("rounding"),
+                     pl.lit(None, pl.String).alias("problem"))
     effective = (
-        pl.when(is_type("SavingsPlanCoveredUsage")).then(_money(cols["sp_effective_cost"]))
+        pl.when(is_type("SavingsPlanCoveredUsage")).then(amount("sp_effective_cost", "EffectiveCost"))
         .when(is_type("SavingsPlanRecurringFee"))
-        .then(_decimal_sum(cols, [("sp_total_commitment", 1, True), ("sp_used_commitment", -1, False)]))
-        .when(is_type("SavingsPlanNegation", "SavingsPlanUpfrontFee")).then(pl.lit("0"))
-        .when(is_type("Fee") & text["ri_arn"].is_not_null()).then(pl.lit("0"))  # RI upfront fee
-        .when(is_type("DiscountedUsage")).then(_money(cols["ri_effective_cost"]))
+        .then(_amount_sum(cols, "EffectiveCost", [("sp_total_commitment", 1, True), ("sp_used_commitment", -1, False)]))
+        .when(is_type("SavingsPlanNegation", "SavingsPlanUpfrontFee")).then(zero)
+        .when(is_type("Fee") & text["ri_arn"].is_not_null()).then(zero)  # RI upfront fee
+        .when(is_type("DiscountedUsage")).then(amount("ri_effective_cost", "EffectiveCost"))
         .when(is_type("RIFee"))
-        .then(_decimal_sum(cols, [("ri_unused_upfront", 1, False), ("ri_unused_recurring", 1, False)]))
-        .otherwise(unblended)
+        .then(_amount_sum(cols, "EffectiveCost", [("ri_unused_upfront", 1, False), ("ri_unused_recurring", 1, False)]))
+        .otherwise(amount("unblended_cost", "EffectiveCost"))
+    )
+    billed = pl.when(text["net_unblended_cost"].is_not_null()).then(amount("net_unblended_cost", "BilledCost")) \
+        .otherwise(amount("unblended_cost", "BilledCost"))
+    raw = raw.with_columns(
+        effective.alias("_amount.effective_cost"),
+        billed.alias("_amount.billed_cost"),
+        amount("public_on_demand_cost", "ListCost").alias("_amount.list_cost"),
     )
     # an unknown type goes on as `<column>=<value>`: never a valid category, so the contract rejects the
     # row naming it
@@ -227,12 +270,17 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> pl.DataFra
     sp_types = ("SavingsPlanCoveredUsage", "SavingsPlanRecurringFee", "SavingsPlanUpfrontFee")
     ri = is_type("DiscountedUsage", "RIFee") | (is_type("Fee") & text["ri_arn"].is_not_null())
     commitment_id = pl.when(is_type(*sp_types)).then(text["sp_arn"]).when(ri).then(text["ri_arn"])
-    unused = is_type("SavingsPlanRecurringFee", "RIFee") & (effective.cast(MONEY, strict=False) != 0)
+    effective_amount = pl.col("_amount.effective_cost")
+    unused = is_type("SavingsPlanRecurringFee", "RIFee") & (
+        (effective_amount.struct.field("amount") != 0) | (effective_amount.struct.field("rounding") != 0)
+    )
     status = (
         pl.when(commitment_id.is_null()).then(pl.lit(None, dtype=pl.String))
         .when(is_type("SavingsPlanCoveredUsage", "DiscountedUsage")).then(pl.lit("Used"))
         .when(unused.fill_null(False)).then(pl.lit("Unused"))
     )
+    raw = raw.with_columns(category.alias("_category"), commitment_id.alias("_commitment_id"), status.alias("_status"))
+    category, commitment_id, status = pl.col("_category"), pl.col("_commitment_id"), pl.col("_status")
     resource_id = pl.coalesce(text["resource_id"], pl.when(status == "Unused").then(commitment_id))
     line_id = pl.when(text["time_interval"].is_not_null()).then(
         pl.format("{}/{}", text["line_item_id"], text["time_interval"])
@@ -244,17 +292,14 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> pl.DataFra
         "SubAccountId": text["usage_account_id"],
         "InvoiceId": text["invoice_id"],
         "BillingCurrency": text["currency"],
-        "BillingPeriodStart": _time(cols["billing_period_start"]),
-        "BillingPeriodEnd": _time(cols["billing_period_end"]),
-        "ChargePeriodStart": _time(cols["usage_start"]),
-        "ChargePeriodEnd": _time(cols["usage_end"]),
+        "BillingPeriodStart": _time(cols, "billing_period_start"),
+        "BillingPeriodEnd": _time(cols, "billing_period_end"),
+        "ChargePeriodStart": _time(cols, "usage_start"),
+        "ChargePeriodEnd": _time(cols, "usage_end"),
         "ChargeCategory": category,
         "ChargeDescription": text["description"],
-        "BilledCost": pl.coalesce(_money(cols["net_unblended_cost"]), unblended),
-        "EffectiveCost": effective,
-        "ListCost": _money(cols["public_on_demand_cost"]),
-        "PricingQuantity": _quantity(cols["usage_amount"]),
-        "ConsumedQuantity": pl.when(category == "Usage").then(_quantity(cols["usage_amount"])),
+        "PricingQuantity": _quantity(cols, "usage_amount"),
+        "ConsumedQuantity": pl.when(category == "Usage").then(_quantity(cols, "usage_amount")),
         "PricingUnit": text["pricing_unit"],
         "CommitmentDiscountId": commitment_id,
         "CommitmentDiscountType": pl.when(is_type(*sp_types)).then(pl.lit("Savings Plan"))
@@ -275,68 +320,96 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> pl.DataFra
         "SkuId": text["sku"],
         "Tags": tags,
     }
-    taken = set(focus_columns) | set(focus.STAGED) | {"_idx", "_errors"}
-    cur_columns = [c for c in raw.columns if c != "_row" and c not in tag_columns]
-    return raw.select(
+    amounts = {col: pl.col(f"_amount.{col}") for col in ("effective_cost", "billed_cost", "list_cost")}
+    frame = raw.select(
         "_row",
         *[expr.cast(pl.String).alias(name) for name, expr in focus_columns.items()],
-        *[pl.col(c).alias(RAW + c if c in taken else c) for c in cur_columns],
+        *[pl.col(c).alias(_payload_name(c)) for c in cur_names if c != "_row" and c not in tag_columns],
+        *[pl.col(f"_amount.{col}") for col in amounts],
     )
+    return frame, amounts
 
 
-def _money(col: str | None) -> pl.Expr:
-    """A CUR amount as text for FOCUS; an unreadable one as `<column>=<value>`."""
+def _text(concept: str) -> str:
+    return f"_text.{concept}"
+
+
+def _exact(concept: str) -> str:
+    return f"_exact.{concept}"
+
+
+# names the FOCUS frame and its parse use: FOCUS columns, staging columns, bookkeeping (`_…`)
+_TAKEN = {
+    *(n for names in focus.STRING_COLUMNS.values() for n in names),
+    *focus.MONEY_COLUMNS.values(), *focus.TIME_COLUMNS.values(), *focus.FLOAT_COLUMNS.values(), *focus.STAGED,
+}
+
+
+def _payload_name(column: str) -> str:
+    """A CUR column's name in the FOCUS frame and the payload: `raw.` + a name staging also uses."""
+    return RAW + column if column in _TAKEN or column.startswith("_") else column
+
+
+def _amount(cols: dict[str, str | None], concept: str, focus_name: str) -> pl.Expr:
+    """A CUR amount, read exactly, for a FOCUS column; an unreadable one is reported as
+    `<FOCUS column> '<CUR column>=<value>' is not a number`. A column the file lacks is null."""
+    col = cols[concept]
+    if col is None:
+        return pl.lit(None, dtype=EXACT)
+    return focus.amount_with_reason(pl.col(_exact(concept)), pl.lit(focus_name),
+                                    pl.format("{}={}", pl.lit(col), pl.col(_text(concept))))
+
+
+def _time(cols: dict[str, str | None], concept: str) -> pl.Expr:
+    col = cols[concept]
     if col is None:
         return pl.lit(None, dtype=pl.String)
-    return _flag_broken(col, blank_to_null(col).cast(MONEY, strict=False))
+    value = pl.col(_text(concept))
+    return _flag_broken(col, value, by_distinct(value, utc, TS))
 
 
-def _quantity(col: str | None) -> pl.Expr:
+def _quantity(cols: dict[str, str | None], concept: str) -> pl.Expr:
+    col = cols[concept]
     if col is None:
         return pl.lit(None, dtype=pl.String)
-    return _flag_broken(col, blank_to_null(col).cast(pl.Float64, strict=False))
+    value = pl.col(_text(concept))
+    return _flag_broken(col, value, value.cast(pl.Float64, strict=False))
 
 
-def _time(col: str | None) -> pl.Expr:
-    if col is None:
-        return pl.lit(None, dtype=pl.String)
-    return _flag_broken(col, to_utc(col))
-
-
-def _flag_broken(col: str, parsed: pl.Expr) -> pl.Expr:
-    value = blank_to_null(col)
+def _flag_broken(col: str, value: pl.Expr, parsed: pl.Expr) -> pl.Expr:
+    """The value as text for FOCUS; an unreadable one as `<column>=<value>`, so the reason names it."""
     return pl.when(value.is_not_null() & parsed.is_null()).then(pl.format("{}={}", pl.lit(col), value)).otherwise(value)
 
 
-def _decimal_sum(cols: dict[str, str | None], terms: list[tuple[str, int, bool]]) -> pl.Expr:
-    """Σ sign·term in exact DECIMAL, as text. A missing term counts as 0 unless it is required (then
-    the sum is null and the contract rejects the row); none present gives null; an unreadable term
-    gives `<column>=<value>`."""
-    present, broken, required_missing = [], [], []
+def _amount_sum(cols: dict[str, str | None], focus_name: str, terms: list[tuple[str, int, bool]]) -> pl.Expr:
+    """Σ sign·term, exactly (see `money.exact_sum`), as an EXACT struct. A missing term counts as 0
+    unless it is required (then the amount is null and the contract rejects the row); none present
+    gives null; an unreadable term gives its reason."""
+    present, reasons, required_missing = [], [], []
     for concept, sign, required in terms:
         col = cols[concept]
         if col is None:
             if required:
-                return pl.lit(None, dtype=pl.String)
+                return pl.lit(None, dtype=EXACT)
             continue
-        value = blank_to_null(col)
-        number = value.cast(MONEY, strict=False)
-        present.append((sign, value, number))
-        broken.append(pl.when(value.is_not_null() & number.is_null()).then(pl.format("{}={}", pl.lit(col), value)))
+        present.append((sign, concept))
+        reasons.append(_amount(cols, concept, focus_name).struct.field("problem"))
         if required:
-            required_missing.append(value.is_null())
+            required_missing.append(pl.col(_text(concept)).is_null())
     if not present:
-        return pl.lit(None, dtype=pl.String)
-    total = pl.lit(0, dtype=MONEY)
-    for sign, _, number in present:
-        total = total + number.fill_null(0) if sign > 0 else total - number.fill_null(0)
-    all_missing = pl.all_horizontal([value.is_null() for _, value, _ in present])
+        return pl.lit(None, dtype=EXACT)
+    total = exact_sum([(sign, pl.col(_exact(concept))) for sign, concept in present])
+    formula = " ".join(f"{'+' if sign > 0 else '-'} {cols[concept]}" for sign, concept in present).lstrip("+ ")
+    problems = pl.concat_list(reasons).list.drop_nulls()
+    all_missing = pl.all_horizontal([pl.col(_text(concept)).is_null() for _, concept in present])
     missing = pl.any_horizontal(required_missing) if required_missing else pl.lit(False)
-    problems = pl.concat_list(broken).list.drop_nulls()
+    null = pl.lit(None, dtype=EXACT)
     return (
-        pl.when(problems.list.len() > 0).then(problems.list.join("; "))
-        .when(all_missing | missing).then(pl.lit(None, dtype=pl.String))
-        .otherwise(total.cast(MONEY).cast(pl.String))
+        pl.when(problems.list.len() > 0)
+        .then(pl.struct(pl.lit(None, MONEY).alias("amount"), pl.lit(None, ROUNDING).alias("rounding"),
+                        problems.list.join("; ").alias("problem")))
+        .when(all_missing | missing).then(null)
+        .otherwise(focus.amount_with_reason(total, pl.lit(focus_name), pl.lit(formula)))
     )
 
 
@@ -361,10 +434,9 @@ def _with_tags(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.DataF
     Returns `raw` with the map's keys added as `__tag<n>` columns (helpers, not CUR columns)."""
     by_key: dict[str, list[pl.Expr]] = {}
     for c in raw.columns:
-        low = c.lower()
-        for prefix in ("resourcetags/user:", "resource_tags_user_"):
-            if low.startswith(prefix) and len(c) > len(prefix):
-                by_key.setdefault(c[len(prefix):], []).append(blank_to_null(c))
+        key = _tag_key(c)
+        if key is not None:
+            by_key.setdefault(key, []).append(blank_to_null(c))
     invalid_map = pl.lit(None, dtype=pl.String)
     map_col = cols["resource_tags"]
     if map_col is not None:

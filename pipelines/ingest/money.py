@@ -1,0 +1,228 @@
+"""Exact amounts from the text an exporter wrote, whatever its notation.
+
+Exporters write money as plain decimals (`12.5`, `-3`, `.5`), with an exponent (`1.2E-7`, `5e+3`), as
+float64 round-trip text with 19 or more decimals (`0.0007458096045417008`), or as Parquet DOUBLE, which
+is read through its shortest round-trip decimal text (polars' Float64 → String gives the same decimal
+value as Python's `repr(float)`; tests/test_money.py holds it to that). Every such value is read exactly
+and stored at the warehouse's fixed scale, DECIMAL(38,18), rounded half-even to 1e-18. What the rounding
+took away is kept beside it: `rounding` = (exact value) − (stored value), a DECIMAL(38,38) of at most
+0.5e-18 in magnitude, so stored + rounding is what the file says. A value with digits below 1e-38 has
+its rounding itself rounded half-even at 1e-38 (the residual's 39th decimal and beyond are the only
+thing not kept).
+
+Nothing is refused for precision. A value is refused (`problem` says why) only when it is not a number
+at all (`1,5`, `NaN`, `inf`) or lies outside DECIMAL(38,18) (|amount| ≥ 1e20 once rounded).
+
+All of it is column-wise polars, run once per distinct text of a column and joined back: bill amounts
+repeat a lot, and a column of a million lines is parsed at the cost of its distinct values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+import polars as pl
+
+MONEY = pl.Decimal(38, 18)
+ROUNDING = pl.Decimal(38, 38)
+# an amount read from text: the stored value, what rounding to 1e-18 took off, and why it could not be
+# read (null when it could, or when there was nothing to read)
+EXACT = pl.Struct({"amount": MONEY, "rounding": ROUNDING, "problem": pl.String})
+
+NOT_A_NUMBER = "is not a number"
+OUT_OF_RANGE = "is out of range: an amount must be below 1e20 in magnitude"
+
+_NULL_TOKENS = ["", "NULL", "null", "Null"]
+# values the fixed scale holds as they are: no exponent, at most 20 integer and 18 fraction digits
+_PLAIN = r"^[+-]?(?:\d{1,20}(?:\.\d{0,18})?|\.\d{1,18})$"
+_NUMBER = r"^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$"
+_UNITS_LIMIT = 10**38  # 1e20 in units of 1e-18: the first amount DECIMAL(38,18) cannot hold
+_TAIL = 10**20  # 1e-18 in units of 1e-38
+
+
+def exact_money(expr: pl.Expr) -> pl.Expr:
+    """An amount column (text, float, decimal or integer) as an EXACT struct."""
+    return expr.map_batches(parse_amounts, return_dtype=EXACT)
+
+
+def parse_amounts(values: pl.Series) -> pl.Series:
+    """`values` as EXACT structs, computed once per distinct text."""
+    text = _as_text(values)
+    return by_distinct(text, _exact_table).alias(values.name)
+
+
+def by_distinct(values: pl.Series, table: Callable[[pl.Series], pl.DataFrame]) -> pl.Series:
+    """`table(distinct non-null values)` → a frame (`value`, result columns…), joined back onto every
+    row of `values` as one struct per row (all fields null where the value is null)."""
+    distinct = values.drop_nulls().unique()
+    results = table(distinct)
+    out = values.to_frame("value").join(results, on="value", how="left", maintain_order="left")
+    return out.select(pl.struct(pl.exclude("value"))).to_series()
+
+
+def _as_text(values: pl.Series) -> pl.Series:
+    if values.dtype == pl.String:
+        text = values.str.strip_chars()
+        return pl.select(pl.when(text.is_in(_NULL_TOKENS)).then(None).otherwise(text)).to_series()
+    # floats render as their shortest round-trip decimal; decimals and integers exactly
+    return values.cast(pl.String)
+
+
+def _exact_table(distinct: pl.Series) -> pl.DataFrame:
+    frame = distinct.to_frame("value")
+    plain = frame.filter(pl.col("value").str.contains(_PLAIN))
+    other = frame.filter(~pl.col("value").str.contains(_PLAIN))
+    return pl.concat(
+        [
+            plain.select(
+                "value",
+                pl.col("value").cast(MONEY).alias("amount"),
+                pl.lit(0, dtype=ROUNDING).alias("rounding"),
+                pl.lit(None, dtype=pl.String).alias("problem"),
+            ),
+            _round_half_even(other),
+        ]
+    )
+
+
+def _round_half_even(frame: pl.DataFrame) -> pl.DataFrame:
+    """Any decimal text (exponent, more than 18 decimals, leading zeros) rounded half-even to 1e-18,
+    with its rounding, by digit-string arithmetic: the text is shifted to a fixed point, cut after the
+    18th decimal, and the next 20 decimals (plus a guard digit and a sticky bit) decide the rest."""
+    if frame.height == 0:
+        return frame.select(
+            "value", pl.lit(None, MONEY).alias("amount"), pl.lit(None, ROUNDING).alias("rounding"),
+            pl.lit(None, pl.String).alias("problem"),
+        )
+    parts = pl.col("value").str.extract_groups(_NUMBER)
+    df = frame.with_columns(
+        parts.struct.field("1").alias("sign"),
+        parts.struct.field("2").alias("int"),
+        parts.struct.field("3").fill_null("").alias("frac"),
+        parts.struct.field("4").alias("exp"),
+    )
+    df = df.with_columns(
+        (pl.col("int").is_not_null() & ((pl.col("int").str.len_chars() + pl.col("frac").str.len_chars()) > 0))
+        .alias("is_number"),
+        (pl.col("int").fill_null("") + pl.col("frac")).str.strip_chars_start("0").alias("digits"),
+        # an exponent too long for Int64 only says "far too large" or "far too small"
+        pl.col("exp").cast(pl.Int64, strict=False)
+        .fill_null(
+            pl.when(pl.col("exp").is_null()).then(0)
+            .when(pl.col("exp").str.starts_with("-")).then(-(10**9))
+            .otherwise(10**9)
+        )
+        .clip(-(10**9), 10**9)
+        .alias("exp10"),
+    )
+    # position of the decimal point counted from the first significant digit
+    df = df.with_columns(
+        (pl.col("digits").str.len_chars().cast(pl.Int64) + pl.col("exp10") - pl.col("frac").str.len_chars())
+        .alias("point")
+    )
+    df = df.with_columns(
+        (pl.col("is_number") & (pl.col("digits") != "") & (pl.col("point") > 20)).alias("too_big"),
+        # below 1e-40 nothing reaches the stored value or the 38 decimals of its rounding
+        ((pl.col("digits") == "") | (pl.col("point") < -40)).alias("is_zero"),
+        pl.col("point").clip(-40, 20).alias("p"),
+    )
+    df = df.with_columns(
+        pl.when(pl.col("p") > 0)
+        .then(pl.col("digits").str.slice(0, pl.col("p")).str.pad_end(pl.col("p"), "0"))
+        .otherwise(pl.lit("0"))
+        .alias("int_part"),
+        pl.when(pl.col("p") >= 0)
+        .then(pl.col("digits").str.slice(pl.col("p")))
+        .otherwise(pl.col("digits").str.pad_start(pl.col("digits").str.len_chars().cast(pl.Int64) - pl.col("p"), "0"))
+        .alias("fraction"),
+    )
+    fraction = pl.col("fraction")
+    df = df.with_columns(
+        fraction.str.slice(0, 18).str.pad_end(18, "0").alias("f18"),
+        fraction.str.slice(18, 20).str.pad_end(20, "0").alias("t20"),
+        fraction.str.slice(38, 1).str.pad_end(1, "0").alias("guard"),
+        fraction.str.slice(39).str.contains("[1-9]").alias("sticky"),
+    )
+    half = "5" + "0" * 19
+    odd = ["1", "3", "5", "7", "9"]
+    t20, guard, sticky = pl.col("t20"), pl.col("guard"), pl.col("sticky")
+    beyond_half = (t20 > half) | ((t20 == half) & ((guard != "0") | sticky))
+    exact_half = (t20 == half) & (guard == "0") & ~sticky
+    up = beyond_half | (exact_half & pl.col("f18").str.slice(17, 1).is_in(odd))
+    # the residual's own half-even rounding at 1e-38 (rounding the residual before or after taking
+    # 1e-18 off is the same: 1e-18 is an even number of 1e-38 units)
+    tail_up = (guard > "5") | ((guard == "5") & (sticky | t20.str.slice(19, 1).is_in(odd)))
+    negative = pl.col("sign") == "-"
+    df = df.with_columns(
+        ((pl.col("int_part") + pl.col("f18")).cast(pl.Int128) + up.cast(pl.Int128)).alias("units"),
+        (t20.cast(pl.Int128) + tail_up.cast(pl.Int128) - pl.when(up).then(_TAIL).otherwise(0).cast(pl.Int128))
+        .alias("residual"),
+    )
+    df = df.with_columns(
+        (pl.col("too_big") | (pl.col("units") >= _UNITS_LIMIT)).alias("too_big"),
+        pl.when(pl.col("is_zero")).then(pl.lit(0, pl.Int128)).otherwise(pl.col("units")).alias("units"),
+        pl.when(pl.col("is_zero")).then(pl.lit(0, pl.Int128)).otherwise(pl.col("residual")).alias("residual"),
+    )
+    readable = pl.col("is_number") & ~pl.col("too_big")
+    units = pl.col("units").cast(pl.String).str.pad_start(19, "0")
+    amount_text = pl.concat_str(
+        pl.when(negative).then(pl.lit("-")).otherwise(pl.lit("")),
+        units.str.slice(0, units.str.len_chars() - 18),
+        pl.lit("."),
+        units.str.slice(-18),
+    )
+    residual_sign = pl.when(negative != (pl.col("residual") < 0)).then(pl.lit("-")).otherwise(pl.lit(""))
+    rounding_text = pl.concat_str(
+        residual_sign,
+        pl.lit("0." + "0" * 18),
+        pl.col("residual").abs().cast(pl.String).str.pad_start(20, "0"),
+    )
+    return df.select(
+        "value",
+        pl.when(readable).then(amount_text.cast(MONEY, strict=False)).alias("amount"),
+        pl.when(readable).then(rounding_text.cast(ROUNDING, strict=False)).alias("rounding"),
+        pl.when(~pl.col("is_number")).then(pl.lit(NOT_A_NUMBER))
+        .when(pl.col("too_big")).then(pl.lit(OUT_OF_RANGE))
+        .alias("problem"),
+    )
+
+
+def exact_sum(terms: list[tuple[int, pl.Expr]]) -> pl.Expr:
+    """Σ sign·term of EXACT structs (null terms count as 0), as an EXACT struct of the exact total:
+    amounts and roundings are summed apart, then the rounding is brought back within ±0.5e-18
+    (half-even) by moving whole 1e-18 units onto the amount. A term too large for the sum to be
+    sure to fit DECIMAL(38,18) (|term| ≥ 1e20 / number of terms) makes the sum out of range."""
+    limit = pl.lit(10**20 // len(terms), dtype=MONEY)
+    too_big = pl.any_horizontal([t.struct.field("amount").abs().fill_null(0) >= limit for _, t in terms])
+    amount = pl.lit(0, dtype=MONEY)
+    rounding = pl.lit(0, dtype=ROUNDING)
+    for sign, term in terms:
+        # zeroed where too big, so the sum itself never overflows
+        a = pl.when(too_big).then(pl.lit(0, MONEY)).otherwise(term.struct.field("amount").fill_null(0))
+        r = term.struct.field("rounding").fill_null(0)
+        amount = amount + a if sign > 0 else amount - a
+        rounding = rounding + r if sign > 0 else rounding - r
+    for _ in range(len(terms) - 1):  # |Σ rounding| ≤ n·0.5e-18: n − 1 moves bring it within ±0.5e-18
+        amount, rounding = _carry(amount, rounding)
+    return pl.struct(
+        pl.when(~too_big).then(amount).alias("amount"),
+        pl.when(~too_big).then(rounding).alias("rounding"),
+        pl.when(too_big).then(pl.lit(OUT_OF_RANGE)).alias("problem"),
+    )
+
+
+def _carry(amount: pl.Expr, rounding: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    unit = pl.lit(Decimal("1e-18"), dtype=MONEY)
+    unit_r = pl.lit(Decimal("1e-18"), dtype=ROUNDING)
+    half = pl.lit(Decimal("5e-19"), dtype=ROUNDING)
+    odd = amount.cast(pl.String).str.slice(-1).is_in(["1", "3", "5", "7", "9"])
+    step = (
+        pl.when((rounding > half) | ((rounding == half) & odd)).then(1)
+        .when((rounding < -half) | ((rounding == -half) & odd)).then(-1)
+        .otherwise(0)
+    )
+    return (
+        pl.when(step == 1).then(amount + unit).when(step == -1).then(amount - unit).otherwise(amount),
+        pl.when(step == 1).then(rounding - unit_r).when(step == -1).then(rounding + unit_r).otherwise(rounding),
+    )
