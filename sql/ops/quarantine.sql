@@ -8,7 +8,12 @@ CREATE TABLE IF NOT EXISTS ops.quarantine (
     payload         VARCHAR,            -- the raw row as JSON
     effective_cost  DECIMAL(38, 18),
     billed_cost     DECIMAL(38, 18),
+    effective_cost_rounding DECIMAL(38, 38),  -- what rounding to 1e-18 took off (file's amount = sum)
+    billed_cost_rounding    DECIMAL(38, 38),
     charge_period_start TIMESTAMP,      -- UTC, when it parses: the days the money belongs to
     charge_period_end   TIMESTAMP,
     day             DATE                -- the UTC day the row belongs to, when known
 );
+-- A warehouse built before amounts were kept with their rounding gains the columns (NULL: read as 0).
+ALTER TABLE ops.quarantine ADD COLUMN IF NOT EXISTS effective_cost_rounding DECIMAL(38, 38);
+ALTER TABLE ops.quarantine ADD COLUMN IF NOT EXISTS billed_cost_rounding DECIMAL(38, 38);
