@@ -158,7 +158,8 @@ def _inspect(args: argparse.Namespace) -> int:
     if not report:
         print(f"no landing files found under {args.landing}")
     for source, facts in report.items():
-        shown = ", ".join(f"{k} {v}" for k, v in facts.items() if k not in ("reasons", "dropped"))
+        shown = ", ".join(f"{k} {json.dumps(v) if isinstance(v, (dict, list)) else v}"
+                          for k, v in facts.items() if k not in ("reasons", "dropped"))
         print(f"{source:<10} {shown}")
         for reason in facts.get("reasons", []):
             print(f"  quarantined {reason['rows']:>6} × {reason['reason']}  (first: {reason['file']} {reason['first_row']})")

@@ -1,19 +1,37 @@
 """`gpuledger inspect`: every landing file parsed, nothing written. What a platform engineer runs
-before wiring a new export in. The JSON shape is documented in the README and stable."""
+before wiring a new export in. The JSON shape is documented in the README and stable.
+
+Files are summarised one at a time, as they are parsed: bill money is summed per file and currency
+into exact Decimals, quarantine reasons are counted, and the other sources keep only the few columns
+their totals need, so a large landing zone is never held whole."""
 
 from __future__ import annotations
 
 from collections import Counter
-from decimal import Decimal
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal, localcontext
 from pathlib import Path
 
 import polars as pl
 
+from pipelines.ingest.common import Parsed
 from pipelines.ingest.sources import ALL
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.landing import Source, discover
 
 MAX_REASONS = 20
+# exact Decimal arithmetic for sums of DECIMAL(38,18) amounts and DECIMAL(38,38) roundings
+EXACT_DIGITS = 80
+BILL_SOURCES = ("focus", "aws_cur")
+# the columns each source's totals need, kept from every file's staged rows
+FACTS = {
+    "slurm": ("cluster", "job_key", "submit_ts", "start_ts", "end_ts", "is_step", "gpus", "_file", "_row"),
+    "dcgm": ("timestamp", "hostname", "gpu", "gpu_instance"),
+    "runs": ("run_id", "event", "tokens"),
+    "inventory": ("gpu_count",),
+}
+FACTS["kubernetes"] = FACTS["slurm"]
 
 
 def inspect_landing(root: Path, cfg: OrgConfig) -> dict[str, dict]:
@@ -22,62 +40,134 @@ def inspect_landing(root: Path, cfg: OrgConfig) -> dict[str, dict]:
         files = discover(root, source)
         if not files:
             continue
-        rows, rejects, dropped, accepted = [], [], Counter(), 0
+        summary = _Summary(bills=source.name in BILL_SOURCES)
         for path, rel in files:
-            parsed = source.parse(path, rel, cfg)
-            accepted += parsed.rows.height
-            if parsed.rows.height:
-                rows.append(_facts_frame(source, parsed.rows))
-            rejects.append(parsed.rejects)
-            dropped.update(parsed.dropped)
-        staged = pl.concat(rows, how="diagonal_relaxed") if rows else pl.DataFrame()
-        quarantined = pl.concat(rejects) if rejects else pl.DataFrame()
-        entry = {
-            "files": len(files),
-            "rows": accepted + quarantined.height,
-            "quarantined": quarantined.height,
-            "reasons": _reasons(quarantined),
-        }
-        if dropped:
-            entry["dropped"] = dict(dropped)
-        entry.update(_totals(source, staged))
-        report[source.name] = entry
+            summary.add(source, source.parse(path, rel, cfg))
+        report[source.name] = summary.report(source)
     return report
 
 
-def _facts_frame(source: Source, rows: pl.DataFrame) -> pl.DataFrame:
+@dataclass
+class _Money:
+    """Exact sums of one currency's stored amounts and of their roundings."""
+
+    effective_cost: Decimal = Decimal(0)
+    billed_cost: Decimal = Decimal(0)
+    effective_cost_rounding: Decimal = Decimal(0)
+    billed_cost_rounding: Decimal = Decimal(0)
+
+    def add(self, row: dict) -> None:
+        with localcontext(prec=EXACT_DIGITS):
+            for name in ("effective_cost", "billed_cost", "effective_cost_rounding", "billed_cost_rounding"):
+                setattr(self, name, getattr(self, name) + (row[name] or Decimal(0)))
+
+    def written(self) -> dict:
+        """What the files wrote: stored + rounding, per measure, and the rounding the ledger records."""
+        with localcontext(prec=EXACT_DIGITS):
+            return {
+                "effective_cost": _text(self.effective_cost + self.effective_cost_rounding),
+                "billed_cost": _text(self.billed_cost + self.billed_cost_rounding),
+                "rounding": {"effective_cost": _text(self.effective_cost_rounding),
+                             "billed_cost": _text(self.billed_cost_rounding)},
+            }
+
+
+@dataclass
+class _Summary:
+    bills: bool
+    files: int = 0
+    accepted: int = 0
+    quarantined: int = 0
+    reasons: dict[str, dict] = field(default_factory=dict)  # reason -> rows, first file and row
+    dropped: Counter = field(default_factory=Counter)
+    facts: list[pl.DataFrame] = field(default_factory=list)
+    money: dict[str, _Money] = field(default_factory=dict)  # billing currency -> sums
+    defaulted: Counter = field(default_factory=Counter)  # default currency -> rows that took it
+    first_charge: datetime | None = None
+    last_charge: datetime | None = None
+
+    def add(self, source: Source, parsed: Parsed) -> None:
+        self.files += 1
+        self.accepted += parsed.rows.height
+        self.quarantined += parsed.rejects.height
+        self.dropped.update(parsed.dropped)
+        self._count_reasons(parsed.rejects)
+        if parsed.rows.height == 0:
+            return
+        if self.bills:
+            self._add_bill_rows(parsed)
+        else:
+            self.facts.append(_facts(source, parsed.rows))
+
+    def _count_reasons(self, rejects: pl.DataFrame) -> None:
+        if rejects.height == 0:
+            return
+        by_reason = rejects.group_by("reason", maintain_order=True).agg(
+            pl.len().alias("rows"), pl.col("file").first(), pl.col("row_ref").first().alias("first_row")
+        )
+        for row in by_reason.iter_rows(named=True):  # one row per distinct reason of the file
+            seen = self.reasons.setdefault(row["reason"], {"reason": row["reason"], "rows": 0, "file": row["file"],
+                                                           "first_row": row["first_row"]})
+            seen["rows"] += row["rows"]
+
+    def _add_bill_rows(self, parsed: Parsed) -> None:
+        rows = parsed.rows
+        sums = rows.group_by("billing_currency").agg(
+            pl.col("effective_cost", "billed_cost", "effective_cost_rounding", "billed_cost_rounding").sum()
+        )
+        for row in sums.iter_rows(named=True):  # one row per currency of the file
+            self.money.setdefault(row["billing_currency"], _Money()).add(row)
+        self.defaulted.update(parsed.defaulted.get("billing_currency", {}))
+        first, last = rows.select(pl.col("charge_period_start").min(), pl.col("charge_period_end").max()).row(0)
+        self.first_charge = min(filter(None, (self.first_charge, first)), default=None)
+        self.last_charge = max(filter(None, (self.last_charge, last)), default=None)
+
+    def report(self, source: Source) -> dict:
+        entry = {
+            "files": self.files,
+            "rows": self.accepted + self.quarantined,
+            "quarantined": self.quarantined,
+            "reasons": sorted(self.reasons.values(), key=lambda r: -r["rows"])[:MAX_REASONS],
+        }
+        if self.dropped:
+            entry["dropped"] = dict(self.dropped)
+        if self.bills:
+            entry.update(self._bill_totals())
+        else:
+            facts = pl.concat(self.facts, how="diagonal_relaxed") if self.facts else pl.DataFrame()
+            entry.update(_totals(source, facts))
+        return entry
+
+    def _bill_totals(self) -> dict:
+        """Money per currency, never added across currencies: one currency (or none) gives the totals
+        at the top, more give `by_currency` instead."""
+        currencies = sorted(self.money)
+        totals: dict = {"currencies": currencies}
+        if len(currencies) <= 1:
+            totals.update((self.money[currencies[0]] if currencies else _Money()).written())
+        else:
+            totals["by_currency"] = {c: self.money[c].written() for c in currencies}
+        totals["default_currency_rows"] = dict(self.defaulted)
+        totals["first_charge"] = _iso(self.first_charge)
+        totals["last_charge"] = _iso(self.last_charge)
+        return totals
+
+
+def _facts(source: Source, rows: pl.DataFrame) -> pl.DataFrame:
     """Keeps only what the totals need, so a fleet's telemetry is not held whole."""
-    if source.name == "dcgm":
-        return rows.select("timestamp", "hostname", "gpu", "gpu_instance").unique()
-    return rows
-
-
-def _reasons(quarantined: pl.DataFrame) -> list[dict]:
-    if quarantined.height == 0:
-        return []
-    top = (
-        quarantined.group_by("reason")
-        .agg(pl.len().alias("rows"), pl.col("file").first(), pl.col("row_ref").first().alias("first_row"))
-        .sort("rows", descending=True)
-        .head(MAX_REASONS)
-    )
-    return top.to_dicts()
+    kept = rows.select([c for c in FACTS.get(source.name, rows.columns) if c in rows.columns])
+    return kept.unique() if source.name == "dcgm" else kept
 
 
 def _iso(value) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+def _text(amount: Decimal) -> str:
+    return format(amount.normalize(), "f") if amount else "0"
+
+
 def _totals(source: Source, staged: pl.DataFrame) -> dict:
-    if source.name in ("focus", "aws_cur"):
-        if staged.height == 0:
-            return {"effective_cost": "0", "billed_cost": "0", "first_charge": None, "last_charge": None}
-        return {
-            "effective_cost": _exact_sum(staged["effective_cost"]),
-            "billed_cost": _exact_sum(staged["billed_cost"]),
-            "first_charge": _iso(staged["charge_period_start"].min()),
-            "last_charge": _iso(staged["charge_period_end"].max()),
-        }
     if source.name in ("slurm", "kubernetes"):
         if staged.height == 0:
             return {"jobs": 0, "steps": 0, "gpu_seconds": 0}
@@ -115,8 +205,3 @@ def _totals(source: Source, staged: pl.DataFrame) -> dict:
     if source.name == "inventory":
         return {"nodes": staged.height, "gpus": int(staged["gpu_count"].sum() or 0) if staged.height else 0}
     return {}
-
-
-def _exact_sum(column: pl.Series) -> str:
-    total = sum((Decimal(str(v)) for v in column.drop_nulls().to_list()), Decimal(0))
-    return format(total.normalize(), "f") if total else "0"
