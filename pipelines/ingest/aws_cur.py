@@ -30,13 +30,14 @@ a number`), and the row's other amounts are kept with it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
 
 from models.landing import MONEY, ROUNDING, TS
 from pipelines.ingest import focus
-from pipelines.ingest.common import RAW, Parsed, add_broken_lines, blank_to_null, by_distinct, file_reject, utc
+from pipelines.ingest.common import RAW, Parsed, blank_to_null, by_distinct, combine, file_reject, utc
 from pipelines.ingest.money import EXACT, exact_money, exact_sum
 
 SOURCE = "aws_cur"
@@ -131,29 +132,31 @@ AWS_TAG_PREFIX = r"^(?i:aws[:_])"
 
 def parse(path: Path, file: str, default_currency: str = focus.DEFAULT_CURRENCY) -> Parsed:
     """A CUR file's rows as FOCUS rows; a row without lineItem/CurrencyCode takes `default_currency`."""
-    try:
-        raw, broken, whole = focus.read_table(path, cur_columns, render=_parquet_as_text)
-    except Exception as err:  # any unreadable file is quarantined whole, never fatal
-        return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, f"unreadable file: {err}"))
-    cols = resolve_columns(raw.columns)
-    if cols["unblended_cost"] is None:
-        return Parsed(
-            rows=pl.DataFrame(),
-            rejects=file_reject(SOURCE, file, f"not an AWS CUR file: no {LEGACY_MARK} or {SNAKE_MARK} column"),
-        )
-    missing = [COLUMNS[c][0] for c in REQUIRED if cols[c] is None]
-    if missing:
-        return Parsed(
-            rows=pl.DataFrame(),
-            rejects=file_reject(SOURCE, file, f"missing required CUR column(s): {', '.join(missing)}"),
-        )
-    frame, amounts = to_focus_frame(raw, cols)
-    parsed = focus.from_focus_frame(frame, file, SOURCE, default_currency=default_currency, amounts=amounts, clean=True)
-    if not whole:
-        parsed.rejects = focus.complete_payloads(
-            parsed.rejects, path, read=raw.columns, rename=_payload_name, render=_parquet_as_text
-        )
-    return add_broken_lines(parsed, SOURCE, file, broken)
+    return combine(parse_chunks(path, file, default_currency))
+
+
+def parse_chunks(path: Path, file: str, default_currency: str = focus.DEFAULT_CURRENCY) -> Iterator[Parsed]:
+    """`parse`, a chunk of the file at a time."""
+
+    def parse_chunk(raw: pl.DataFrame, seen: focus.LineIds) -> Parsed:
+        cols = resolve_columns(raw.columns)
+        if cols["unblended_cost"] is None:
+            return Parsed(
+                rows=pl.DataFrame(),
+                rejects=file_reject(SOURCE, file, f"not an AWS CUR file: no {LEGACY_MARK} or {SNAKE_MARK} column"),
+            )
+        missing = [COLUMNS[c][0] for c in REQUIRED if cols[c] is None]
+        if missing:
+            return Parsed(
+                rows=pl.DataFrame(),
+                rejects=file_reject(SOURCE, file, f"missing required CUR column(s): {', '.join(missing)}"),
+            )
+        frame, given = to_focus_frame(raw, cols)
+        return focus.from_focus_frame(frame, file, SOURCE, default_currency=default_currency, given=given,
+                                      clean=True, seen=seen)
+
+    return focus.parse_in_chunks(path, file, SOURCE, cur_columns, parse_chunk, render=_parquet_as_text,
+                                 payload_name=_payload_name)
 
 
 def cur_columns(header: list[str]) -> list[str]:
@@ -211,6 +214,19 @@ def resolve_columns(columns: list[str]) -> dict[str, str | None]:
     }
 
 
+# EffectiveCost of commitment fees: the commitment's unused part, Σ sign·term (required?)
+SUMS: dict[str, list[tuple[str, int, bool]]] = {
+    "sp_unused_commitment": [("sp_total_commitment", 1, True), ("sp_used_commitment", -1, False)],
+    "ri_unused_fees": [("ri_unused_upfront", 1, False), ("ri_unused_recurring", 1, False)],
+}
+# staging time column -> the CUR concept it is read from
+TIMES = {
+    "billing_period_start": "billing_period_start",
+    "billing_period_end": "billing_period_end",
+    "charge_period_start": "usage_start",
+    "charge_period_end": "usage_end",
+}
+QUANTITIES = ("usage_amount",)
 # CUR money columns, read exactly (once per distinct value) before they are combined
 MONEY_CONCEPTS = (
     "unblended_cost", "net_unblended_cost", "public_on_demand_cost", "sp_effective_cost", "ri_effective_cost",
@@ -220,46 +236,48 @@ MONEY_CONCEPTS = (
 
 def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.DataFrame, dict[str, pl.Expr]]:
     """The CUR rows as FOCUS columns (text), followed by the raw CUR columns (kept for the quarantine
-    payload; a CUR header that collides with a staging name is prefixed with `raw.`), and the FOCUS
-    amounts (staging column -> EXACT struct column of the frame, see `focus.from_focus_frame`)."""
+    payload; a CUR header that collides with a staging name is prefixed with `raw.`), and the staging
+    columns already worked out here (amounts as EXACT structs, times as UTC; columns of the frame),
+    for `focus.from_focus_frame`'s `given`."""
     cur_names = list(raw.columns)
     raw, tags = _with_tags(raw, cols)
     tag_columns = set(raw.columns) - set(cur_names)
     # every CUR value used more than once is cleaned (and every amount read) once, as its own column
     present = {concept: c for concept, c in cols.items() if c}
     raw = raw.with_columns(
-        *[blank_to_null(c).alias(_text(concept)) for concept, c in present.items()],
-        *[exact_money(pl.col(c)).alias(_exact(concept)) for concept, c in present.items() if concept in MONEY_CONCEPTS],
+        *[blank_to_null(c).alias(_text(concept)) for concept, c in present.items() if concept not in MONEY_CONCEPTS],
+        *[exact_money(pl.col(c), shown=c).alias(_exact(concept))
+          for concept, c in present.items() if concept in MONEY_CONCEPTS],
+        *[_amount_sum(cols, name, terms).alias(_exact(name)) for name, terms in SUMS.items()],
     )
-    text = {concept: (pl.col(_text(concept)) if c else pl.lit(None, dtype=pl.String)) for concept, c in cols.items()}
+    text = {concept: (pl.col(_text(concept)) if c and concept not in MONEY_CONCEPTS else pl.lit(None, dtype=pl.String))
+            for concept, c in cols.items()}
     raw = raw.with_columns(text["line_item_type"].str.to_lowercase().alias("_kind"))
     kind = pl.col("_kind")
 
     def is_type(*types: str) -> pl.Expr:
         return kind.is_in([t.lower() for t in types])
 
-    def amount(concept: str, focus_name: str) -> pl.Expr:
-        return _amount(cols, concept, focus_name)
+    def amount(concept: str) -> pl.Expr:
+        return pl.col(_exact(concept)) if concept in SUMS or cols[concept] else pl.lit(None, dtype=EXACT)
 
     zero = pl.struct(pl.lit(0, MONEY).alias("amount"), pl.lit(0, ROUNDING).alias("rounding"),
                      pl.lit(None, pl.String).alias("problem"))
     effective = (
-        pl.when(is_type("SavingsPlanCoveredUsage")).then(amount("sp_effective_cost", "EffectiveCost"))
-        .when(is_type("SavingsPlanRecurringFee"))
-        .then(_amount_sum(cols, "EffectiveCost", [("sp_total_commitment", 1, True), ("sp_used_commitment", -1, False)]))
+        pl.when(is_type("SavingsPlanCoveredUsage")).then(amount("sp_effective_cost"))
+        .when(is_type("SavingsPlanRecurringFee")).then(amount("sp_unused_commitment"))
         .when(is_type("SavingsPlanNegation", "SavingsPlanUpfrontFee")).then(zero)
         .when(is_type("Fee") & text["ri_arn"].is_not_null()).then(zero)  # RI upfront fee
-        .when(is_type("DiscountedUsage")).then(amount("ri_effective_cost", "EffectiveCost"))
-        .when(is_type("RIFee"))
-        .then(_amount_sum(cols, "EffectiveCost", [("ri_unused_upfront", 1, False), ("ri_unused_recurring", 1, False)]))
-        .otherwise(amount("unblended_cost", "EffectiveCost"))
+        .when(is_type("DiscountedUsage")).then(amount("ri_effective_cost"))
+        .when(is_type("RIFee")).then(amount("ri_unused_fees"))
+        .otherwise(amount("unblended_cost"))
     )
-    billed = pl.when(text["net_unblended_cost"].is_not_null()).then(amount("net_unblended_cost", "BilledCost")) \
-        .otherwise(amount("unblended_cost", "BilledCost"))
+    net = amount("net_unblended_cost")
+    net_present = net.struct.field("amount").is_not_null() | net.struct.field("problem").is_not_null()
     raw = raw.with_columns(
         effective.alias("_amount.effective_cost"),
-        billed.alias("_amount.billed_cost"),
-        amount("public_on_demand_cost", "ListCost").alias("_amount.list_cost"),
+        pl.when(net_present).then(net).otherwise(amount("unblended_cost")).alias("_amount.billed_cost"),
+        amount("public_on_demand_cost").alias("_amount.list_cost"),
     )
     # an unknown type goes on as `<column>=<value>`: never a valid category, so the contract rejects the
     # row naming it
@@ -279,12 +297,19 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.D
         .when(is_type("SavingsPlanCoveredUsage", "DiscountedUsage")).then(pl.lit("Used"))
         .when(unused.fill_null(False)).then(pl.lit("Unused"))
     )
-    raw = raw.with_columns(category.alias("_category"), commitment_id.alias("_commitment_id"), status.alias("_status"))
+    raw = raw.with_columns(
+        category.alias("_category"), commitment_id.alias("_commitment_id"), status.alias("_status"),
+        *[by_distinct(text[concept], utc, TS).alias(_parsed(concept)) for concept in TIMES.values() if cols[concept]],
+        *[text[concept].cast(pl.Float64, strict=False).alias(_parsed(concept)) for concept in QUANTITIES if cols[concept]],
+    )
     category, commitment_id, status = pl.col("_category"), pl.col("_commitment_id"), pl.col("_status")
-    resource_id = pl.coalesce(text["resource_id"], pl.when(status == "Unused").then(commitment_id))
+    raw = raw.with_columns(pl.coalesce(text["resource_id"], pl.when(status == "Unused").then(commitment_id))
+                           .alias("_resource_id"))
+    resource_id = pl.col("_resource_id")
     line_id = pl.when(text["time_interval"].is_not_null()).then(
         pl.format("{}/{}", text["line_item_id"], text["time_interval"])
     ).otherwise(text["line_item_id"])
+    time = quantity = lambda concept: _as_read(raw, cols, concept)  # noqa: E731
 
     focus_columns = {
         "x_LineItemId": line_id,
@@ -292,14 +317,14 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.D
         "SubAccountId": text["usage_account_id"],
         "InvoiceId": text["invoice_id"],
         "BillingCurrency": text["currency"],
-        "BillingPeriodStart": _time(cols, "billing_period_start"),
-        "BillingPeriodEnd": _time(cols, "billing_period_end"),
-        "ChargePeriodStart": _time(cols, "usage_start"),
-        "ChargePeriodEnd": _time(cols, "usage_end"),
+        "BillingPeriodStart": time("billing_period_start"),
+        "BillingPeriodEnd": time("billing_period_end"),
+        "ChargePeriodStart": time("usage_start"),
+        "ChargePeriodEnd": time("usage_end"),
         "ChargeCategory": category,
         "ChargeDescription": text["description"],
-        "PricingQuantity": _quantity(cols, "usage_amount"),
-        "ConsumedQuantity": pl.when(category == "Usage").then(_quantity(cols, "usage_amount")),
+        "PricingQuantity": quantity("usage_amount"),
+        "ConsumedQuantity": pl.when(category == "Usage").then(quantity("usage_amount")),
         "PricingUnit": text["pricing_unit"],
         "CommitmentDiscountId": commitment_id,
         "CommitmentDiscountType": pl.when(is_type(*sp_types)).then(pl.lit("Savings Plan"))
@@ -309,7 +334,7 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.D
         "CommitmentDiscountStatus": status,
         "ProviderName": pl.lit("AWS"),
         "ResourceId": resource_id,
-        "ResourceType": _resource_type(resource_id),
+        "ResourceType": by_distinct(resource_id, _resource_type, pl.String),
         "RegionId": text["region"],
         "ServiceName": pl.coalesce(
             text["product_name"], text["product_map"].str.json_path_match("$.product_name"), text["product_code"]
@@ -320,14 +345,16 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.D
         "SkuId": text["sku"],
         "Tags": tags,
     }
-    amounts = {col: pl.col(f"_amount.{col}") for col in ("effective_cost", "billed_cost", "list_cost")}
+    given = {col: pl.col(f"_amount.{col}") for col in ("effective_cost", "billed_cost", "list_cost")}
+    given |= {col: pl.col(_parsed(concept)) for col, concept in TIMES.items() if cols[concept]}
     frame = raw.select(
         "_row",
         *[expr.cast(pl.String).alias(name) for name, expr in focus_columns.items()],
         *[pl.col(c).alias(_payload_name(c)) for c in cur_names if c != "_row" and c not in tag_columns],
-        *[pl.col(f"_amount.{col}") for col in amounts],
+        *[pl.col(f"_amount.{col}") for col in ("effective_cost", "billed_cost", "list_cost")],
+        *[pl.col(_parsed(concept)) for concept in TIMES.values() if cols[concept]],
     )
-    return frame, amounts
+    return frame, given
 
 
 def _text(concept: str) -> str:
@@ -350,67 +377,63 @@ def _payload_name(column: str) -> str:
     return RAW + column if column in _TAKEN or column.startswith("_") else column
 
 
-def _amount(cols: dict[str, str | None], concept: str, focus_name: str) -> pl.Expr:
-    """A CUR amount, read exactly, for a FOCUS column; an unreadable one is reported as
-    `<FOCUS column> '<CUR column>=<value>' is not a number`. A column the file lacks is null."""
-    col = cols[concept]
-    if col is None:
-        return pl.lit(None, dtype=EXACT)
-    return focus.amount_with_reason(pl.col(_exact(concept)), pl.lit(focus_name),
-                                    pl.format("{}={}", pl.lit(col), pl.col(_text(concept))))
+def _parsed(concept: str) -> str:
+    return f"_parsed.{concept}"
 
 
-def _time(cols: dict[str, str | None], concept: str) -> pl.Expr:
+def _as_read(raw: pl.DataFrame, cols: dict[str, str | None], concept: str) -> pl.Expr:
+    """A CUR time or quantity as text for FOCUS; an unreadable one as `<column>=<value>`, so the
+    reason names it (worded only in a chunk that has one)."""
     col = cols[concept]
     if col is None:
         return pl.lit(None, dtype=pl.String)
-    value = pl.col(_text(concept))
-    return _flag_broken(col, value, by_distinct(value, utc, TS))
+    value, parsed = pl.col(_text(concept)), pl.col(_parsed(concept))
+    broken = value.is_not_null() & parsed.is_null()
+    if not raw.select(broken.any()).item():
+        return value
+    return pl.when(broken).then(pl.format("{}={}", pl.lit(col), value)).otherwise(value)
 
 
-def _quantity(cols: dict[str, str | None], concept: str) -> pl.Expr:
-    col = cols[concept]
-    if col is None:
-        return pl.lit(None, dtype=pl.String)
-    value = pl.col(_text(concept))
-    return _flag_broken(col, value, value.cast(pl.Float64, strict=False))
-
-
-def _flag_broken(col: str, value: pl.Expr, parsed: pl.Expr) -> pl.Expr:
-    """The value as text for FOCUS; an unreadable one as `<column>=<value>`, so the reason names it."""
-    return pl.when(value.is_not_null() & parsed.is_null()).then(pl.format("{}={}", pl.lit(col), value)).otherwise(value)
-
-
-def _amount_sum(cols: dict[str, str | None], focus_name: str, terms: list[tuple[str, int, bool]]) -> pl.Expr:
-    """Σ sign·term, exactly (see `money.exact_sum`), as an EXACT struct. A missing term counts as 0
-    unless it is required (then the amount is null and the contract rejects the row); none present
-    gives null; an unreadable term gives its reason."""
-    present, reasons, required_missing = [], [], []
-    for concept, sign, required in terms:
-        col = cols[concept]
-        if col is None:
-            if required:
-                return pl.lit(None, dtype=EXACT)
-            continue
-        present.append((sign, concept))
-        reasons.append(_amount(cols, concept, focus_name).struct.field("problem"))
-        if required:
-            required_missing.append(pl.col(_text(concept)).is_null())
-    if not present:
+def _amount_sum(cols: dict[str, str | None], name: str, terms: list[tuple[str, int, bool]]) -> pl.Expr:
+    """Σ sign·term of CUR amounts, exactly (see `money.exact_sum`), as an EXACT struct; worked out
+    once per distinct combination of the terms' texts. A missing term counts as 0 unless it is
+    required (then the amount is null and the contract rejects the row); none present gives null;
+    an unreadable term gives its problem."""
+    present = [(cols[concept], sign, required) for concept, sign, required in terms if cols[concept]]
+    if not present or any(required and not cols[concept] for concept, _, required in terms):
         return pl.lit(None, dtype=EXACT)
-    total = exact_sum([(sign, pl.col(_exact(concept))) for sign, concept in present])
-    formula = " ".join(f"{'+' if sign > 0 else '-'} {cols[concept]}" for sign, concept in present).lstrip("+ ")
-    problems = pl.concat_list(reasons).list.drop_nulls()
-    all_missing = pl.all_horizontal([pl.col(_text(concept)).is_null() for _, concept in present])
-    missing = pl.any_horizontal(required_missing) if required_missing else pl.lit(False)
-    null = pl.lit(None, dtype=EXACT)
-    return (
-        pl.when(problems.list.len() > 0)
-        .then(pl.struct(pl.lit(None, MONEY).alias("amount"), pl.lit(None, ROUNDING).alias("rounding"),
-                        problems.list.join("; ").alias("problem")))
-        .when(all_missing | missing).then(null)
-        .otherwise(focus.amount_with_reason(total, pl.lit(focus_name), pl.lit(formula)))
-    )
+    formula = " ".join(f"{'+' if sign > 0 else '-'} {col}" for col, sign, _ in present).lstrip("+ ")
+
+    def totals(texts: pl.Series) -> pl.Series:
+        distinct = texts.unique().struct.unnest()
+        parts = distinct.with_columns(
+            exact_money(pl.col(col), shown=col).alias(f"_part{i}") for i, (col, _, _) in enumerate(present)
+        )
+        summed = parts.with_columns(exact_sum(parts, [(sign, f"_part{i}") for i, (_, sign, _) in enumerate(present)])
+                                    .alias("_sum"))
+        given = [pl.col(col).is_not_null() for col, _, _ in present]  # null spellings are null by now
+        problem = pl.coalesce([pl.col(f"_part{i}").struct.field("problem") for i in range(len(present))])
+        required_missing = pl.any_horizontal([~g for g, (_, _, required) in zip(given, present) if required]
+                                             or [pl.lit(False)])
+        total = pl.col("_sum")
+        table = summed.select(
+            pl.struct([pl.col(col) for col, _, _ in present]).alias("value"),
+            pl.when(problem.is_not_null())
+            .then(pl.struct(pl.lit(None, MONEY).alias("amount"), pl.lit(None, ROUNDING).alias("rounding"),
+                            problem.alias("problem")))
+            .when(~pl.any_horizontal(given) | required_missing).then(pl.lit(None, dtype=EXACT))
+            .otherwise(pl.struct(
+                total.struct.field("amount"), total.struct.field("rounding"),
+                pl.when(total.struct.field("problem").is_not_null())
+                .then(pl.format("'{}' {}", pl.lit(formula), total.struct.field("problem"))).alias("problem"),
+            ))
+            .alias("total"),
+        )
+        joined = texts.to_frame("value").join(table, on="value", how="left", maintain_order="left", nulls_equal=True)
+        return joined["total"]
+
+    cleaned = pl.struct([blank_to_null(col).alias(col) for col, _, _ in present])
+    return cleaned.map_batches(totals, return_dtype=EXACT)
 
 
 def _resource_type(resource_id: pl.Expr) -> pl.Expr:

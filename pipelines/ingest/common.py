@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import pandera.polars as pa
@@ -48,6 +48,32 @@ class Parsed:
 
 def empty_rejects() -> pl.DataFrame:
     return pl.DataFrame(schema=QUARANTINE_SCHEMA)
+
+
+def refuses_file(parsed: Parsed) -> bool:
+    """Whether `parsed` is a whole file refused (unreadable, or not the format): nothing staged."""
+    return parsed.rows.height == 0 and parsed.rejects.height > 0 and (parsed.rejects["row_ref"] == "file").all()
+
+
+def combine(parts: Iterable[Parsed]) -> Parsed:
+    """The chunks of a file parsed one by one, as one Parsed; a file refused part-way is refused whole
+    (what was staged from it before is let go, as if it had been unreadable from the start)."""
+    parts = list(parts)
+    refused = [p for p in parts if refuses_file(p)]
+    if refused:
+        return refused[-1]
+    staged = [p.rows for p in parts if p.rows.width]
+    rejects = [p.rejects for p in parts if p.rejects.height]
+    combined = Parsed(rows=pl.concat(staged) if staged else pl.DataFrame(),
+                      rejects=pl.concat(rejects) if rejects else empty_rejects())
+    for p in parts:
+        for reason, n in p.dropped.items():
+            combined.dropped[reason] = combined.dropped.get(reason, 0) + n
+        for column, counts in p.defaulted.items():
+            into = combined.defaulted.setdefault(column, {})
+            for value, n in counts.items():
+                into[value] = into.get(value, 0) + n
+    return combined
 
 
 def file_reject(source: str, file: str, reason: str) -> pl.DataFrame:

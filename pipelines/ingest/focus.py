@@ -10,15 +10,15 @@ it): both spellings are read. Extra columns, with or without the `x_` prefix (th
 
 from __future__ import annotations
 
-import gzip
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
 from models.landing import CHARGE_CATEGORIES, COMMITMENT_STATUSES, TS, FocusBillLine
+from pipelines.ingest.chunks import Chunk, Picker, Render, as_strings, read_chunks
 from pipelines.ingest.common import (
     Check,
     Parsed,
@@ -26,8 +26,9 @@ from pipelines.ingest.common import (
     blank_to_null,
     by_distinct,
     cast_checks,
+    combine,
     file_reject,
-    read_csv_leniently,
+    refuses_file,
     split_by_contract,
     utc,
 )
@@ -85,63 +86,6 @@ STAGED = ["_file", "_row", "source", *STRING_COLUMNS, *MONEY_COLUMNS, *[f"{c}_ro
           *TIME_COLUMNS, *FLOAT_COLUMNS]
 DEFAULT_CURRENCY = "USD"
 
-Broken = tuple[int, str, str]  # a CSV line that is no record: (line number, text, reason)
-Picker = Callable[[list[str]], list[str]]  # a file's header -> the columns to read from it
-
-
-def as_strings(df: pl.DataFrame) -> pl.DataFrame:
-    return df.select(pl.all().cast(pl.String))
-
-
-def read_table(
-    path: Path, pick: Picker | None = None, render: Callable[[pl.DataFrame], pl.DataFrame] = as_strings
-) -> tuple[pl.DataFrame, list[Broken], bool]:
-    """The columns `pick` chooses from the file's header (all without it) as strings, exactly as
-    written (Parquet values are rendered as text: a DOUBLE as its shortest round-trip decimal), with a
-    `_row` column (the record's 1-based row, or for a CSV read leniently its line number); the lines
-    that could not be read as records (line, text, reason); and whether every column was read.
-    Header names are given with surrounding spaces trimmed; `render` turns Parquet columns into text."""
-    name = path.name.lower()
-    if name.endswith(".parquet"):
-        names = list(pl.read_parquet_schema(path))
-        chosen = _chosen(names, pick)
-        df = render(pl.read_parquet(path, columns=chosen))
-        return _trimmed(df).with_row_index("_row", offset=1), [], len(chosen) == len(names)
-    source: Path | bytes = gzip.decompress(path.read_bytes()) if name.endswith(".gz") else path
-    try:
-        names = pl.read_csv(source, n_rows=0, infer_schema=False, encoding="utf8").columns
-        chosen = _chosen(names, pick)
-        df = pl.read_csv(source, columns=chosen, infer_schema=False, encoding="utf8")
-        return _trimmed(df).with_row_index("_row", offset=1), [], len(chosen) == len(names)
-    except Exception:  # a broken quote, bytes that are not UTF-8: read what can be read, line by line
-        frame, broken = read_csv_leniently(source if isinstance(source, bytes) else path.read_bytes())
-        # the header is line 1, so a one-line record's data row is its line number − 1
-        return _trimmed(frame.with_columns((pl.col("_line") - 1).alias("_row")).drop("_line")), broken, True
-
-
-def read_rows(path: Path, rows: list[int], render: Callable[[pl.DataFrame], pl.DataFrame] = as_strings) -> pl.DataFrame:
-    """Every column of the given 1-based data rows (as `read_table` numbers them), as strings: the
-    whole records of quarantined lines, for their payload, when parsing read only some columns."""
-    wanted = pl.col("_row").is_in(rows)
-    name = path.name.lower()
-    if name.endswith(".parquet"):
-        frame = pl.scan_parquet(path).with_row_index("_row", offset=1).filter(wanted).collect()
-        return _trimmed(pl.concat([frame.select("_row"), render(frame.drop("_row"))], how="horizontal"))
-    if name.endswith(".gz"):
-        frame = pl.read_csv(gzip.decompress(path.read_bytes()), infer_schema=False).with_row_index("_row", offset=1)
-        return _trimmed(frame.filter(wanted))
-    return _trimmed(pl.scan_csv(path, infer_schema=False).with_row_index("_row", offset=1).filter(wanted).collect())
-
-
-def _chosen(names: list[str], pick: Picker | None) -> list[str]:
-    if pick is None:
-        return names
-    wanted = set(pick([n.strip() for n in names]))
-    return [n for n in names if n.strip() in wanted]
-
-
-def _trimmed(df: pl.DataFrame) -> pl.DataFrame:
-    return df.rename({c: c.strip() for c in df.columns if c != c.strip()})
 
 
 def focus_columns(header: list[str]) -> list[str]:
@@ -153,47 +97,82 @@ def focus_columns(header: list[str]) -> list[str]:
 
 def parse(path: Path, file: str, source: str = SOURCE, default_currency: str = DEFAULT_CURRENCY) -> Parsed:
     """A FOCUS file's rows; a row without BillingCurrency takes `default_currency`."""
-    try:
-        raw, broken, whole = read_table(path, focus_columns)
-    except Exception as err:  # any unreadable file is quarantined whole, never fatal
-        return Parsed(rows=pl.DataFrame(), rejects=file_reject(source, file, f"unreadable file: {err}"))
-    missing = [c for c in REQUIRED if c not in raw.columns]
-    if missing:
-        return Parsed(
-            rows=pl.DataFrame(),
-            rejects=file_reject(source, file, f"missing required FOCUS column(s): {', '.join(missing)}"),
-        )
-    parsed = from_focus_frame(raw, file, source, default_currency=default_currency)
-    if not whole:
-        parsed.rejects = complete_payloads(parsed.rejects, path, read=raw.columns)
-    return add_broken_lines(parsed, source, file, broken)
+    return combine(parse_chunks(path, file, source, default_currency))
 
 
-def complete_payloads(
-    rejects: pl.DataFrame,
+def parse_chunks(
+    path: Path, file: str, source: str = SOURCE, default_currency: str = DEFAULT_CURRENCY
+) -> Iterator[Parsed]:
+    """`parse`, a chunk of the file at a time."""
+
+    def parse_chunk(raw: pl.DataFrame, seen: LineIds) -> Parsed:
+        missing = [c for c in REQUIRED if c not in raw.columns]
+        if missing:
+            return Parsed(rows=pl.DataFrame(),
+                          rejects=file_reject(source, file, f"missing required FOCUS column(s): {', '.join(missing)}"))
+        return from_focus_frame(raw, file, source, default_currency=default_currency, seen=seen)
+
+    return parse_in_chunks(path, file, source, focus_columns, parse_chunk)
+
+
+@dataclass
+class LineIds:
+    """The row each line id first appeared in, over the chunks of a file read so far (with the id's
+    64-bit hash, which a chunk's ids are looked up by before the ids themselves are compared)."""
+
+    first_rows: pl.DataFrame = field(
+        default_factory=lambda: pl.DataFrame(schema={"_hash": pl.UInt64, "line_id": pl.String, "_seen_row": pl.Int64})
+    )
+
+
+def parse_in_chunks(
     path: Path,
-    read: list[str],
-    rename: Callable[[str], str] = lambda c: c,
-    render: Callable[[pl.DataFrame], pl.DataFrame] = as_strings,
-) -> pl.DataFrame:
-    """Adds to each quarantined row's payload the columns of its record that parsing did not read
-    (`read` names those it did; `rename` gives a file column its payload key), so the payload holds
-    the whole record while the parse reads only the columns it needs. The file is read again only
-    when something was quarantined."""
+    file: str,
+    source: str,
+    pick: Picker,
+    parse_chunk: Callable[[pl.DataFrame, LineIds], Parsed],
+    render: Render = as_strings,
+    payload_name: Callable[[str], str] = lambda c: c,
+) -> Iterator[Parsed]:
+    """Reads the file a chunk at a time (see `chunks.read_chunks`) and parses each chunk with
+    `parse_chunk(frame, line ids seen so far)`; a chunk parsed into a whole-file rejection (a header
+    that is no bill's) ends the file. Quarantined rows get their whole record as payload (a file
+    column `c` under the key `payload_name(c)`); lines that are no records are quarantined too."""
+    seen = LineIds()
+    chunks = read_chunks(path, pick, render)
+    while True:
+        try:
+            chunk = next(chunks)
+        except StopIteration:
+            return
+        except Exception as err:  # any unreadable file is quarantined whole, never fatal
+            yield Parsed(rows=pl.DataFrame(), rejects=file_reject(source, file, f"unreadable file: {err}"))
+            return
+        parsed = parse_chunk(chunk.frame, seen)
+        if refuses_file(parsed):
+            yield parsed
+            return
+        parsed.rejects = complete_payloads(parsed.rejects, chunk, payload_name)
+        yield add_broken_lines(parsed, source, file, chunk.broken)
+
+
+def complete_payloads(rejects: pl.DataFrame, chunk: Chunk, payload_name: Callable[[str], str]) -> pl.DataFrame:
+    """Adds to each quarantined row's payload the columns of its record that parsing did not read,
+    so the payload holds the whole record while the parse reads only the columns it needs."""
+    if chunk.whole or rejects.height == 0:
+        return rejects
     row = pl.col("row_ref").str.extract(r"^row (\d+)$", 1).cast(pl.Int64, strict=False)
     rows = rejects.select(row.drop_nulls().unique()).to_series().to_list()
     if not rows:
         return rejects
-    try:
-        records = read_rows(path, rows, render)
-    except Exception:  # the records could be read once: keep the payload of what was read then
-        return rejects
-    rest = [c for c in records.columns if c != "_row" and c not in set(read)]
+    records = chunk.whole_records(rows)
+    read = set(chunk.frame.columns)
+    rest = [c for c in records.columns if c != "_row" and c not in read]
     if not rest:
         return rejects
     extra = records.select(
-        pl.col("_row").cast(pl.Int64),
-        pl.struct([pl.col(c).alias(rename(c)) for c in rest]).struct.json_encode().alias("_rest"),
+        pl.col("_row"),
+        pl.struct([pl.col(c).alias(payload_name(c)) for c in rest]).struct.json_encode().alias("_rest"),
     )
     merged = rejects.with_columns(row.alias("_row")).join(extra, on="_row", how="left", maintain_order="left")
     payload, rest_json = pl.col("payload"), pl.col("_rest")
@@ -211,28 +190,29 @@ def from_focus_frame(
     source: str,
     *,
     default_currency: str = DEFAULT_CURRENCY,
-    amounts: dict[str, pl.Expr] | None = None,
+    given: dict[str, pl.Expr] | None = None,
     clean: bool = False,
+    seen: LineIds | None = None,
 ) -> Parsed:
     """Casts a frame of FOCUS columns (all strings, and `_row`) to staging rows and rejects.
 
     Amounts are read exactly (see `pipelines.ingest.money`): stored at 1e-18, with what the rounding
-    took off EffectiveCost and BilledCost in `*_rounding`. `amounts` gives staging money columns as
-    EXACT structs already read (whose `problem` is the whole reason), for converters that compute
-    them; the others are read from the FOCUS columns. `clean` says the FOCUS text holds no blanks or
+    took off EffectiveCost and BilledCost in `*_rounding`. `given` holds staging columns a converter
+    has already worked out from its own columns: amounts as EXACT structs (a problem worded after
+    the quoted value, as `money.exact_money` words it), times as UTC datetimes (the FOCUS text stays
+    for the reason when one did not parse); the others are read from the FOCUS columns. `clean` says the FOCUS text holds no blanks or
     null spellings (a converter built it), so it is not cleared again."""
     if "_row" not in raw.columns:
         raw = raw.with_row_index("_row", offset=1)
-    amounts = amounts or {}
-    payload_columns = [c for c in raw.columns if c != "_row" and raw.schema[c] != EXACT]
-    money = {
-        col: amounts[col] if col in amounts else _focus_amount(raw, c) for col, c in MONEY_COLUMNS.items()
-    }
+    given = given or {}
+    payload_columns = [c for c in raw.columns if c != "_row" and c not in _given_columns(given)]
+    money = {col: given[col] if col in given else _focus_amount(raw, c) for col, c in MONEY_COLUMNS.items()}
     text = (lambda c: pl.col(c)) if clean else blank_to_null
     df = raw.with_columns(
         *[_first_present(raw, names, text).alias(col) for col, names in STRING_COLUMNS.items()],
         *[expr.alias(f"_amount.{col}") for col, expr in money.items()],
-        *[by_distinct(text(c), utc, TS).alias(col) if c in raw.columns else pl.lit(None, dtype=TS).alias(col)
+        *[given[col].alias(col) if col in given
+          else by_distinct(text(c), utc, TS).alias(col) if c in raw.columns else pl.lit(None, dtype=TS).alias(col)
           for col, c in TIME_COLUMNS.items()],
         *[text(c).cast(pl.Float64, strict=False).alias(col) if c in raw.columns
           else pl.lit(None, dtype=pl.Float64).alias(col) for col, c in FLOAT_COLUMNS.items()],
@@ -252,13 +232,11 @@ def from_focus_frame(
     casts = {col: (c, "a timestamp") for col, c in TIME_COLUMNS.items()}
     casts |= {col: (c, "a number") for col, c in FLOAT_COLUMNS.items()}
     casts["tags"] = ("Tags", "a JSON object")
-    problems = [pl.col(f"_amount.{col}").struct.field("problem") for col in MONEY_COLUMNS]
-    df, repeats = _repeated_line_ids(df)
-    checks = [
-        *cast_checks(df, casts, clean=clean),
-        *repeats,
-        *[(problem.is_not_null(), problem) for problem in problems],
-    ]
+    df, repeats = _repeated_line_ids(df, seen or LineIds())
+    checks = [*cast_checks(df, casts, clean=clean), *repeats]
+    for col, name in MONEY_COLUMNS.items():  # `BilledCost 'abc' is not a number`
+        problem = pl.col(f"_amount.{col}").struct.field("problem")
+        checks.append((problem.is_not_null(), pl.format("{} {}", pl.lit(name), problem)))
     staged, rejects = split_by_contract(
         df,
         FocusBillLine,
@@ -285,32 +263,34 @@ def from_focus_frame(
     return parsed
 
 
+def _given_columns(given: dict[str, pl.Expr]) -> set[str]:
+    """The frame columns the `given` expressions read (not input: kept out of the payload)."""
+    return {name for expr in given.values() for name in expr.meta.root_names()}
+
+
 def _focus_amount(raw: pl.DataFrame, column: str) -> pl.Expr:
-    """A FOCUS amount column read exactly, its problem worded as the reason (`BilledCost 'x' is not a
-    number`); a missing column is all null."""
-    if column not in raw.columns:
-        return pl.lit(None, dtype=EXACT)
-    return amount_with_reason(exact_money(pl.col(column)), pl.lit(column), pl.col(column).cast(pl.String))
+    """A FOCUS amount column read exactly; a missing column is all null."""
+    return exact_money(pl.col(column)) if column in raw.columns else pl.lit(None, dtype=EXACT)
 
 
-def amount_with_reason(amount: pl.Expr, label: pl.Expr, value: pl.Expr) -> pl.Expr:
-    """An EXACT struct whose problem (if any) becomes the whole reason: `<label> '<value>' <problem>`."""
-    problem = amount.struct.field("problem")
-    return pl.struct(
-        amount.struct.field("amount"),
-        amount.struct.field("rounding"),
-        pl.when(problem.is_not_null()).then(pl.format("{} '{}' {}", label, value, problem)).alias("problem"),
-    )
-
-
-def _repeated_line_ids(df: pl.DataFrame) -> tuple[pl.DataFrame, list[Check]]:
-    """`x_LineItemId '<id>' repeats row <n>` for every line after the first with its id (`df` gains
-    the row each id first appears in, when some id repeats)."""
-    repeated = pl.col("line_id").is_not_null() & ~pl.col("line_id").is_first_distinct()
+def _repeated_line_ids(df: pl.DataFrame, seen: LineIds) -> tuple[pl.DataFrame, list[Check]]:
+    """`x_LineItemId '<id>' repeats row <n>` for every line after the first with its id, in this
+    chunk or an earlier one (`df` gains the row each repeated id first appeared in)."""
+    ids = pl.col("line_id")
+    hashes = df.select(ids.hash(seed=0).alias("_hash"), "line_id", pl.col("_row").cast(pl.Int64).alias("_seen_row"))
+    earlier = seen.first_rows.filter(pl.col("_hash").is_in(hashes["_hash"].implode()))
+    if earlier.height:  # ids hashed alike: the ids themselves decide
+        df = df.join(earlier.select("line_id", "_seen_row"), on="line_id", how="left", maintain_order="left")
+    else:
+        df = df.with_columns(pl.lit(None, dtype=pl.Int64).alias("_seen_row"))
+    first_here = ids.is_not_null() & ids.is_first_distinct()
+    new_ids = hashes.filter(first_here & df["_seen_row"].is_null())
+    seen.first_rows = pl.concat([seen.first_rows, new_ids])
+    repeated = ids.is_not_null() & (~ids.is_first_distinct() | pl.col("_seen_row").is_not_null())
     if not df.select(repeated.any()).item():  # the window below is worth skipping when no id repeats
         return df, []
-    df = df.with_columns(pl.col("_row").min().over("line_id").alias("_first_row"))
-    return df, [(repeated, pl.format("x_LineItemId '{}' repeats row {}", pl.col("line_id"), pl.col("_first_row")))]
+    df = df.with_columns(pl.coalesce("_seen_row", pl.col("_row").min().over("line_id")).alias("_first_row"))
+    return df, [(repeated, pl.format("x_LineItemId '{}' repeats row {}", ids, pl.col("_first_row")))]
 
 
 def _first_present(raw: pl.DataFrame, names: tuple[str, ...], text: Callable[[str], pl.Expr]) -> pl.Expr:

@@ -19,7 +19,6 @@ repeat a lot, and a column of a million lines is parsed at the cost of its disti
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from decimal import Decimal
 
 import polars as pl
@@ -41,49 +40,44 @@ _UNITS_LIMIT = 10**38  # 1e20 in units of 1e-18: the first amount DECIMAL(38,18)
 _TAIL = 10**20  # 1e-18 in units of 1e-38
 
 
-def exact_money(expr: pl.Expr) -> pl.Expr:
-    """An amount column (text, float, decimal or integer) as an EXACT struct."""
-    return expr.map_batches(parse_amounts, return_dtype=EXACT)
+def exact_money(expr: pl.Expr, shown: str | None = None) -> pl.Expr:
+    """An amount column (text, float, decimal or integer) as an EXACT struct. A problem is worded
+    with the value quoted, `'1,5' is not a number`, or with `shown=` the column it came from,
+    `'lineItem/UnblendedCost=1,5' is not a number`, ready to follow the name of what it was for."""
+    return expr.map_batches(lambda values: parse_amounts(values, shown), return_dtype=EXACT)
 
 
-def parse_amounts(values: pl.Series) -> pl.Series:
-    """`values` as EXACT structs, computed once per distinct text."""
-    text = _as_text(values)
-    return by_distinct(text, _exact_table).alias(values.name)
-
-
-def by_distinct(values: pl.Series, table: Callable[[pl.Series], pl.DataFrame]) -> pl.Series:
-    """`table(distinct non-null values)` → a frame (`value`, result columns…), joined back onto every
-    row of `values` as one struct per row (all fields null where the value is null)."""
-    distinct = values.drop_nulls().unique()
-    results = table(distinct)
-    out = values.to_frame("value").join(results, on="value", how="left", maintain_order="left")
-    return out.select(pl.struct(pl.exclude("value"))).to_series()
-
-
-def _as_text(values: pl.Series) -> pl.Series:
-    if values.dtype == pl.String:
-        text = values.str.strip_chars()
-        return pl.select(pl.when(text.is_in(_NULL_TOKENS)).then(None).otherwise(text)).to_series()
-    # floats render as their shortest round-trip decimal; decimals and integers exactly
-    return values.cast(pl.String)
-
-
-def _exact_table(distinct: pl.Series) -> pl.DataFrame:
-    frame = distinct.to_frame("value")
-    plain = frame.filter(pl.col("value").str.contains(_PLAIN))
-    other = frame.filter(~pl.col("value").str.contains(_PLAIN))
-    return pl.concat(
-        [
-            plain.select(
-                "value",
-                pl.col("value").cast(MONEY).alias("amount"),
-                pl.lit(0, dtype=ROUNDING).alias("rounding"),
-                pl.lit(None, dtype=pl.String).alias("problem"),
-            ),
-            _round_half_even(other),
-        ]
+def parse_amounts(values: pl.Series, shown: str | None = None) -> pl.Series:
+    """`values` as EXACT structs, computed once per distinct value (blank and NULL spellings give
+    all-null structs: no amount, and nothing wrong with it)."""
+    distinct = values.drop_nulls().unique().to_frame("value")
+    if distinct.height == 0:  # a column the export leaves empty (most CUR commitment columns)
+        return pl.repeat(None, len(values), dtype=EXACT, eager=True).alias(values.name)
+    table = distinct.with_columns(_clean(pl.col("value")).alias("text"))
+    text = table.drop_nulls("text")
+    plain = text.filter(pl.col("text").str.contains(_PLAIN))
+    amounts = pl.concat([
+        plain.select(
+            "value",
+            pl.col("text").cast(MONEY).alias("amount"),
+            pl.lit(0, dtype=ROUNDING).alias("rounding"),
+            pl.lit(None, dtype=pl.String).alias("problem"),
+        ),
+        _round_half_even(text.join(plain, on="value", how="anti")),
+    ])
+    quoted = pl.col("text") if shown is None else pl.lit(f"{shown}=") + pl.col("text")
+    amounts = amounts.join(table.select("value", "text"), on="value").with_columns(
+        pl.when(pl.col("problem").is_not_null()).then(pl.format("'{}' {}", quoted, pl.col("problem"))).alias("problem")
     )
+    out = values.to_frame("value").join(amounts, on="value", how="left", maintain_order="left")
+    return out.select(pl.struct("amount", "rounding", "problem")).to_series().alias(values.name)
+
+
+def _clean(value: pl.Expr) -> pl.Expr:
+    """Text with surrounding spaces trimmed, blank and NULL spellings as null; numbers as text (a
+    float as its shortest round-trip decimal, a decimal or integer exactly)."""
+    text = value.cast(pl.String).str.strip_chars()
+    return pl.when(text.is_in(_NULL_TOKENS)).then(None).otherwise(text)
 
 
 def _round_half_even(frame: pl.DataFrame) -> pl.DataFrame:
@@ -95,7 +89,7 @@ def _round_half_even(frame: pl.DataFrame) -> pl.DataFrame:
             "value", pl.lit(None, MONEY).alias("amount"), pl.lit(None, ROUNDING).alias("rounding"),
             pl.lit(None, pl.String).alias("problem"),
         )
-    parts = pl.col("value").str.extract_groups(_NUMBER)
+    parts = pl.col("text").str.extract_groups(_NUMBER)
     df = frame.with_columns(
         parts.struct.field("1").alias("sign"),
         parts.struct.field("2").alias("int"),
@@ -188,41 +182,54 @@ def _round_half_even(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def exact_sum(terms: list[tuple[int, pl.Expr]]) -> pl.Expr:
-    """Σ sign·term of EXACT structs (null terms count as 0), as an EXACT struct of the exact total:
-    amounts and roundings are summed apart, then the rounding is brought back within ±0.5e-18
-    (half-even) by moving whole 1e-18 units onto the amount. A term too large for the sum to be
-    sure to fit DECIMAL(38,18) (|term| ≥ 1e20 / number of terms) makes the sum out of range."""
+def exact_sum(frame: pl.DataFrame, terms: list[tuple[int, str]]) -> pl.Series:
+    """Σ sign·term over EXACT struct columns of `frame` (null terms count as 0), as EXACT structs of
+    the exact totals: amounts and roundings are summed apart, then the rounding is brought back
+    within ±0.5e-18 (half-even) by moving whole 1e-18 units onto the amount. A term too large for the
+    sum to be sure to fit DECIMAL(38,18) (|term| ≥ 1e20 / number of terms) makes the sum out of
+    range. Each step is its own column, so no term is worked out twice."""
     limit = pl.lit(10**20 // len(terms), dtype=MONEY)
-    too_big = pl.any_horizontal([t.struct.field("amount").abs().fill_null(0) >= limit for _, t in terms])
-    amount = pl.lit(0, dtype=MONEY)
-    rounding = pl.lit(0, dtype=ROUNDING)
-    for sign, term in terms:
-        # zeroed where too big, so the sum itself never overflows
-        a = pl.when(too_big).then(pl.lit(0, MONEY)).otherwise(term.struct.field("amount").fill_null(0))
-        r = term.struct.field("rounding").fill_null(0)
-        amount = amount + a if sign > 0 else amount - a
-        rounding = rounding + r if sign > 0 else rounding - r
-    for _ in range(len(terms) - 1):  # |Σ rounding| ≤ n·0.5e-18: n − 1 moves bring it within ±0.5e-18
-        amount, rounding = _carry(amount, rounding)
-    return pl.struct(
-        pl.when(~too_big).then(amount).alias("amount"),
-        pl.when(~too_big).then(rounding).alias("rounding"),
-        pl.when(too_big).then(pl.lit(OUT_OF_RANGE)).alias("problem"),
+    df = frame.select(
+        pl.any_horizontal([pl.col(t).struct.field("amount").abs().fill_null(0) >= limit for _, t in terms])
+        .alias("too_big"),
+        *[pl.col(t).struct.field("amount").fill_null(0).alias(f"a{i}") for i, (_, t) in enumerate(terms)],
+        *[pl.col(t).struct.field("rounding").fill_null(0).alias(f"r{i}") for i, (_, t) in enumerate(terms)],
     )
+    amount, rounding = pl.lit(0, dtype=MONEY), pl.lit(0, dtype=ROUNDING)
+    for i, (sign, _) in enumerate(terms):
+        # zeroed where too big, so the sum itself never overflows
+        a = pl.when(pl.col("too_big")).then(pl.lit(0, MONEY)).otherwise(pl.col(f"a{i}"))
+        amount = amount + a if sign > 0 else amount - a
+        rounding = rounding + pl.col(f"r{i}") if sign > 0 else rounding - pl.col(f"r{i}")
+    df = df.with_columns(amount.alias("amount"), rounding.alias("rounding"))
+    for _ in range(len(terms) - 1):  # |Σ rounding| ≤ n·0.5e-18: n − 1 moves bring it within ±0.5e-18
+        df = _carry(df)
+    return df.select(
+        pl.struct(
+            pl.when(~pl.col("too_big")).then(pl.col("amount")).alias("amount"),
+            pl.when(~pl.col("too_big")).then(pl.col("rounding")).alias("rounding"),
+            pl.when(pl.col("too_big")).then(pl.lit(OUT_OF_RANGE)).alias("problem"),
+        )
+    ).to_series()
 
 
-def _carry(amount: pl.Expr, rounding: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+def _carry(df: pl.DataFrame) -> pl.DataFrame:
+    """Moves one 1e-18 unit between rounding and amount where the rounding is beyond ±0.5e-18, or at
+    exactly ±0.5e-18 with an odd last digit (half-even)."""
     unit = pl.lit(Decimal("1e-18"), dtype=MONEY)
     unit_r = pl.lit(Decimal("1e-18"), dtype=ROUNDING)
     half = pl.lit(Decimal("5e-19"), dtype=ROUNDING)
+    amount, rounding = pl.col("amount"), pl.col("rounding")
     odd = amount.cast(pl.String).str.slice(-1).is_in(["1", "3", "5", "7", "9"])
-    step = (
+    df = df.with_columns(
         pl.when((rounding > half) | ((rounding == half) & odd)).then(1)
         .when((rounding < -half) | ((rounding == -half) & odd)).then(-1)
         .otherwise(0)
+        .alias("step")
     )
-    return (
-        pl.when(step == 1).then(amount + unit).when(step == -1).then(amount - unit).otherwise(amount),
-        pl.when(step == 1).then(rounding - unit_r).when(step == -1).then(rounding + unit_r).otherwise(rounding),
+    step = pl.col("step")
+    return df.with_columns(
+        pl.when(step == 1).then(amount + unit).when(step == -1).then(amount - unit).otherwise(amount).alias("amount"),
+        pl.when(step == 1).then(rounding - unit_r).when(step == -1).then(rounding + unit_r).otherwise(rounding)
+        .alias("rounding"),
     )

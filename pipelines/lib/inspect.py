@@ -8,6 +8,7 @@ their totals need, so a large landing zone is never held whole."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, localcontext
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.ingest.common import Parsed
+from pipelines.ingest.common import Parsed, refuses_file
 from pipelines.ingest.sources import ALL
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.landing import Source, discover
@@ -42,7 +43,7 @@ def inspect_landing(root: Path, cfg: OrgConfig) -> dict[str, dict]:
             continue
         summary = _Summary(bills=source.name in BILL_SOURCES)
         for path, rel in files:
-            summary.add(source, source.parse(path, rel, cfg))
+            summary.add_file(source, _parsed_parts(source, path, rel, cfg))
         report[source.name] = summary.report(source)
     return report
 
@@ -86,8 +87,32 @@ class _Summary:
     first_charge: datetime | None = None
     last_charge: datetime | None = None
 
-    def add(self, source: Source, parsed: Parsed) -> None:
+    def add_file(self, source: Source, parts: Iterable[Parsed]) -> None:
+        """A file's parsed chunks, summarised one by one; a file refused part-way counts as refused
+        whole, as the pipeline stages nothing of it."""
+        own = _Summary(bills=self.bills)
+        for parsed in parts:
+            if refuses_file(parsed):
+                own = _Summary(bills=self.bills)
+            own.add(source, parsed)
         self.files += 1
+        self.merge(own)
+
+    def merge(self, other: _Summary) -> None:
+        self.accepted += other.accepted
+        self.quarantined += other.quarantined
+        for reason, seen in other.reasons.items():
+            mine = self.reasons.setdefault(reason, {**seen, "rows": 0})
+            mine["rows"] += seen["rows"]
+        self.dropped.update(other.dropped)
+        self.facts.extend(other.facts)
+        for currency, money in other.money.items():
+            self.money.setdefault(currency, _Money()).add(vars(money))
+        self.defaulted.update(other.defaulted)
+        self.first_charge = min(filter(None, (self.first_charge, other.first_charge)), default=None)
+        self.last_charge = max(filter(None, (self.last_charge, other.last_charge)), default=None)
+
+    def add(self, source: Source, parsed: Parsed) -> None:
         self.accepted += parsed.rows.height
         self.quarantined += parsed.rejects.height
         self.dropped.update(parsed.dropped)
@@ -151,6 +176,12 @@ class _Summary:
         totals["first_charge"] = _iso(self.first_charge)
         totals["last_charge"] = _iso(self.last_charge)
         return totals
+
+
+def _parsed_parts(source: Source, path: Path, rel: str, cfg: OrgConfig) -> Iterable[Parsed]:
+    if source.parse_chunks is not None:
+        return source.parse_chunks(path, rel, cfg)
+    return [source.parse(path, rel, cfg)]
 
 
 def _facts(source: Source, rows: pl.DataFrame) -> pl.DataFrame:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -39,6 +39,8 @@ class Source:
     staged_model: type[pa.DataFrameModel]    # the contract of the staging table's rows
     span: tuple[pl.Expr, pl.Expr]  # first and last instant a parsed row covers (for the manifest)
     rollup: str | None = None      # SQL turning parsed rows (as `dcgm_samples`) into staging rows
+    # `parse` a chunk of the file at a time, for readers that summarise rather than keep (inspect)
+    parse_chunks: Callable[[Path, str, OrgConfig], Iterable[Parsed]] | None = None
 
     @property
     def qualified_table(self) -> str:
