@@ -95,3 +95,21 @@ def test_parquet_in_batches_reads_as_the_whole_file(tmp_path, monkeypatch):
     assert chunked.rejects["row_ref"].to_list() == [f"row {i}" for i in range(21, 26)]
     assert json.loads(chunked.rejects["payload"][0])["pricing_term"] == "OnDemand"
     assert chunked.rows.filter(pl.col("line_id") == "p3")["effective_cost"].item() == Decimal(repr(3 * 0.1))
+
+
+def test_a_summary_reads_less_and_decides_the_same(tmp_path):
+    """inspect's reading leaves out the columns that only describe a line: what is staged, what is
+    quarantined and why, and every amount stay the same."""
+    from pipelines.ingest.common import combine
+    from tests.test_aws_cur import _write_csv
+
+    for flavour in (0, 1):
+        path = _write_csv(tmp_path / f"cur{flavour}.csv", flavour)
+        full = aws_cur.parse(path, "cur.csv")
+        summary = combine(aws_cur.parse_chunks(path, "cur.csv", descriptive=False))
+        decided = ["_row", "line_id", "billing_currency", "charge_period_start", "charge_period_end", "charge_category",
+                   "effective_cost", "effective_cost_rounding", "billed_cost", "billed_cost_rounding", "tags"]
+        assert full.rows.select(decided).sort("_row").equals(summary.rows.select(decided).sort("_row"))
+        assert summary.rows["service_name"].null_count() == summary.rows.height  # not read
+        reasons = ["row_ref", "reason", "effective_cost", "billed_cost"]
+        assert full.rejects.select(reasons).sort("row_ref").equals(summary.rejects.select(reasons).sort("row_ref"))

@@ -83,6 +83,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "product_map": ("product",),
 }
 REQUIRED = ("line_item_type", "usage_start", "usage_end", "unblended_cost")
+# concepts that only describe a line: no check reads them and no amount depends on them
+DESCRIPTIVE = ("invoice_id", "payer_account_id", "usage_account_id", "product_code", "resource_id", "description",
+               "product_name", "region", "sku", "pricing_unit", "product_map")
 LEGACY_MARK, SNAKE_MARK = "lineItem/UnblendedCost", "line_item_unblended_cost"
 
 # LineItemType (case-insensitive) -> FOCUS ChargeCategory. Credit is a FOCUS Credit; a Refund keeps the
@@ -135,8 +138,12 @@ def parse(path: Path, file: str, default_currency: str = focus.DEFAULT_CURRENCY)
     return combine(parse_chunks(path, file, default_currency))
 
 
-def parse_chunks(path: Path, file: str, default_currency: str = focus.DEFAULT_CURRENCY) -> Iterator[Parsed]:
-    """`parse`, a chunk of the file at a time."""
+def parse_chunks(
+    path: Path, file: str, default_currency: str = focus.DEFAULT_CURRENCY, descriptive: bool = True
+) -> Iterator[Parsed]:
+    """`parse`, a chunk of the file at a time. Without `descriptive`, the columns that only describe
+    a line (DESCRIPTIVE) are not read: the rows still decide what is staged, what is quarantined and
+    why, and what everything costs, which is all a summary (inspect) needs."""
 
     def parse_chunk(raw: pl.DataFrame, seen: focus.LineIds) -> Parsed:
         cols = resolve_columns(raw.columns)
@@ -155,14 +162,16 @@ def parse_chunks(path: Path, file: str, default_currency: str = focus.DEFAULT_CU
         return focus.from_focus_frame(frame, file, SOURCE, default_currency=default_currency, given=given,
                                       clean=True, seen=seen)
 
-    return focus.parse_in_chunks(path, file, SOURCE, cur_columns, parse_chunk, render=_parquet_as_text,
+    pick = cur_columns if descriptive else (lambda header: cur_columns(header, descriptive=False))
+    return focus.parse_in_chunks(path, file, SOURCE, pick, parse_chunk, render=_parquet_as_text,
                                  payload_name=_payload_name)
 
 
-def cur_columns(header: list[str]) -> list[str]:
-    """The CUR columns the FOCUS mapping reads: every concept's column and every user-tag source. The
-    other columns (a legacy CUR has about 90) are read only for the payload of quarantined rows."""
-    wanted = {c for c in resolve_columns(header).values() if c}
+def cur_columns(header: list[str], descriptive: bool = True) -> list[str]:
+    """The CUR columns the FOCUS mapping reads: every concept's column (without `descriptive`, not
+    those of DESCRIPTIVE) and every user-tag source. The other columns (a legacy CUR has about 90) are
+    read only for the payload of quarantined rows."""
+    wanted = {c for concept, c in resolve_columns(header).items() if c and (descriptive or concept not in DESCRIPTIVE)}
     return [c for c in header if c in wanted or _tag_key(c) is not None]
 
 

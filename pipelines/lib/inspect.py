@@ -179,8 +179,8 @@ class _Summary:
 
 
 def _parsed_parts(source: Source, path: Path, rel: str, cfg: OrgConfig) -> Iterable[Parsed]:
-    if source.parse_chunks is not None:
-        return source.parse_chunks(path, rel, cfg)
+    if source.summary_chunks is not None:
+        return source.summary_chunks(path, rel, cfg)
     return [source.parse(path, rel, cfg)]
 
 

@@ -39,8 +39,9 @@ class Source:
     staged_model: type[pa.DataFrameModel]    # the contract of the staging table's rows
     span: tuple[pl.Expr, pl.Expr]  # first and last instant a parsed row covers (for the manifest)
     rollup: str | None = None      # SQL turning parsed rows (as `dcgm_samples`) into staging rows
-    # `parse` a chunk of the file at a time, for readers that summarise rather than keep (inspect)
-    parse_chunks: Callable[[Path, str, OrgConfig], Iterable[Parsed]] | None = None
+    # `parse` a chunk of the file at a time, for a summary (inspect) rather than staging: the rows
+    # decide what is staged or quarantined and what it costs; columns that only describe may be null
+    summary_chunks: Callable[[Path, str, OrgConfig], Iterable[Parsed]] | None = None
 
     @property
     def qualified_table(self) -> str:
