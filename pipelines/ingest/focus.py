@@ -6,7 +6,10 @@ columns 1.1 added (CapacityReservationId/Status, CommitmentDiscountQuantity/Unit
 SkuPriceDetails, ServiceSubcategory) and 1.2 added (InvoiceId, BillingAccountType, PricingCurrency…)
 are simply optional. 1.3 renames ProviderName to ServiceProviderName (with HostProviderName beside
 it): both spellings are read. Extra columns, with or without the `x_` prefix (the FinOps sample has an
-`Id`), are ignored, except `x_LineItemId`, the line id."""
+`Id`), are ignored, except `x_LineItemId`, the line id.
+
+Amounts are read exactly from their text, stored at 1e-18 with the rounding kept beside them
+(`money`); a file is read a chunk of records at a time, only the columns staging reads (`chunks`)."""
 
 from __future__ import annotations
 
