@@ -418,6 +418,8 @@ def _amount_sum(cols: dict[str, str | None], name: str, terms: list[tuple[str, i
 
     def totals(texts: pl.Series) -> pl.Series:
         distinct = texts.unique().struct.unnest()
+        if distinct.filter(pl.any_horizontal(pl.all().is_not_null())).height == 0:  # no term in this chunk (usual)
+            return pl.repeat(None, len(texts), dtype=EXACT, eager=True)
         parts = distinct.with_columns(
             exact_money(pl.col(col), shown=col).alias(f"_part{i}") for i, (col, _, _) in enumerate(present)
         )

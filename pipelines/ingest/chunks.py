@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import io
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +68,16 @@ def read_chunks(
     else:
         with path.open("rb") as fh:
             yield from _csv_chunks(fh, pick, chunk_bytes)
+
+
+def read_ahead(chunks: Iterator[Chunk]) -> Iterator[Chunk]:
+    """The same chunks, the next one read (in a thread) while the caller works on this one: reading a
+    block and parsing the last one both run mostly outside the GIL, so on two cores they overlap."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(next, chunks, None)
+        while (chunk := pending.result()) is not None:
+            pending = pool.submit(next, chunks, None)
+            yield chunk
 
 
 def _chosen(names: list[str], pick: Picker | None) -> list[str]:

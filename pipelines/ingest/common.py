@@ -103,6 +103,8 @@ def by_distinct(expr: pl.Expr, parse: Callable[[pl.Expr], pl.Expr], dtype: pl.Da
     an expensive parse costs what its distinct values cost."""
 
     def apply(values: pl.Series) -> pl.Series:
+        if values.null_count() == len(values):
+            return pl.repeat(None, len(values), dtype=dtype, eager=True).alias(values.name)
         table = values.unique().to_frame("value").with_columns(parse(pl.col("value")).alias("parsed"))
         joined = values.to_frame("value").join(table, on="value", how="left", maintain_order="left", nulls_equal=True)
         return joined["parsed"].alias(values.name)

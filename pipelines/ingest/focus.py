@@ -21,7 +21,7 @@ import duckdb
 import polars as pl
 
 from models.landing import CHARGE_CATEGORIES, COMMITMENT_STATUSES, TS, FocusBillLine
-from pipelines.ingest.chunks import Chunk, Picker, Render, as_strings, read_chunks
+from pipelines.ingest.chunks import Chunk, Picker, Render, as_strings, read_ahead, read_chunks
 from pipelines.ingest.common import (
     Check,
     Parsed,
@@ -142,7 +142,7 @@ def parse_in_chunks(
     that is no bill's) ends the file. Quarantined rows get their whole record as payload (a file
     column `c` under the key `payload_name(c)`); lines that are no records are quarantined too."""
     seen = LineIds()
-    chunks = read_chunks(path, pick, render)
+    chunks = read_ahead(read_chunks(path, pick, render))
     while True:
         try:
             chunk = next(chunks)
@@ -208,7 +208,8 @@ def from_focus_frame(
     if "_row" not in raw.columns:
         raw = raw.with_row_index("_row", offset=1)
     given = given or {}
-    payload_columns = [c for c in raw.columns if c != "_row" and c not in _given_columns(given)]
+    worked_out = _given_columns(given)
+    payload_columns = [c for c in raw.columns if c != "_row" and c not in worked_out]
     money = {col: given[col] if col in given else _focus_amount(raw, c) for col, c in MONEY_COLUMNS.items()}
     text = (lambda c: pl.col(c)) if clean else blank_to_null
     df = raw.with_columns(
