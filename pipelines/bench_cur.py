@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     file_total = _unblended_sum(cur)
     print(f"file's own Σ lineItem/UnblendedCost (Python decimal): {file_total}")
 
-    converter_installed = (PEERS / "convert_cur.sh").is_file() and (PEER_DIR / "converter/bin/focus-converter").is_file()
+    converter = PEER_DIR / "converter" / "bin" / "focus-converter"
+    converter_installed = (PEERS / "convert_cur.sh").is_file() and converter.is_file()
     if not converter_installed:
         print(f"focus-converter: skipped (not installed; run {PEERS / 'setup.sh'})")
     runs: dict[str, list[dict]] = {"focus-converter": [], "gpuledger inspect": []}
@@ -88,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\ninspect totals equal the file's own decimal sum: {exact}")
     if "focus-converter" in medians:
         (cw, cr), (iw, ir) = medians["focus-converter"], medians["gpuledger inspect"]
-        print(f"inspect is {cw / iw:.2f}× faster (wall) and uses {cr / ir:.2f}× less peak memory than focus-converter")
+        print(f"inspect is {cw / iw:.2f}× faster (wall) and uses {cr / ir:.2f}× less peak memory "
+              "than focus-converter")
     print(f"load after: {_load()}")
     return 0 if exact else 1
 

@@ -116,8 +116,8 @@ def test_amounts_finer_than_1e18_are_kept_with_their_rounding(tmp_path):
 
 def test_amounts_outside_decimal_38_18_are_quarantined(tmp_path):
     path = tmp_path / "r.csv"
-    path.write_text(HEADER + _good(1, "1e20") + _good(2, "-123456789012345678901") + _good(3, "99999999999999999999.9999999999999999995")
-                    + _good(4, "99999999999999999999.5"))
+    path.write_text(HEADER + _good(1, "1e20") + _good(2, "-123456789012345678901")
+                    + _good(3, "99999999999999999999.9999999999999999995") + _good(4, "99999999999999999999.5"))
     parsed = focus.parse(path, "r.csv")
     assert parsed.rows["resource_id"].to_list() == ["i-4"]
     reasons = dict(parsed.rejects.select("row_ref", "reason").iter_rows())

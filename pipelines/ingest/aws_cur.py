@@ -312,7 +312,8 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.D
     raw = raw.with_columns(
         category.alias("_category"), commitment_id.alias("_commitment_id"), status.alias("_status"),
         *[by_distinct(text[concept], utc, TS).alias(_parsed(concept)) for concept in TIMES.values() if cols[concept]],
-        *[text[concept].cast(pl.Float64, strict=False).alias(_parsed(concept)) for concept in QUANTITIES if cols[concept]],
+        *[text[concept].cast(pl.Float64, strict=False).alias(_parsed(concept))
+          for concept in QUANTITIES if cols[concept]],
     )
     category, commitment_id, status = pl.col("_category"), pl.col("_commitment_id"), pl.col("_status")
     raw = raw.with_columns(pl.coalesce(text["resource_id"], pl.when(status == "Unused").then(commitment_id))

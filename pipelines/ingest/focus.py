@@ -203,8 +203,10 @@ def from_focus_frame(
     took off EffectiveCost and BilledCost in `*_rounding`. `given` holds staging columns a converter
     has already worked out from its own columns: amounts as EXACT structs (a problem worded after
     the quoted value, as `money.exact_money` words it), times as UTC datetimes (the FOCUS text stays
-    for the reason when one did not parse); the others are read from the FOCUS columns. `clean` says the FOCUS text holds no blanks or
-    null spellings (a converter built it), so it is not cleared again."""
+    for the reason when one did not parse); the others are read from the FOCUS columns. `clean` says
+    the FOCUS text holds no blanks or null spellings (a converter built it), so it is not cleared
+    again. `seen` holds the line ids of the file's earlier chunks (and gains this chunk's), so a
+    repeat is found across chunks."""
     if "_row" not in raw.columns:
         raw = raw.with_row_index("_row", offset=1)
     given = given or {}
@@ -305,7 +307,8 @@ def _first_present(raw: pl.DataFrame, names: tuple[str, ...], text: Callable[[st
 def _canonical(col: str, values: list[str]) -> pl.Expr:
     """Providers vary the case of enum values (`usage`, `USAGE`); FOCUS spells them one way."""
     spelled = {v.lower(): v for v in values}
-    return pl.col(col).str.to_lowercase().replace_strict(spelled, default=pl.col(col), return_dtype=pl.String).alias(col)
+    lowered = pl.col(col).str.to_lowercase()
+    return lowered.replace_strict(spelled, default=pl.col(col), return_dtype=pl.String).alias(col)
 
 
 def normalize_tags(tags: pl.Expr) -> pl.Expr:

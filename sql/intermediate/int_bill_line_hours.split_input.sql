@@ -19,7 +19,8 @@ UNION ALL
 SELECT file || '#' || row_ref, TRUE, charge_period_start,
        greatest(coalesce(charge_period_end, charge_period_start), charge_period_start),
        coalesce(effective_cost, 0), coalesce(billed_cost, 0),
-       coalesce(effective_cost_rounding, 0), coalesce(billed_cost_rounding, 0), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       coalesce(effective_cost_rounding, 0), coalesce(billed_cost_rounding, 0),
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        strftime(charge_period_start, '%Y-%m')
 FROM ops.quarantine
 WHERE source IN ('focus', 'aws_cur')
