@@ -126,11 +126,11 @@ def _csv_chunks(fh, pick: Picker | None, chunk_bytes: int) -> Iterator[Chunk]:
     whole = len(chosen) == len(names)
     offset = 1
     yielded = False
-    for data, first_line in _record_blocks(fh, header, rest, chunk_bytes):
+    for data, start in _record_blocks(fh, header, rest, chunk_bytes):
         try:
             frame = _trimmed(pl.read_csv(data, columns=chosen, infer_schema=False, encoding="utf8"))
         except Exception:  # a broken quote, bytes that are not UTF-8: this block line by line
-            chunk = _lenient(data, pick, first_line - 1)
+            chunk = _lenient(data, pick, _line_at(fh, start) - 1)
             offset += chunk.frame.height
             yielded = True
             yield chunk
@@ -182,27 +182,41 @@ def _header(fh, chunk_bytes: int) -> tuple[bytes, bytes]:
 
 
 def _record_blocks(fh, header: bytes, rest: bytes, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
-    """(the header followed by about `chunk_bytes` of whole records, the file line the first of those
-    records starts on). Each block is copied once: header, the records carried over from the last
-    read, and this read up to its last record end."""
-    line = 2  # the header is line 1
+    """(the header followed by about `chunk_bytes` of whole records, the file offset of the first of
+    those records). Each block is copied once: header, the records carried over from the last read,
+    and this read up to its last record end."""
+    start = len(header)  # file offset of the first record in `carry`
     carry = rest
     while True:
         block = fh.read(chunk_bytes)
         if not block:
             if carry.strip():
-                yield header + carry, line
+                yield header + carry, start
             return
         end = _last_record_end(block, carry.count(b'"') % 2)
         if end < 0:  # no record ends in it yet (a long quoted field): read on
             carry += block
             continue
         data = b"".join((header, carry, memoryview(block)[:end]))
-        line_count = carry.count(b"\n") + block.count(b"\n", 0, end)
+        size = len(carry) + end
         carry = block[end:]
         del block
-        yield data, line
-        line += line_count
+        yield data, start
+        start += size
+
+
+def _line_at(fh, offset: int) -> int:
+    """The 1-based line of the file that the byte at `offset` starts, counting the newlines before it
+    (asked only for a block that has to be read line by line, so line numbers are not counted for
+    every block of every file)."""
+    here = fh.tell()
+    fh.seek(0)
+    line, left = 1, offset
+    while left > 0 and (part := fh.read(min(left, 1 << 24))):
+        line += part.count(b"\n")
+        left -= len(part)
+    fh.seek(here)
+    return line
 
 
 def _first_record_end(data: bytes) -> int:
