@@ -283,16 +283,16 @@ def _repeated_line_ids(df: pl.DataFrame, seen: LineIds) -> tuple[pl.DataFrame, l
     """`x_LineItemId '<id>' repeats row <n>` for every line after the first with its id, in this
     chunk or an earlier one (`df` gains the row each repeated id first appeared in)."""
     ids = pl.col("line_id")
+    df = df.with_columns((ids.is_not_null() & ids.is_first_distinct()).alias("_first_here"))
     hashes = df.select(ids.hash(seed=0).alias("_hash"), "line_id", pl.col("_row").cast(pl.Int64).alias("_seen_row"))
     earlier = seen.first_rows.filter(pl.col("_hash").is_in(hashes["_hash"].implode()))
     if earlier.height:  # ids hashed alike: the ids themselves decide
         df = df.join(earlier.select("line_id", "_seen_row"), on="line_id", how="left", maintain_order="left")
     else:
         df = df.with_columns(pl.lit(None, dtype=pl.Int64).alias("_seen_row"))
-    first_here = ids.is_not_null() & ids.is_first_distinct()
-    new_ids = hashes.filter(first_here & df["_seen_row"].is_null())
+    new_ids = hashes.filter(df["_first_here"] & df["_seen_row"].is_null())
     seen.first_rows = pl.concat([seen.first_rows, new_ids])
-    repeated = ids.is_not_null() & (~ids.is_first_distinct() | pl.col("_seen_row").is_not_null())
+    repeated = ids.is_not_null() & (~pl.col("_first_here") | pl.col("_seen_row").is_not_null())
     if not df.select(repeated.any()).item():  # the window below is worth skipping when no id repeats
         return df, []
     df = df.with_columns(pl.coalesce("_seen_row", pl.col("_row").min().over("line_id")).alias("_first_row"))
