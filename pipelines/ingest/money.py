@@ -23,8 +23,9 @@ from decimal import Decimal
 
 import polars as pl
 
-MONEY = pl.Decimal(38, 18)
-ROUNDING = pl.Decimal(38, 38)
+from models.landing import MONEY, ROUNDING
+from pipelines.ingest.common import NULL_TOKENS
+
 # an amount read from text: the stored value, what rounding to 1e-18 took off, and why it could not be
 # read (null when it could, or when there was nothing to read)
 EXACT = pl.Struct({"amount": MONEY, "rounding": ROUNDING, "problem": pl.String})
@@ -32,7 +33,6 @@ EXACT = pl.Struct({"amount": MONEY, "rounding": ROUNDING, "problem": pl.String})
 NOT_A_NUMBER = "is not a number"
 OUT_OF_RANGE = "is out of range: an amount must be below 1e20 in magnitude"
 
-_NULL_TOKENS = ["", "NULL", "null", "Null"]
 # values the fixed scale holds as they are: no exponent, at most 20 integer and 18 fraction digits
 _PLAIN = r"^[+-]?(?:\d{1,20}(?:\.\d{0,18})?|\.\d{1,18})$"
 _NUMBER = r"^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$"
@@ -77,7 +77,7 @@ def _clean(value: pl.Expr) -> pl.Expr:
     """Text with surrounding spaces trimmed, blank and NULL spellings as null; numbers as text (a
     float as its shortest round-trip decimal, a decimal or integer exactly)."""
     text = value.cast(pl.String).str.strip_chars()
-    return pl.when(text.is_in(_NULL_TOKENS)).then(None).otherwise(text)
+    return pl.when(text.is_in(NULL_TOKENS)).then(None).otherwise(text)
 
 
 def _round_half_even(frame: pl.DataFrame) -> pl.DataFrame:
