@@ -11,7 +11,7 @@ SEED   ?= 7
 END    := $(shell date -u -d "$(START) +$$(( $(DAYS) - 1 )) days" +%F)
 export DAGSTER_HOME := $(CURDIR)/dagster_home
 
-.PHONY: setup demo test clean bench
+.PHONY: setup demo test clean bench bench-cur
 
 $(BIN)/gpuledger: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,3 +44,8 @@ clean:
 SCALE ?= 1
 bench: setup
 	$(BIN)/python -m pipelines.bench --scale $(SCALE)
+
+# inspect vs the FinOps focus-converter on a replicated real CUR of ROWS rows (files under /tmp)
+ROWS ?= 1000000
+bench-cur: setup
+	$(BIN)/python -m pipelines.bench_cur --rows $(ROWS)

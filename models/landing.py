@@ -8,11 +8,15 @@ the reason) and backs the blocking asset check on the staging table.
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 
 import polars as pl
 import pandera.polars as pa
 
 MONEY = pl.Decimal(38, 18)
+# what rounding an amount to MONEY's 1e-18 took off (at most 0.5e-18 either way), so that
+# amount + rounding is exactly what the bill file says
+ROUNDING = pl.Decimal(38, 38)
 TS = pl.Datetime("us")
 
 CHARGE_CATEGORIES = ["Usage", "Purchase", "Tax", "Credit", "Adjustment"]
@@ -50,6 +54,9 @@ class FocusBillLine(_Contract):
     charge_category: str = pa.Field(isin=CHARGE_CATEGORIES)
     billed_cost: MONEY = pa.Field(nullable=False)
     effective_cost: MONEY = pa.Field(nullable=False)
+    # null only beside a null amount, which the amount's own check reports
+    billed_cost_rounding: ROUNDING = pa.Field(nullable=True)
+    effective_cost_rounding: ROUNDING = pa.Field(nullable=True)
     commitment_discount_status: str = pa.Field(isin=COMMITMENT_STATUSES, nullable=True)
     resource_id: str = pa.Field(nullable=True)
     tags: str = pa.Field(nullable=True)
@@ -61,6 +68,14 @@ class FocusBillLine(_Contract):
     @pa.dataframe_check(name="ChargePeriodStart must not be in the future")
     def not_future(cls, data: pa.PolarsData) -> pl.LazyFrame:
         return data.lazyframe.select(_not_in_future("charge_period_start"))
+
+    @pa.dataframe_check(name="an amount's rounding must be within ±0.5e-18")
+    def rounding_within_half_unit(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        half = pl.lit(Decimal("5e-19"), dtype=ROUNDING)
+        return data.lazyframe.select(
+            (pl.col("effective_cost_rounding").abs().fill_null(0) <= half)
+            & (pl.col("billed_cost_rounding").abs().fill_null(0) <= half)
+        )
 
 
 class SlurmJobRecord(_Contract):

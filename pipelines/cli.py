@@ -255,7 +255,8 @@ def _inspect(args: argparse.Namespace) -> int:
     for source, facts in report.items():
         if source == "ignored_files":
             continue
-        shown = ", ".join(f"{k} {v}" for k, v in facts.items() if k not in listed)
+        shown = ", ".join(f"{k} {json.dumps(v) if isinstance(v, (dict, list)) else v}"
+                          for k, v in facts.items() if k not in listed)
         print(f"{source:<10} {shown}")
         if "deliveries" in facts:
             print("  deliveries  " + ", ".join(f"{n} {what}" for what, n in facts["deliveries"].items()))

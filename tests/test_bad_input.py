@@ -1,7 +1,7 @@
 """Bad input, tried on purpose: every fault gets a message naming file and row, lands in
 ops.quarantine, and never takes the rest of the file (or the run) with it."""
 
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 
 import polars as pl
 
@@ -96,12 +96,33 @@ def test_times_in_the_future_are_quarantined(tmp_path):
     assert runs.parse(events, "r.jsonl").rejects["reason"].to_list() == ["ts must not be in the future"]
 
 
-def test_amounts_finer_than_1e18_are_quarantined_not_rounded(tmp_path):
+def test_amounts_finer_than_1e18_are_kept_with_their_rounding(tmp_path):
+    texts = ["1.0000000000000000001", "1.23456789E-12", "2.5000000000000000000000", "1E-18",
+             "0.0000000000000000005", "0.0000000000000000015", "-0.0000000000000000025"]
     path = tmp_path / "p.csv"
-    path.write_text(HEADER + _good(1, "1.0000000000000000001") + _good(2, "1.23456789E-12")
-                    + _good(3, "2.5000000000000000000000") + _good(4, "1E-18"))
+    path.write_text(HEADER + "".join(_good(h, t) for h, t in enumerate(texts, start=1)))
     parsed = focus.parse(path, "p.csv")
-    assert parsed.rows["resource_id"].to_list() == ["i-3", "i-4"]  # trailing zeros and 1e-18 itself are exact
+    assert parsed.rejects.height == 0
+    rows = parsed.rows.sort("_row")
+    for text, stored, rounding in zip(texts, rows["billed_cost"], rows["billed_cost_rounding"]):
+        exact = Decimal(text)  # Python's decimal, from the file's text
+        assert stored == exact.quantize(Decimal("1e-18"), rounding=ROUND_HALF_EVEN), text
+        assert stored + rounding == exact, text
+        assert abs(rounding) <= Decimal("0.5e-18"), text
+    # ties go to the even unit, by hand: 0.5e-18 -> 0, 1.5e-18 -> 2e-18, -2.5e-18 -> -2e-18
+    assert rows["billed_cost"].to_list()[4:] == [Decimal(0), Decimal("2e-18"), Decimal("-2e-18")]
+    assert rows["billed_cost_rounding"].to_list()[4:] == [Decimal("5e-19"), Decimal("-5e-19"), Decimal("-5e-19")]
+
+
+def test_amounts_outside_decimal_38_18_are_quarantined(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text(HEADER + _good(1, "1e20") + _good(2, "-123456789012345678901")
+                    + _good(3, "99999999999999999999.9999999999999999995") + _good(4, "99999999999999999999.5"))
+    parsed = focus.parse(path, "r.csv")
+    assert parsed.rows["resource_id"].to_list() == ["i-4"]
     reasons = dict(parsed.rejects.select("row_ref", "reason").iter_rows())
-    assert reasons["row 1"].startswith("BilledCost '1.0000000000000000001' has digits below 1e-18")
-    assert reasons["row 2"].startswith("BilledCost '1.23456789E-12' has digits below 1e-18")
+    assert reasons["row 1"].startswith("BilledCost '1e20' is out of range")
+    assert reasons["row 2"].startswith("BilledCost '-123456789012345678901' is out of range")
+    # rounds (half-even) to 1e20, one unit past the largest DECIMAL(38,18)
+    assert reasons["row 3"].startswith("BilledCost '99999999999999999999.9999999999999999995' is out of range")
+    assert parsed.rows["billed_cost"].to_list() == [Decimal("99999999999999999999.5")]

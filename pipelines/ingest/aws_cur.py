@@ -1,8 +1,10 @@
 """AWS Cost and Usage Report files (CSV, CSV.gz, Parquet) → FOCUS rows → staging.stg_focus__bill_lines.
 
 Reads legacy CUR (`lineItem/UnblendedCost` headers) and CUR 2.0 / Athena (`line_item_unblended_cost`)
-exports, builds a frame of FOCUS columns (all text) with vectorised polars expressions, and hands it to
+exports, a chunk of records at a time and only the columns the mapping needs (`chunks.read_chunks`),
+builds a frame of FOCUS columns with vectorised polars expressions, and hands it to
 `focus.from_focus_frame`, so casting, the FocusBillLine contract and quarantine are the FOCUS path's.
+Amounts and times are worked out here once, from the CUR columns, and handed over typed.
 
 The mapping follows the focus_converters `aws-cur` rules (shared/reference/billing-focus-cur-opencost.md
 §2.1) with FOCUS ≥ 1.0 semantics for credits and refunds:
@@ -15,14 +17,15 @@ The mapping follows the focus_converters `aws-cur` rules (shared/reference/billi
   (`UnusedAmortizedUpfrontFeeForBillingPeriod + UnusedRecurringFee`), `reservation/EffectiveCost` on RI
   usage, 0 on SP negations, SP upfront fees and RI upfront fees (`Fee` rows carrying a reservation ARN;
   their amount reaches EffectiveCost amortized through the RI usage and RIFee rows), else UnblendedCost.
-  Sums are exact DECIMAL(38, 18), rendered back to text.
+  Amounts are read exactly, whatever the notation (AWS writes float64 text, `1.2E-7`; CUR 2.0
+  Parquet writes DOUBLE), and sums are exact: stored at 1e-18 with their rounding (`money`).
 * BilledCost = NetUnblendedCost, else UnblendedCost; ListCost = pricing/publicOnDemandCost.
 * An SP recurring fee or RI fee with a non-zero unused part is the commitment's unused cost:
   `CommitmentDiscountStatus = Unused` (ResourceId falls back to the commitment ARN, as FOCUS puts it);
   SP-covered and RI-covered usage is `Used`. Both carry the commitment's ARN as CommitmentDiscountId.
 * Tags: a JSON object of the user tags, keys without their `user:` / `user_` prefix, empty values dropped.
 
-A money, quantity or time value that is present but unreadable reaches FOCUS as `<CUR column>=<value>`,
+A money, quantity or time value that is present but unreadable is reported as `<CUR column>=<value>`,
 so the quarantine reason names the CUR column (e.g. `BilledCost 'lineItem/NetUnblendedCost=1,5' is not
 a number`), and the row's other amounts are kept with it.
 """
@@ -30,13 +33,15 @@ a number`), and the row's other amounts are kept with it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
 
-from models.landing import MONEY
+from models.landing import MONEY, ROUNDING, TS
 from pipelines.ingest import focus
-from pipelines.ingest.common import RAW, Parsed, add_broken_lines, blank_to_null, file_reject, to_utc
+from pipelines.ingest.common import RAW, Parsed, blank_to_null, by_distinct, combine, file_reject, utc
+from pipelines.ingest.money import EXACT, exact_money, exact_sum
 
 SOURCE = "aws_cur"
 
@@ -81,6 +86,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "product_map": ("product",),
 }
 REQUIRED = ("line_item_type", "usage_start", "usage_end", "unblended_cost")
+# concepts that only describe a line: no check reads them and no amount depends on them
+DESCRIPTIVE = ("invoice_id", "payer_account_id", "usage_account_id", "product_code", "resource_id", "description",
+               "product_name", "region", "sku", "pricing_unit", "product_map")
 LEGACY_MARK, SNAKE_MARK = "lineItem/UnblendedCost", "line_item_unblended_cost"
 
 # LineItemType (case-insensitive) -> FOCUS ChargeCategory. Credit is a FOCUS Credit; a Refund keeps the
@@ -128,37 +136,61 @@ USER_TAG_PREFIX = r"^(?i:user[:_])"
 AWS_TAG_PREFIX = r"^(?i:aws[:_])"
 
 
-def parse(path: Path, file: str) -> Parsed:
-    try:
-        raw, broken = read_table(path)
-    except Exception as err:  # any unreadable file is quarantined whole, never fatal
-        return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, f"unreadable file: {err}"))
-    raw = raw.rename({c: c.strip() for c in raw.columns})
-    cols = resolve_columns(raw.columns)
-    lowered = {c.lower() for c in raw.columns}
-    if LEGACY_MARK.lower() not in lowered and SNAKE_MARK.lower() not in lowered:
-        return Parsed(
-            rows=pl.DataFrame(),
-            rejects=file_reject(SOURCE, file, f"not an AWS CUR file: no {LEGACY_MARK} or {SNAKE_MARK} column"),
-        )
-    missing = [COLUMNS[c][0] for c in REQUIRED if cols[c] is None]
-    if missing:
-        return Parsed(
-            rows=pl.DataFrame(),
-            rejects=file_reject(SOURCE, file, f"missing required CUR column(s): {', '.join(missing)}"),
-        )
-    parsed = focus.from_focus_frame(to_focus_frame(raw, cols), file, source=SOURCE)
-    return add_broken_lines(parsed, SOURCE, file, broken)
+def parse(path: Path, file: str, default_currency: str = focus.DEFAULT_CURRENCY) -> Parsed:
+    """A CUR file's rows as FOCUS rows; a row without lineItem/CurrencyCode takes `default_currency`."""
+    return combine(parse_chunks(path, file, default_currency))
 
 
-def read_table(path: Path) -> tuple[pl.DataFrame, list[tuple[int, str, str]]]:
-    """Every column as text with a `_row` column, and the CSV lines that could not be read. CSV and
-    CSV.gz are read as FOCUS files are; Parquet values are rendered as text here, because CUR 2.0
-    Parquet carries MAP columns (`resource_tags`, `product`) and zoned timestamps."""
-    if not path.name.lower().endswith(".parquet"):
-        return focus.read_table(path)
-    df = pl.read_parquet(path)
-    return df.select(_as_text(name, dtype) for name, dtype in df.schema.items()).with_row_index("_row", offset=1), []
+def parse_chunks(
+    path: Path, file: str, default_currency: str = focus.DEFAULT_CURRENCY, descriptive: bool = True
+) -> Iterator[Parsed]:
+    """`parse`, a chunk of the file at a time. Without `descriptive`, the columns that only describe
+    a line (DESCRIPTIVE) are not read: the rows still decide what is staged, what is quarantined and
+    why, and what everything costs, which is all a summary (inspect) needs."""
+
+    def parse_chunk(raw: pl.DataFrame, seen: focus.LineIds) -> Parsed:
+        cols = resolve_columns(raw.columns)
+        if cols["unblended_cost"] is None:
+            return Parsed(
+                rows=pl.DataFrame(),
+                rejects=file_reject(SOURCE, file, f"not an AWS CUR file: no {LEGACY_MARK} or {SNAKE_MARK} column"),
+            )
+        missing = [COLUMNS[c][0] for c in REQUIRED if cols[c] is None]
+        if missing:
+            return Parsed(
+                rows=pl.DataFrame(),
+                rejects=file_reject(SOURCE, file, f"missing required CUR column(s): {', '.join(missing)}"),
+            )
+        frame, given = to_focus_frame(raw, cols)
+        return focus.from_focus_frame(frame, file, SOURCE, default_currency=default_currency, given=given,
+                                      clean=True, seen=seen)
+
+    pick = cur_columns if descriptive else (lambda header: cur_columns(header, descriptive=False))
+    return focus.parse_in_chunks(path, file, SOURCE, pick, parse_chunk, render=_parquet_as_text,
+                                 payload_name=_payload_name)
+
+
+def cur_columns(header: list[str], descriptive: bool = True) -> list[str]:
+    """The CUR columns the FOCUS mapping reads: every concept's column (without `descriptive`, not
+    those of DESCRIPTIVE) and every user-tag source. The other columns (a legacy CUR has about 90) are
+    read only for the payload of quarantined rows."""
+    wanted = {c for concept, c in resolve_columns(header).items() if c and (descriptive or concept not in DESCRIPTIVE)}
+    return [c for c in header if c in wanted or _tag_key(c) is not None]
+
+
+def _tag_key(column: str) -> str | None:
+    """The user-tag key a `resourceTags/user:<key>` or `resource_tags_user_<key>` column holds."""
+    low = column.lower()
+    for prefix in ("resourcetags/user:", "resource_tags_user_"):
+        if low.startswith(prefix) and len(column) > len(prefix):
+            return column[len(prefix):].strip()
+    return None
+
+
+def _parquet_as_text(df: pl.DataFrame) -> pl.DataFrame:
+    """Parquet values rendered as the text a CSV export would hold: CUR 2.0 Parquet carries MAP
+    columns (`resource_tags`, `product`), zoned timestamps and DOUBLE amounts."""
+    return df.select(_as_text(name, dtype) for name, dtype in df.schema.items())
 
 
 def _as_text(name: str, dtype: pl.DataType) -> pl.Expr:
@@ -194,29 +226,70 @@ def resolve_columns(columns: list[str]) -> dict[str, str | None]:
     }
 
 
-def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> pl.DataFrame:
+# EffectiveCost of commitment fees: the commitment's unused part, Σ sign·term (required?)
+SUMS: dict[str, list[tuple[str, int, bool]]] = {
+    "sp_unused_commitment": [("sp_total_commitment", 1, True), ("sp_used_commitment", -1, False)],
+    "ri_unused_fees": [("ri_unused_upfront", 1, False), ("ri_unused_recurring", 1, False)],
+}
+# staging time column -> the CUR concept it is read from
+TIMES = {
+    "billing_period_start": "billing_period_start",
+    "billing_period_end": "billing_period_end",
+    "charge_period_start": "usage_start",
+    "charge_period_end": "usage_end",
+}
+QUANTITIES = ("usage_amount",)
+# CUR money columns, read exactly (once per distinct value) before they are combined
+MONEY_CONCEPTS = (
+    "unblended_cost", "net_unblended_cost", "public_on_demand_cost", "sp_effective_cost", "ri_effective_cost",
+    "sp_total_commitment", "sp_used_commitment", "ri_unused_upfront", "ri_unused_recurring",
+)
+
+
+def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.DataFrame, dict[str, pl.Expr]]:
     """The CUR rows as FOCUS columns (text), followed by the raw CUR columns (kept for the quarantine
-    payload; a CUR header that collides with a staging name is prefixed with `raw.`)."""
-    text = {concept: (blank_to_null(c) if c else pl.lit(None, dtype=pl.String)) for concept, c in cols.items()}
+    payload; a CUR header that collides with a staging name is prefixed with `raw.`), and the staging
+    columns already worked out here (amounts as EXACT structs, times as UTC; columns of the frame),
+    for `focus.from_focus_frame`'s `given`."""
     cur_names = list(raw.columns)
     raw, tags = _with_tags(raw, cols)
     tag_columns = set(raw.columns) - set(cur_names)
-    kind = text["line_item_type"].str.to_lowercase()
+    # every CUR value used more than once is cleaned (and every amount read) once, as its own column
+    present = {concept: c for concept, c in cols.items() if c}
+    raw = raw.with_columns(
+        *[blank_to_null(c).alias(_text(concept)) for concept, c in present.items() if concept not in MONEY_CONCEPTS],
+        *[exact_money(pl.col(c), shown=c).alias(_exact(concept))
+          for concept, c in present.items() if concept in MONEY_CONCEPTS],
+        *[_amount_sum(cols, name, terms).alias(_exact(name)) for name, terms in SUMS.items()],
+    )
+    text = {concept: (pl.col(_text(concept)) if c and concept not in MONEY_CONCEPTS else pl.lit(None, dtype=pl.String))
+            for concept, c in cols.items()}
+    raw = raw.with_columns(text["line_item_type"].str.to_lowercase().alias("_kind"))
+    kind = pl.col("_kind")
 
     def is_type(*types: str) -> pl.Expr:
         return kind.is_in([t.lower() for t in types])
 
-    unblended = _money(cols["unblended_cost"])
+    def amount(concept: str) -> pl.Expr:
+        return pl.col(_exact(concept)) if concept in SUMS or cols[concept] else pl.lit(None, dtype=EXACT)
+
+    zero = pl.struct(pl.lit(0, MONEY).alias("amount"), pl.lit(0, ROUNDING).alias("rounding"),
+                     pl.lit(None, pl.String).alias("problem"))
     effective = (
-        pl.when(is_type("SavingsPlanCoveredUsage")).then(_money(cols["sp_effective_cost"]))
-        .when(is_type("SavingsPlanRecurringFee"))
-        .then(_decimal_sum(cols, [("sp_total_commitment", 1, True), ("sp_used_commitment", -1, False)]))
-        .when(is_type("SavingsPlanNegation", "SavingsPlanUpfrontFee")).then(pl.lit("0"))
-        .when(is_type("Fee") & text["ri_arn"].is_not_null()).then(pl.lit("0"))  # RI upfront fee
-        .when(is_type("DiscountedUsage")).then(_money(cols["ri_effective_cost"]))
-        .when(is_type("RIFee"))
-        .then(_decimal_sum(cols, [("ri_unused_upfront", 1, False), ("ri_unused_recurring", 1, False)]))
-        .otherwise(unblended)
+        pl.when(is_type("SavingsPlanCoveredUsage")).then(amount("sp_effective_cost"))
+        .when(is_type("SavingsPlanRecurringFee")).then(amount("sp_unused_commitment"))
+        .when(is_type("SavingsPlanNegation", "SavingsPlanUpfrontFee")).then(zero)
+        .when(is_type("Fee") & text["ri_arn"].is_not_null()).then(zero)  # RI upfront fee
+        .when(is_type("DiscountedUsage")).then(amount("ri_effective_cost"))
+        .when(is_type("RIFee")).then(amount("ri_unused_fees"))
+        .otherwise(amount("unblended_cost"))
+    )
+    net = amount("net_unblended_cost")
+    net_present = net.struct.field("amount").is_not_null() | net.struct.field("problem").is_not_null()
+    raw = raw.with_columns(
+        effective.alias("_amount.effective_cost"),
+        pl.when(net_present).then(net).otherwise(amount("unblended_cost")).alias("_amount.billed_cost"),
+        amount("public_on_demand_cost").alias("_amount.list_cost"),
     )
     # an unknown type goes on as `<column>=<value>`: never a valid category, so the contract rejects the
     # row naming it
@@ -227,16 +300,29 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> pl.DataFra
     sp_types = ("SavingsPlanCoveredUsage", "SavingsPlanRecurringFee", "SavingsPlanUpfrontFee")
     ri = is_type("DiscountedUsage", "RIFee") | (is_type("Fee") & text["ri_arn"].is_not_null())
     commitment_id = pl.when(is_type(*sp_types)).then(text["sp_arn"]).when(ri).then(text["ri_arn"])
-    unused = is_type("SavingsPlanRecurringFee", "RIFee") & (effective.cast(MONEY, strict=False) != 0)
+    effective_amount = pl.col("_amount.effective_cost")
+    unused = is_type("SavingsPlanRecurringFee", "RIFee") & (
+        (effective_amount.struct.field("amount") != 0) | (effective_amount.struct.field("rounding") != 0)
+    )
     status = (
         pl.when(commitment_id.is_null()).then(pl.lit(None, dtype=pl.String))
         .when(is_type("SavingsPlanCoveredUsage", "DiscountedUsage")).then(pl.lit("Used"))
         .when(unused.fill_null(False)).then(pl.lit("Unused"))
     )
-    resource_id = pl.coalesce(text["resource_id"], pl.when(status == "Unused").then(commitment_id))
+    raw = raw.with_columns(
+        category.alias("_category"), commitment_id.alias("_commitment_id"), status.alias("_status"),
+        *[by_distinct(text[concept], utc, TS).alias(_parsed(concept)) for concept in TIMES.values() if cols[concept]],
+        *[text[concept].cast(pl.Float64, strict=False).alias(_parsed(concept))
+          for concept in QUANTITIES if cols[concept]],
+    )
+    category, commitment_id, status = pl.col("_category"), pl.col("_commitment_id"), pl.col("_status")
+    raw = raw.with_columns(pl.coalesce(text["resource_id"], pl.when(status == "Unused").then(commitment_id))
+                           .alias("_resource_id"))
+    resource_id = pl.col("_resource_id")
     line_id = pl.when(text["time_interval"].is_not_null()).then(
         pl.format("{}/{}", text["line_item_id"], text["time_interval"])
     ).otherwise(text["line_item_id"])
+    time = quantity = lambda concept: _as_read(raw, cols, concept)  # noqa: E731
 
     focus_columns = {
         "x_LineItemId": line_id,
@@ -244,17 +330,14 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> pl.DataFra
         "SubAccountId": text["usage_account_id"],
         "InvoiceId": text["invoice_id"],
         "BillingCurrency": text["currency"],
-        "BillingPeriodStart": _time(cols["billing_period_start"]),
-        "BillingPeriodEnd": _time(cols["billing_period_end"]),
-        "ChargePeriodStart": _time(cols["usage_start"]),
-        "ChargePeriodEnd": _time(cols["usage_end"]),
+        "BillingPeriodStart": time("billing_period_start"),
+        "BillingPeriodEnd": time("billing_period_end"),
+        "ChargePeriodStart": time("usage_start"),
+        "ChargePeriodEnd": time("usage_end"),
         "ChargeCategory": category,
         "ChargeDescription": text["description"],
-        "BilledCost": pl.coalesce(_money(cols["net_unblended_cost"]), unblended),
-        "EffectiveCost": effective,
-        "ListCost": _money(cols["public_on_demand_cost"]),
-        "PricingQuantity": _quantity(cols["usage_amount"]),
-        "ConsumedQuantity": pl.when(category == "Usage").then(_quantity(cols["usage_amount"])),
+        "PricingQuantity": quantity("usage_amount"),
+        "ConsumedQuantity": pl.when(category == "Usage").then(quantity("usage_amount")),
         "PricingUnit": text["pricing_unit"],
         "CommitmentDiscountId": commitment_id,
         "CommitmentDiscountType": pl.when(is_type(*sp_types)).then(pl.lit("Savings Plan"))
@@ -264,7 +347,7 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> pl.DataFra
         "CommitmentDiscountStatus": status,
         "ProviderName": pl.lit("AWS"),
         "ResourceId": resource_id,
-        "ResourceType": _resource_type(resource_id),
+        "ResourceType": by_distinct(resource_id, _resource_type, pl.String),
         "RegionId": text["region"],
         "ServiceName": pl.coalesce(
             text["product_name"], text["product_map"].str.json_path_match("$.product_name"), text["product_code"]
@@ -275,69 +358,97 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> pl.DataFra
         "SkuId": text["sku"],
         "Tags": tags,
     }
-    taken = set(focus_columns) | set(focus.STAGED) | {"_idx", "_errors"}
-    cur_columns = [c for c in raw.columns if c != "_row" and c not in tag_columns]
-    return raw.select(
+    given = {col: pl.col(f"_amount.{col}") for col in ("effective_cost", "billed_cost", "list_cost")}
+    given |= {col: pl.col(_parsed(concept)) for col, concept in TIMES.items() if cols[concept]}
+    frame = raw.select(
         "_row",
         *[expr.cast(pl.String).alias(name) for name, expr in focus_columns.items()],
-        *[pl.col(c).alias(RAW + c if c in taken else c) for c in cur_columns],
+        *[pl.col(c).alias(_payload_name(c)) for c in cur_names if c != "_row" and c not in tag_columns],
+        *[pl.col(f"_amount.{col}") for col in ("effective_cost", "billed_cost", "list_cost")],
+        *[pl.col(_parsed(concept)) for concept in TIMES.values() if cols[concept]],
     )
+    return frame, given
 
 
-def _money(col: str | None) -> pl.Expr:
-    """A CUR amount as text for FOCUS; an unreadable one as `<column>=<value>`."""
+def _text(concept: str) -> str:
+    return f"_text.{concept}"
+
+
+def _exact(concept: str) -> str:
+    return f"_exact.{concept}"
+
+
+# names the FOCUS frame and its parse use: FOCUS columns, staging columns, bookkeeping (`_…`)
+_TAKEN = {
+    *(n for names in focus.STRING_COLUMNS.values() for n in names),
+    *focus.MONEY_COLUMNS.values(), *focus.TIME_COLUMNS.values(), *focus.FLOAT_COLUMNS.values(), *focus.STAGED,
+}
+
+
+def _payload_name(column: str) -> str:
+    """A CUR column's name in the FOCUS frame and the payload: `raw.` + a name staging also uses."""
+    return RAW + column if column in _TAKEN or column.startswith("_") else column
+
+
+def _parsed(concept: str) -> str:
+    return f"_parsed.{concept}"
+
+
+def _as_read(raw: pl.DataFrame, cols: dict[str, str | None], concept: str) -> pl.Expr:
+    """A CUR time or quantity as text for FOCUS; an unreadable one as `<column>=<value>`, so the
+    reason names it (worded only in a chunk that has one)."""
+    col = cols[concept]
     if col is None:
         return pl.lit(None, dtype=pl.String)
-    return _flag_broken(col, blank_to_null(col).cast(MONEY, strict=False))
+    value, parsed = pl.col(_text(concept)), pl.col(_parsed(concept))
+    broken = value.is_not_null() & parsed.is_null()
+    if not raw.select(broken.any()).item():
+        return value
+    return pl.when(broken).then(pl.format("{}={}", pl.lit(col), value)).otherwise(value)
 
 
-def _quantity(col: str | None) -> pl.Expr:
-    if col is None:
-        return pl.lit(None, dtype=pl.String)
-    return _flag_broken(col, blank_to_null(col).cast(pl.Float64, strict=False))
+def _amount_sum(cols: dict[str, str | None], name: str, terms: list[tuple[str, int, bool]]) -> pl.Expr:
+    """Σ sign·term of CUR amounts, exactly (see `money.exact_sum`), as an EXACT struct; worked out
+    once per distinct combination of the terms' texts. A missing term counts as 0 unless it is
+    required (then the amount is null and the contract rejects the row); none present gives null;
+    an unreadable term gives its problem."""
+    present = [(cols[concept], sign, required) for concept, sign, required in terms if cols[concept]]
+    if not present or any(required and not cols[concept] for concept, _, required in terms):
+        return pl.lit(None, dtype=EXACT)
+    formula = " ".join(f"{'+' if sign > 0 else '-'} {col}" for col, sign, _ in present).lstrip("+ ")
 
+    def totals(texts: pl.Series) -> pl.Series:
+        distinct = texts.unique().struct.unnest()
+        if distinct.filter(pl.any_horizontal(pl.all().is_not_null())).height == 0:  # no term in this chunk (usual)
+            return pl.repeat(None, len(texts), dtype=EXACT, eager=True)
+        parts = distinct.with_columns(
+            exact_money(pl.col(col), shown=col).alias(f"_part{i}") for i, (col, _, _) in enumerate(present)
+        )
+        summed = parts.with_columns(exact_sum(parts, [(sign, f"_part{i}") for i, (_, sign, _) in enumerate(present)])
+                                    .alias("_sum"))
+        given = [pl.col(col).is_not_null() for col, _, _ in present]  # null spellings are null by now
+        problem = pl.coalesce([pl.col(f"_part{i}").struct.field("problem") for i in range(len(present))])
+        required_missing = pl.any_horizontal([~g for g, (_, _, required) in zip(given, present) if required]
+                                             or [pl.lit(False)])
+        total = pl.col("_sum")
+        table = summed.select(
+            pl.struct([pl.col(col) for col, _, _ in present]).alias("value"),
+            pl.when(problem.is_not_null())
+            .then(pl.struct(pl.lit(None, MONEY).alias("amount"), pl.lit(None, ROUNDING).alias("rounding"),
+                            problem.alias("problem")))
+            .when(~pl.any_horizontal(given) | required_missing).then(pl.lit(None, dtype=EXACT))
+            .otherwise(pl.struct(
+                total.struct.field("amount"), total.struct.field("rounding"),
+                pl.when(total.struct.field("problem").is_not_null())
+                .then(pl.format("'{}' {}", pl.lit(formula), total.struct.field("problem"))).alias("problem"),
+            ))
+            .alias("total"),
+        )
+        joined = texts.to_frame("value").join(table, on="value", how="left", maintain_order="left", nulls_equal=True)
+        return joined["total"]
 
-def _time(col: str | None) -> pl.Expr:
-    if col is None:
-        return pl.lit(None, dtype=pl.String)
-    return _flag_broken(col, to_utc(col))
-
-
-def _flag_broken(col: str, parsed: pl.Expr) -> pl.Expr:
-    value = blank_to_null(col)
-    return pl.when(value.is_not_null() & parsed.is_null()).then(pl.format("{}={}", pl.lit(col), value)).otherwise(value)
-
-
-def _decimal_sum(cols: dict[str, str | None], terms: list[tuple[str, int, bool]]) -> pl.Expr:
-    """Σ sign·term in exact DECIMAL, as text. A missing term counts as 0 unless it is required (then
-    the sum is null and the contract rejects the row); none present gives null; an unreadable term
-    gives `<column>=<value>`."""
-    present, broken, required_missing = [], [], []
-    for concept, sign, required in terms:
-        col = cols[concept]
-        if col is None:
-            if required:
-                return pl.lit(None, dtype=pl.String)
-            continue
-        value = blank_to_null(col)
-        number = value.cast(MONEY, strict=False)
-        present.append((sign, value, number))
-        broken.append(pl.when(value.is_not_null() & number.is_null()).then(pl.format("{}={}", pl.lit(col), value)))
-        if required:
-            required_missing.append(value.is_null())
-    if not present:
-        return pl.lit(None, dtype=pl.String)
-    total = pl.lit(0, dtype=MONEY)
-    for sign, _, number in present:
-        total = total + number.fill_null(0) if sign > 0 else total - number.fill_null(0)
-    all_missing = pl.all_horizontal([value.is_null() for _, value, _ in present])
-    missing = pl.any_horizontal(required_missing) if required_missing else pl.lit(False)
-    problems = pl.concat_list(broken).list.drop_nulls()
-    return (
-        pl.when(problems.list.len() > 0).then(problems.list.join("; "))
-        .when(all_missing | missing).then(pl.lit(None, dtype=pl.String))
-        .otherwise(total.cast(MONEY).cast(pl.String))
-    )
+    cleaned = pl.struct([blank_to_null(col).alias(col) for col, _, _ in present])
+    return cleaned.map_batches(totals, return_dtype=EXACT)
 
 
 def _resource_type(resource_id: pl.Expr) -> pl.Expr:
@@ -361,10 +472,9 @@ def _with_tags(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.DataF
     Returns `raw` with the map's keys added as `__tag<n>` columns (helpers, not CUR columns)."""
     by_key: dict[str, list[pl.Expr]] = {}
     for c in raw.columns:
-        low = c.lower()
-        for prefix in ("resourcetags/user:", "resource_tags_user_"):
-            if low.startswith(prefix) and len(c) > len(prefix):
-                by_key.setdefault(c[len(prefix):], []).append(blank_to_null(c))
+        key = _tag_key(c)
+        if key is not None:
+            by_key.setdefault(key, []).append(blank_to_null(c))
     invalid_map = pl.lit(None, dtype=pl.String)
     map_col = cols["resource_tags"]
     if map_col is not None:

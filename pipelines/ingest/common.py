@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import pandera.polars as pa
 import polars as pl
 
-from models.landing import MONEY, TS
+from models.landing import MONEY, ROUNDING, TS
 
 NULL_TOKENS = ["", "NULL", "null", "Null"]
 # A landing line longer than this is refused, not parsed: no exporter writes one event or pod that big.
@@ -29,6 +30,9 @@ QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
     "effective_cost": MONEY,
     "billed_cost": MONEY,
     "billing_currency": pl.String,
+    # what rounding the amount to 1e-18 took off: the file's exact amount is effective_cost + this
+    "effective_cost_rounding": ROUNDING,
+    "billed_cost_rounding": ROUNDING,
     "charge_period_start": TS,
     "charge_period_end": TS,
     "day": pl.Date,
@@ -42,10 +46,39 @@ class Parsed:
     rows: pl.DataFrame
     rejects: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=QUARANTINE_SCHEMA))
     dropped: dict[str, int] = field(default_factory=dict)  # counted, deliberately not staged (e.g. DCGM sentinels)
+    # staged rows that lacked a value and took a configured default: column -> {default: rows}
+    # (e.g. {"billing_currency": {"USD": 1281}} for a bill without BillingCurrency)
+    defaulted: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def empty_rejects() -> pl.DataFrame:
     return pl.DataFrame(schema=QUARANTINE_SCHEMA)
+
+
+def refuses_file(parsed: Parsed) -> bool:
+    """Whether `parsed` is a whole file refused (unreadable, or not the format): nothing staged."""
+    return parsed.rows.height == 0 and parsed.rejects.height > 0 and (parsed.rejects["row_ref"] == "file").all()
+
+
+def combine(parts: Iterable[Parsed]) -> Parsed:
+    """The chunks of a file parsed one by one, as one Parsed; a file refused part-way is refused whole
+    (what was staged from it before is let go, as if it had been unreadable from the start)."""
+    parts = list(parts)
+    refused = [p for p in parts if refuses_file(p)]
+    if refused:
+        return refused[-1]
+    staged = [p.rows for p in parts if p.rows.width]
+    rejects = [p.rejects for p in parts if p.rejects.height]
+    combined = Parsed(rows=pl.concat(staged) if staged else pl.DataFrame(),
+                      rejects=pl.concat(rejects) if rejects else empty_rejects())
+    for p in parts:
+        for reason, n in p.dropped.items():
+            combined.dropped[reason] = combined.dropped.get(reason, 0) + n
+        for column, counts in p.defaulted.items():
+            into = combined.defaulted.setdefault(column, {})
+            for value, n in counts.items():
+                into[value] = into.get(value, 0) + n
+    return combined
 
 
 def file_reject(source: str, file: str, reason: str) -> pl.DataFrame:
@@ -61,10 +94,6 @@ def blank_to_null(col: str) -> pl.Expr:
     return pl.when(c.is_in(NULL_TOKENS)).then(None).otherwise(c)
 
 
-def to_money(col: str) -> pl.Expr:
-    return blank_to_null(col).cast(MONEY, strict=False)
-
-
 def to_float(col: str) -> pl.Expr:
     return blank_to_null(col).cast(pl.Float64, strict=False)
 
@@ -73,11 +102,31 @@ def to_int(col: str, dtype: pl.DataType = pl.Int64) -> pl.Expr:
     return blank_to_null(col).cast(pl.Float64, strict=False).cast(dtype, strict=False)
 
 
+def by_distinct(expr: pl.Expr, parse: Callable[[pl.Expr], pl.Expr], dtype: pl.DataType) -> pl.Expr:
+    """`parse` evaluated once per distinct value of `expr` and joined back onto every row. Landing
+    columns repeat a few values over many rows (the hours of a bill, the scrape times of a fleet), so
+    an expensive parse costs what its distinct values cost."""
+
+    def apply(values: pl.Series) -> pl.Series:
+        if values.null_count() == len(values):
+            return pl.repeat(None, len(values), dtype=dtype, eager=True).alias(values.name)
+        table = values.unique().to_frame("value").with_columns(parse(pl.col("value")).alias("parsed"))
+        joined = values.to_frame("value").join(table, on="value", how="left", maintain_order="left", nulls_equal=True)
+        return joined["parsed"].alias(values.name)
+
+    return expr.map_batches(apply, return_dtype=dtype)
+
+
 def to_utc(col: str, zone: str = "UTC", ambiguous: str = "earliest") -> pl.Expr:
     """Parses ISO 8601 (`T` or space, optional fraction, optional `Z`/offset), a bare date, or epoch
     seconds, into naive UTC. Naive times are read in `zone`; a wall time that a DST fall-back repeats
     is read as its `ambiguous` ("earliest" or "latest") instant."""
-    s = blank_to_null(col).str.replace("T", " ", literal=True)
+    return by_distinct(blank_to_null(col), lambda text: utc(text, zone, ambiguous), TS)
+
+
+def utc(text: pl.Expr, zone: str = "UTC", ambiguous: str = "earliest") -> pl.Expr:
+    """`to_utc` of text already cleared of blanks and null spellings."""
+    s = text.str.replace("T", " ", literal=True)
     epoch = pl.from_epoch(s.cast(pl.Int64, strict=False), time_unit="s")
     with_offset = (
         s.str.replace(r"Z$", "+00:00")
@@ -99,18 +148,28 @@ def to_utc(col: str, zone: str = "UTC", ambiguous: str = "earliest") -> pl.Expr:
     return pl.coalesce(with_offset, naive, epoch.cast(pl.Datetime("us")))
 
 
-def cast_failures(df: pl.DataFrame, casts: dict[str, tuple[str, str]]) -> pl.Expr:
-    """A list[str] expression naming every raw value that was present but did not cast.
+# (the row fails, the reason): which rows fail is decided over the whole frame, the reason is worded
+# only for those rows, from their own values
+Check = tuple[pl.Expr, pl.Expr]
 
-    `casts` maps typed column -> (raw column, what it should have been, e.g. "a number")."""
-    reasons = [
-        pl.when(blank_to_null(raw).is_not_null() & pl.col(typed).is_null())
-        .then(pl.format("{} '{}' is not {}", pl.lit(raw.removeprefix(RAW)), pl.col(raw).cast(pl.String), pl.lit(what)))
-        .otherwise(None)
+
+def cast_checks(df: pl.DataFrame, casts: dict[str, tuple[str, str]], clean: bool = False) -> list[Check]:
+    """A check per raw value that was present but did not cast, reasoned `<column> '<value>' is not
+    <what>`. `casts` maps typed column -> (raw column, what it should have been, e.g. "a number");
+    `clean` says the raw text has no blanks or null spellings left to clear."""
+    return [
+        ((pl.col(raw) if clean else blank_to_null(raw)).is_not_null() & pl.col(typed).is_null(),
+         pl.format("{} '{}' is not {}", pl.lit(raw.removeprefix(RAW)), pl.col(raw).cast(pl.String), pl.lit(what)))
         for typed, (raw, what) in casts.items()
         # only text can fail to cast; typed (Parquet) columns are checked by the contract instead
         if raw in df.columns and df.schema[raw] == pl.String
     ]
+
+
+def cast_failures(df: pl.DataFrame, casts: dict[str, tuple[str, str]]) -> pl.Expr:
+    """A list[str] expression naming every raw value that was present but did not cast (see
+    `cast_checks`)."""
+    reasons = [pl.when(fails).then(reason) for fails, reason in cast_checks(df, casts)]
     if not reasons:
         return pl.lit([], dtype=pl.List(pl.String))
     return pl.concat_list(reasons).list.drop_nulls()
@@ -126,14 +185,36 @@ def split_by_contract(
     raw_columns: list[str],
     row_ref: pl.Expr,
     reject_extras: dict[str, pl.Expr] | None = None,
+    checks: list[Check] | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Splits parsed rows into (staged, rejects).
 
-    `df` holds typed columns plus the raw ones and a `_errors` list of cast failures. Rows with cast
-    failures, and rows failing any check of `model`, become rejects whose reason lists every failure."""
+    `df` holds typed columns plus the raw ones and either a `_errors` list of cast failures or, as
+    `checks`, the failures to look for (their reasons are then worded only for the rows that fail,
+    which at a million rows is most of the cost saved). Rows with cast failures, and rows failing
+    any check of `model`, become rejects whose reason lists every failure."""
     df = df.with_row_index("_idx")
-    reasons = df.select("_idx", "_errors").explode("_errors").drop_nulls("_errors").rename({"_errors": "reason"})
-    castable = df.filter(pl.col("_errors").list.len() == 0) if reasons.height else df
+    if checks is None:
+        reasons = df.select("_idx", "_errors").explode("_errors").drop_nulls("_errors").rename({"_errors": "reason"})
+    elif not checks:
+        reasons = df.select("_idx", pl.lit(None, dtype=pl.String).alias("reason")).clear()
+    else:
+        # which rows fail is decided over the whole frame (a check may compare rows); the reasons
+        # are then worded from the failing rows alone
+        fails = df.select([f.fill_null(False).alias(f"_fails{i}") for i, (f, _) in enumerate(checks)])
+        failing = fails.select(pl.any_horizontal(pl.all())).to_series()
+        reasons = (
+            pl.concat([df, fails], how="horizontal")
+            .filter(failing)
+            .select(
+                "_idx",
+                pl.concat_list([pl.when(pl.col(f"_fails{i}")).then(r) for i, (_, r) in enumerate(checks)])
+                .alias("reason"),
+            )
+            .explode("reason")
+            .drop_nulls("reason")
+        )
+    castable = df.join(reasons, on="_idx", how="anti") if reasons.height else df
     try:
         model.validate(castable, lazy=True)
     except pa.errors.SchemaErrors as err:
@@ -262,19 +343,6 @@ def add_broken_lines(parsed: Parsed, source: str, file: str, broken: list[tuple[
         )
         parsed.rejects = pl.concat([parsed.rejects, lines], how="diagonal_relaxed").select(parsed.rejects.columns)
     return parsed
-
-
-def money_precision_failure(raw: str) -> pl.Expr:
-    """A reason when a raw amount has digits below 1e-18, which DECIMAL(38,18) would silently round:
-    the money must land exactly or not at all (then it is quarantined with this reason)."""
-    text = blank_to_null(raw)
-    parts = text.str.extract_groups(r"^[+-]?\d*(?:\.(\d*))?(?:[eE]([+-]?\d+))?$")
-    fraction = parts.struct.field("1").fill_null("").str.strip_chars_end("0").str.len_chars()
-    exponent = parts.struct.field("2").cast(pl.Int64, strict=False).fill_null(0)
-    return (
-        pl.when(text.is_not_null() & (fraction - exponent > 18))
-        .then(pl.format("{} '{}' has digits below 1e-18", pl.lit(raw.removeprefix(RAW)), pl.col(raw)))
-    )
 
 
 def json_line(line: str) -> object:

@@ -6,30 +6,37 @@ columns 1.1 added (CapacityReservationId/Status, CommitmentDiscountQuantity/Unit
 SkuPriceDetails, ServiceSubcategory) and 1.2 added (InvoiceId, BillingAccountType, PricingCurrency…)
 are simply optional. 1.3 renames ProviderName to ServiceProviderName (with HostProviderName beside
 it): both spellings are read. Extra columns, with or without the `x_` prefix (the FinOps sample has an
-`Id`), are ignored, except `x_LineItemId`, the line id."""
+`Id`), are ignored, except `x_LineItemId`, the line id.
+
+Amounts are read exactly from their text, stored at 1e-18 with the rounding kept beside them
+(`money`); a file is read a chunk of records at a time, only the columns staging reads (`chunks`)."""
 
 from __future__ import annotations
 
-import gzip
-import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
-from models.landing import CHARGE_CATEGORIES, COMMITMENT_STATUSES, FocusBillLine
+from models.landing import CHARGE_CATEGORIES, COMMITMENT_STATUSES, TS, FocusBillLine
+from pipelines.ingest.chunks import Chunk, Picker, Render, as_strings, read_ahead, read_chunks
 from pipelines.ingest.common import (
-    add_broken_lines,
+    Check,
     Parsed,
+    add_broken_lines,
     blank_to_null,
-    cast_failures,
+    by_distinct,
+    cast_checks,
+    combine,
     file_reject,
-    money_precision_failure,
-    read_csv_leniently,
+    refuses_file,
     split_by_contract,
-    to_float,
-    to_money,
-    to_utc,
+    utc,
 )
+from pipelines.ingest.money import EXACT, exact_money
+from pipelines.lib.warehouse import sql
 
 SOURCE = "focus"
 REQUIRED = ["ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "BilledCost", "EffectiveCost"]
@@ -76,119 +83,247 @@ TIME_COLUMNS = {
     "billing_period_end": "BillingPeriodEnd",
 }
 FLOAT_COLUMNS = {"pricing_quantity": "PricingQuantity", "consumed_quantity": "ConsumedQuantity"}
-STAGED = ["_file", "_row", "source", *STRING_COLUMNS, *MONEY_COLUMNS, *TIME_COLUMNS, *FLOAT_COLUMNS]
+# the amounts whose rounding to 1e-18 is recorded beside them (staging and ops.quarantine)
+ROUNDED = ["effective_cost", "billed_cost"]
+STAGED = ["_file", "_row", "source", *STRING_COLUMNS, *MONEY_COLUMNS, *[f"{c}_rounding" for c in ROUNDED],
+          *TIME_COLUMNS, *FLOAT_COLUMNS]
+DEFAULT_CURRENCY = "USD"
 
 
-def read_table(path: Path) -> tuple[pl.DataFrame, list[tuple[int, str, str]]]:
-    """Every column as a string, exactly as written (Parquet values are rendered as text), with a
-    `_row` column (the record's 1-based row, or for a CSV read leniently its line number), and the
-    lines that could not be read as records (line, text, reason)."""
-    name = path.name.lower()
-    if name.endswith(".parquet"):
-        df = pl.read_parquet(path)
-        return df.select(pl.all().cast(pl.String)).with_row_index("_row", offset=1), []
-    data = path.read_bytes()
-    if name.endswith(".gz"):
-        data = gzip.decompress(data)
-    try:
-        return pl.read_csv(data, infer_schema=False, encoding="utf8").with_row_index("_row", offset=1), []
-    except Exception:  # a broken quote, bytes that are not UTF-8: read what can be read, line by line
-        frame, broken = read_csv_leniently(data)
-        # the header is line 1, so a one-line record's data row is its line number − 1
-        return frame.with_columns((pl.col("_line") - 1).alias("_row")).drop("_line"), broken
+
+def focus_columns(header: list[str]) -> list[str]:
+    """The columns of a FOCUS file that staging reads."""
+    known = {n for names in STRING_COLUMNS.values() for n in names}
+    known |= {*MONEY_COLUMNS.values(), *TIME_COLUMNS.values(), *FLOAT_COLUMNS.values()}
+    return [c for c in header if c in known]
 
 
-def parse(path: Path, file: str, source: str = SOURCE) -> Parsed:
-    try:
-        raw, broken = read_table(path)
-    except Exception as err:  # any unreadable file is quarantined whole, never fatal
-        return Parsed(rows=pl.DataFrame(), rejects=file_reject(source, file, f"unreadable file: {err}"))
-    raw = raw.rename({c: c.strip() for c in raw.columns})
-    missing = [c for c in REQUIRED if c not in raw.columns]
-    if missing:
-        return Parsed(
-            rows=pl.DataFrame(),
-            rejects=file_reject(source, file, f"missing required FOCUS column(s): {', '.join(missing)}"),
-        )
-    parsed = from_focus_frame(raw, file, source)
-    return add_broken_lines(parsed, source, file, broken)
+def parse(path: Path, file: str, source: str = SOURCE, default_currency: str = DEFAULT_CURRENCY) -> Parsed:
+    """A FOCUS file's rows; a row without BillingCurrency takes `default_currency`."""
+    return combine(parse_chunks(path, file, source, default_currency))
 
 
-def from_focus_frame(raw: pl.DataFrame, file: str, source: str) -> Parsed:
-    """Casts a frame of FOCUS columns (all strings, and `_row`) to staging rows and rejects."""
+def parse_chunks(
+    path: Path, file: str, source: str = SOURCE, default_currency: str = DEFAULT_CURRENCY
+) -> Iterator[Parsed]:
+    """`parse`, a chunk of the file at a time."""
+
+    def parse_chunk(raw: pl.DataFrame, seen: LineIds) -> Parsed:
+        missing = [c for c in REQUIRED if c not in raw.columns]
+        if missing:
+            return Parsed(rows=pl.DataFrame(),
+                          rejects=file_reject(source, file, f"missing required FOCUS column(s): {', '.join(missing)}"))
+        return from_focus_frame(raw, file, source, default_currency=default_currency, seen=seen)
+
+    return parse_in_chunks(path, file, source, focus_columns, parse_chunk)
+
+
+@dataclass
+class LineIds:
+    """The row each line id first appeared in, over the chunks of a file read so far (with the id's
+    64-bit hash, which a chunk's ids are looked up by before the ids themselves are compared)."""
+
+    first_rows: pl.DataFrame = field(
+        default_factory=lambda: pl.DataFrame(schema={"_hash": pl.UInt64, "line_id": pl.String, "_seen_row": pl.Int64})
+    )
+
+
+def parse_in_chunks(
+    path: Path,
+    file: str,
+    source: str,
+    pick: Picker,
+    parse_chunk: Callable[[pl.DataFrame, LineIds], Parsed],
+    render: Render = as_strings,
+    payload_name: Callable[[str], str] = lambda c: c,
+) -> Iterator[Parsed]:
+    """Reads the file a chunk at a time (see `chunks.read_chunks`) and parses each chunk with
+    `parse_chunk(frame, line ids seen so far)`; a chunk parsed into a whole-file rejection (a header
+    that is no bill's) ends the file. Quarantined rows get their whole record as payload (a file
+    column `c` under the key `payload_name(c)`); lines that are no records are quarantined too."""
+    seen = LineIds()
+    chunks = read_ahead(read_chunks(path, pick, render))
+    while True:
+        try:
+            chunk = next(chunks)
+        except StopIteration:
+            return
+        except Exception as err:  # any unreadable file is quarantined whole, never fatal
+            yield Parsed(rows=pl.DataFrame(), rejects=file_reject(source, file, f"unreadable file: {err}"))
+            return
+        parsed = parse_chunk(chunk.frame, seen)
+        if refuses_file(parsed):
+            yield parsed
+            return
+        parsed.rejects = complete_payloads(parsed.rejects, chunk, payload_name)
+        yield add_broken_lines(parsed, source, file, chunk.broken)
+
+
+def complete_payloads(rejects: pl.DataFrame, chunk: Chunk, payload_name: Callable[[str], str]) -> pl.DataFrame:
+    """Adds to each quarantined row's payload the columns of its record that parsing did not read,
+    so the payload holds the whole record while the parse reads only the columns it needs."""
+    if chunk.whole or rejects.height == 0:
+        return rejects
+    row = pl.col("row_ref").str.extract(r"^row (\d+)$", 1).cast(pl.Int64, strict=False)
+    rows = rejects.select(row.drop_nulls().unique()).to_series().to_list()
+    if not rows:
+        return rejects
+    records = chunk.whole_records(rows)
+    read = set(chunk.frame.columns)
+    rest = [c for c in records.columns if c != "_row" and c not in read]
+    if not rest:
+        return rejects
+    extra = records.select(
+        pl.col("_row"),
+        pl.struct([pl.col(c).alias(payload_name(c)) for c in rest]).struct.json_encode().alias("_rest"),
+    )
+    merged = rejects.with_columns(row.alias("_row")).join(extra, on="_row", how="left", maintain_order="left")
+    payload, rest_json = pl.col("payload"), pl.col("_rest")
+    return merged.with_columns(
+        pl.when(rest_json.is_null()).then(payload)
+        .when(payload.is_null() | (payload == "{}")).then(rest_json)
+        .otherwise(payload.str.strip_suffix("}") + pl.lit(",") + rest_json.str.strip_prefix("{"))
+        .alias("payload")
+    ).select(rejects.columns)
+
+
+def from_focus_frame(
+    raw: pl.DataFrame,
+    file: str,
+    source: str,
+    *,
+    default_currency: str = DEFAULT_CURRENCY,
+    given: dict[str, pl.Expr] | None = None,
+    clean: bool = False,
+    seen: LineIds | None = None,
+) -> Parsed:
+    """Casts a frame of FOCUS columns (all strings, and `_row`) to staging rows and rejects.
+
+    Amounts are read exactly (see `pipelines.ingest.money`): stored at 1e-18, with what the rounding
+    took off EffectiveCost and BilledCost in `*_rounding`. `given` holds staging columns a converter
+    has already worked out from its own columns: amounts as EXACT structs (a problem worded after
+    the quoted value, as `money.exact_money` words it), times as UTC datetimes (the FOCUS text stays
+    for the reason when one did not parse); the others are read from the FOCUS columns. `clean` says
+    the FOCUS text holds no blanks or null spellings (a converter built it), so it is not cleared
+    again. `seen` holds the line ids of the file's earlier chunks (and gains this chunk's), so a
+    repeat is found across chunks."""
     if "_row" not in raw.columns:
         raw = raw.with_row_index("_row", offset=1)
-    raw_columns = [c for c in raw.columns if c != "_row"]
+    given = given or {}
+    worked_out = _given_columns(given)
+    payload_columns = [c for c in raw.columns if c != "_row" and c not in worked_out]
+    money = {col: given[col] if col in given else _focus_amount(raw, c) for col, c in MONEY_COLUMNS.items()}
+    text = (lambda c: pl.col(c)) if clean else blank_to_null
     df = raw.with_columns(
-        *[_first_present(raw, names).alias(col) for col, names in STRING_COLUMNS.items()],
-        *[to_money(c).alias(col) if c in raw.columns else pl.lit(None, dtype=pl.Decimal(38, 18)).alias(col)
-          for col, c in MONEY_COLUMNS.items()],
-        *[to_utc(c).alias(col) if c in raw.columns else pl.lit(None, dtype=pl.Datetime("us")).alias(col)
+        *[_first_present(raw, names, text).alias(col) for col, names in STRING_COLUMNS.items()],
+        *[expr.alias(f"_amount.{col}") for col, expr in money.items()],
+        *[given[col].alias(col) if col in given
+          else by_distinct(text(c), utc, TS).alias(col) if c in raw.columns else pl.lit(None, dtype=TS).alias(col)
           for col, c in TIME_COLUMNS.items()],
-        *[to_float(c).alias(col) if c in raw.columns else pl.lit(None, dtype=pl.Float64).alias(col)
-          for col, c in FLOAT_COLUMNS.items()],
+        *[text(c).cast(pl.Float64, strict=False).alias(col) if c in raw.columns
+          else pl.lit(None, dtype=pl.Float64).alias(col) for col, c in FLOAT_COLUMNS.items()],
         pl.lit(file).alias("_file"),
         pl.lit(source).alias("source"),
     )
     df = df.with_columns(
+        *[pl.col(f"_amount.{col}").struct.field("amount").alias(col) for col in MONEY_COLUMNS],
+        *[pl.col(f"_amount.{col}").struct.field("rounding").alias(f"{col}_rounding") for col in ROUNDED],
         _canonical("charge_category", CHARGE_CATEGORIES),
         _canonical("commitment_discount_status", COMMITMENT_STATUSES),
         pl.col("charge_frequency").str.replace(r"(?i)^usage-based$", "Usage-Based"),
-        pl.col("tags").map_elements(normalize_tags, return_dtype=pl.String, skip_nulls=True),
+        normalize_tags(pl.col("tags")).alias("tags"),
+        pl.col("billing_currency").is_null().alias("_currency_defaulted"),
+        pl.col("billing_currency").fill_null(default_currency),
     )
-    casts = {col: (c, "a number") for col, c in MONEY_COLUMNS.items()}
-    casts |= {col: (c, "a timestamp") for col, c in TIME_COLUMNS.items()}
+    casts = {col: (c, "a timestamp") for col, c in TIME_COLUMNS.items()}
     casts |= {col: (c, "a number") for col, c in FLOAT_COLUMNS.items()}
     casts["tags"] = ("Tags", "a JSON object")
-    first_row = pl.col("_row").min().over("line_id")
-    duplicate = (
-        pl.when(pl.col("line_id").is_not_null() & (pl.col("_row") != first_row))
-        .then(pl.format("x_LineItemId '{}' repeats row {}", pl.col("line_id"), first_row))
-    )
-    precision = [money_precision_failure(c) for c in MONEY_COLUMNS.values() if c in df.columns]
-    df = df.with_columns(
-        pl.concat_list(cast_failures(df, casts), duplicate, *precision).list.drop_nulls().alias("_errors")
-    )
+    df, repeats = _repeated_line_ids(df, seen or LineIds())
+    checks = [*cast_checks(df, casts, clean=clean), *repeats]
+    for col, name in MONEY_COLUMNS.items():  # `BilledCost 'abc' is not a number`
+        problem = pl.col(f"_amount.{col}").struct.field("problem")
+        checks.append((problem.is_not_null(), pl.format("{} {}", pl.lit(name), problem)))
     staged, rejects = split_by_contract(
         df,
         FocusBillLine,
         source=source,
         file=file,
-        staged_columns=STAGED,
-        raw_columns=raw_columns,
+        staged_columns=[*STAGED, "_currency_defaulted"],
+        raw_columns=payload_columns,
         row_ref=pl.format("row {}", pl.col("_row")),
+        checks=checks,
         reject_extras={
             "effective_cost": pl.col("effective_cost"),
             "billed_cost": pl.col("billed_cost"),
             "billing_currency": pl.col("billing_currency"),
+            "effective_cost_rounding": pl.col("effective_cost_rounding"),
+            "billed_cost_rounding": pl.col("billed_cost_rounding"),
             "charge_period_start": pl.col("charge_period_start"),
             "charge_period_end": pl.col("charge_period_end"),
             "day": pl.col("charge_period_start").dt.date(),
         },
     )
-    return Parsed(rows=staged, rejects=rejects)
+    defaulted = int(staged["_currency_defaulted"].sum())
+    parsed = Parsed(rows=staged.drop("_currency_defaulted"), rejects=rejects)
+    if defaulted:
+        parsed.defaulted["billing_currency"] = {default_currency: defaulted}
+    return parsed
 
 
-def _first_present(raw: pl.DataFrame, names: tuple[str, ...]) -> pl.Expr:
-    present = [blank_to_null(n) for n in names if n in raw.columns]
+def _given_columns(given: dict[str, pl.Expr]) -> set[str]:
+    """The frame columns the `given` expressions read (not input: kept out of the payload)."""
+    return {name for expr in given.values() for name in expr.meta.root_names()}
+
+
+def _focus_amount(raw: pl.DataFrame, column: str) -> pl.Expr:
+    """A FOCUS amount column read exactly; a missing column is all null."""
+    return exact_money(pl.col(column)) if column in raw.columns else pl.lit(None, dtype=EXACT)
+
+
+def _repeated_line_ids(df: pl.DataFrame, seen: LineIds) -> tuple[pl.DataFrame, list[Check]]:
+    """`x_LineItemId '<id>' repeats row <n>` for every line after the first with its id, in this
+    chunk or an earlier one (`df` gains the row each repeated id first appeared in)."""
+    ids = pl.col("line_id")
+    df = df.with_columns((ids.is_not_null() & ids.is_first_distinct()).alias("_first_here"))
+    hashes = df.select(ids.hash(seed=0).alias("_hash"), "line_id", pl.col("_row").cast(pl.Int64).alias("_seen_row"))
+    earlier = seen.first_rows.filter(pl.col("_hash").is_in(hashes["_hash"].implode()))
+    if earlier.height:  # ids hashed alike: the ids themselves decide
+        df = df.join(earlier.select("line_id", "_seen_row"), on="line_id", how="left", maintain_order="left")
+    else:
+        df = df.with_columns(pl.lit(None, dtype=pl.Int64).alias("_seen_row"))
+    new_ids = hashes.filter(df["_first_here"] & df["_seen_row"].is_null())
+    seen.first_rows = pl.concat([seen.first_rows, new_ids])
+    repeated = ids.is_not_null() & (~pl.col("_first_here") | pl.col("_seen_row").is_not_null())
+    if not df.select(repeated.any()).item():  # the window below is worth skipping when no id repeats
+        return df, []
+    df = df.with_columns(pl.coalesce("_seen_row", pl.col("_row").min().over("line_id")).alias("_first_row"))
+    return df, [(repeated, pl.format("x_LineItemId '{}' repeats row {}", ids, pl.col("_first_row")))]
+
+
+def _first_present(raw: pl.DataFrame, names: tuple[str, ...], text: Callable[[str], pl.Expr]) -> pl.Expr:
+    present = [text(n) for n in names if n in raw.columns]
     return pl.coalesce(present) if present else pl.lit(None, dtype=pl.String)
 
 
 def _canonical(col: str, values: list[str]) -> pl.Expr:
     """Providers vary the case of enum values (`usage`, `USAGE`); FOCUS spells them one way."""
-    expr = pl.col(col)
-    for v in values:
-        expr = pl.when(pl.col(col).str.to_lowercase() == v.lower()).then(pl.lit(v)).otherwise(expr)
-    return expr.alias(col)
+    spelled = {v.lower(): v for v in values}
+    lowered = pl.col(col).str.to_lowercase()
+    return lowered.replace_strict(spelled, default=pl.col(col), return_dtype=pl.String).alias(col)
 
 
-def normalize_tags(text: str) -> str | None:
-    """FOCUS Tags as a JSON object with trimmed keys (real exports carry keys like " org"); None when
-    the text is not a JSON object."""
-    try:
-        obj = json.loads(text)
-        if not isinstance(obj, dict):
-            return None
-        return json.dumps({str(k).strip(): v for k, v in obj.items()}, sort_keys=True)
-    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads
-        return None
+def normalize_tags(tags: pl.Expr) -> pl.Expr:
+    """FOCUS Tags as a JSON object with trimmed keys (real exports carry keys like " org"); null when
+    the text is not a JSON object. Done in DuckDB, once per distinct Tags text."""
+    return tags.map_batches(_normalized_tags, return_dtype=pl.String)
+
+
+def _normalized_tags(values: pl.Series) -> pl.Series:
+    distinct = values.drop_nulls().unique().to_frame("value")
+    if distinct.height == 0:
+        return values
+    with duckdb.connect() as con:
+        con.register("tags_in", distinct)
+        table = con.sql(sql("lib/focus_tags")).pl()
+    joined = values.to_frame("value").join(table, on="value", how="left", maintain_order="left")
+    return joined["tags"].alias(values.name)

@@ -32,7 +32,8 @@ FOCUS = Source(
     name="focus",
     table="staging/stg_focus__bill_lines",
     patterns=("bills/focus/**/*.csv", "bills/focus/**/*.csv.gz", "bills/focus/**/*.parquet"),
-    parse=lambda path, rel, cfg: focus.parse(path, rel),
+    parse=lambda path, rel, cfg: focus.parse(path, rel, default_currency=cfg.default_currency),
+    summary_chunks=lambda path, rel, cfg: focus.parse_chunks(path, rel, default_currency=cfg.default_currency),
     model=landing.FocusBillLine,
     staged_model=landing.FocusBillLine,
     # a charge period's end is exclusive: a line ending at midnight does not touch the next day
@@ -43,7 +44,9 @@ AWS_CUR = Source(
     name="aws_cur",
     table="staging/stg_focus__bill_lines",  # converted to FOCUS on parse, staged beside native FOCUS
     patterns=("bills/aws_cur/**/*.csv", "bills/aws_cur/**/*.csv.gz", "bills/aws_cur/**/*.parquet"),
-    parse=lambda path, rel, cfg: aws_cur.parse(path, rel),
+    parse=lambda path, rel, cfg: aws_cur.parse(path, rel, default_currency=cfg.default_currency),
+    summary_chunks=lambda path, rel, cfg: aws_cur.parse_chunks(path, rel, default_currency=cfg.default_currency,
+                                                               descriptive=False),
     model=landing.FocusBillLine,
     staged_model=landing.FocusBillLine,
     span=FOCUS.span,

@@ -160,8 +160,8 @@ def read_bill_file(path: Path, rel: str, source: Source, cfg: OrgConfig, size: i
 # What identifies a bill line from one delivery to the next: not its amounts or quantities (a
 # restatement changes them), nor its tags or description, nor a CUR line id (AWS does not keep it
 # between refreshes).
-LINE_KEY = ("billing_account_id", "sub_account_id", "charge_period_start", "charge_period_end", "charge_category",
-            "charge_class", "pricing_category", "commitment_discount_id", "commitment_discount_status",
+LINE_KEY = ("billing_account_id", "billing_currency", "sub_account_id", "charge_period_start", "charge_period_end",
+            "charge_category", "charge_class", "pricing_category", "commitment_discount_id", "commitment_discount_status",
             "provider_name", "region_id", "resource_id", "service_category", "service_name", "sku_id")
 
 

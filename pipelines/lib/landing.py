@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -42,6 +42,9 @@ class Source:
     span: tuple[pl.Expr, pl.Expr]  # first and last instant a parsed row covers (for the manifest)
     rollup: str | None = None      # SQL turning parsed rows (as `dcgm_samples`) into staging rows
     delivered: bool = False        # files are deliveries that supersede each other (bills)
+    # `parse` a chunk of the file at a time, for a summary (inspect) rather than staging: the rows
+    # decide what is staged or quarantined and what it costs; columns that only describe may be null
+    summary_chunks: Callable[[Path, str, OrgConfig], Iterable[Parsed]] | None = None
 
     @property
     def qualified_table(self) -> str:

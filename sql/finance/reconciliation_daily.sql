@@ -1,11 +1,13 @@
 -- Daily reconciliation per billing currency: the bill (every landed line's share of the day) against
 -- what the ledger allocated. `difference_*` must be 0; quarantined lines are in both, as
 -- `unattributed` in the ledger. Amounts in different currencies are never added: one row each.
+-- `rounding_*` is what storing the lines at 1e-18 took off: bill + rounding is the bill as written.
 CREATE OR REPLACE VIEW finance.reconciliation_daily AS
 WITH bill AS (
     SELECT day, billing_currency, sum(effective_cost) AS e, sum(billed_cost) AS b,
            sum(quarantined_effective_cost) AS qe, sum(quarantined_billed_cost) AS qb,
-           sum(lines) AS lines, sum(quarantined_lines) AS quarantined_lines
+           sum(lines) AS lines, sum(quarantined_lines) AS quarantined_lines,
+           sum(effective_cost_rounding) AS re, sum(billed_cost_rounding) AS rb
     FROM marts.fct_bill_daily GROUP BY day, billing_currency
 ),
 allocated AS (
@@ -34,6 +36,7 @@ SELECT coalesce(b.day, a.day, u.day) AS day, coalesce(b.billing_currency, a.bill
        coalesce(a.e, 0) - coalesce(b.e, 0) AS difference_effective_cost,
        coalesce(a.b, 0) - coalesce(b.b, 0) AS difference_billed_cost,
        coalesce(b.lines, 0) AS bill_lines, coalesce(b.quarantined_lines, 0) AS quarantined_lines,
+       coalesce(b.re, 0) AS rounding_effective_cost, coalesce(b.rb, 0) AS rounding_billed_cost,
        coalesce(u.n, 0) AS unreadable_bill_files,
        coalesce(u.files, []::VARCHAR[]) AS unreadable_bill_file_names,
        -- the day is reconciled only when every bill file that touches it could be read

@@ -4,7 +4,7 @@
 -- Zero-length lines (a point in time) fall wholly in the hour of their start.
 CREATE OR REPLACE TEMP TABLE bill_lines_of_day AS
 SELECT _file || '#' || _row AS line_key, FALSE AS quarantined, charge_period_start AS ps,
-       charge_period_end AS pe, effective_cost, billed_cost,
+       charge_period_end AS pe, effective_cost, billed_cost, effective_cost_rounding, billed_cost_rounding,
        coalesce(billing_currency, $default_currency) AS billing_currency, charge_category, charge_class,
        service_category, resource_id, resource_type, commitment_discount_id,
        commitment_discount_status, tags,
@@ -18,7 +18,8 @@ UNION ALL
 -- parse cannot be dated and are reported by reconciliation instead.
 SELECT file || '#' || row_ref, TRUE, charge_period_start,
        greatest(coalesce(charge_period_end, charge_period_start), charge_period_start),
-       coalesce(effective_cost, 0), coalesce(billed_cost, 0), coalesce(billing_currency, $default_currency),
+       coalesce(effective_cost, 0), coalesce(billed_cost, 0),
+       coalesce(effective_cost_rounding, 0), coalesce(billed_cost_rounding, 0), coalesce(billing_currency, $default_currency),
        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        strftime(charge_period_start, '%Y-%m')
 FROM ops.quarantine

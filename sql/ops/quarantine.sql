@@ -9,9 +9,14 @@ CREATE TABLE IF NOT EXISTS ops.quarantine (
     effective_cost  DECIMAL(38, 18),
     billed_cost     DECIMAL(38, 18),
     billing_currency VARCHAR,           -- the money's currency (ISO 4217)
+    effective_cost_rounding DECIMAL(38, 38),  -- what rounding to 1e-18 took off (file's amount = sum)
+    billed_cost_rounding    DECIMAL(38, 38),
     charge_period_start TIMESTAMP,      -- UTC, when it parses: the days the money belongs to
     charge_period_end   TIMESTAMP,
     day             DATE                -- the UTC day the row belongs to, when known
 );
 -- warehouses made before the column existed
 ALTER TABLE ops.quarantine ADD COLUMN IF NOT EXISTS billing_currency VARCHAR;
+-- A warehouse built before amounts were kept with their rounding gains the columns (NULL: read as 0).
+ALTER TABLE ops.quarantine ADD COLUMN IF NOT EXISTS effective_cost_rounding DECIMAL(38, 38);
+ALTER TABLE ops.quarantine ADD COLUMN IF NOT EXISTS billed_cost_rounding DECIMAL(38, 38);

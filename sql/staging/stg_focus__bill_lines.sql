@@ -1,5 +1,7 @@
 -- FOCUS 1.0–1.2 cost and usage rows, one per landed bill line (AWS CUR arrives here converted to FOCUS).
 -- Timestamps are UTC; money is exact DECIMAL. `tags` is the FOCUS Tags JSON object with keys trimmed.
+-- Amounts are stored at 1e-18, rounded half-even; `*_rounding` is what that took off, so
+-- billed_cost + billed_cost_rounding is exactly the amount the file wrote (|rounding| <= 0.5e-18).
 CREATE TABLE IF NOT EXISTS staging.stg_focus__bill_lines (
     _file                   VARCHAR NOT NULL,
     _row                    BIGINT NOT NULL,
@@ -24,6 +26,8 @@ CREATE TABLE IF NOT EXISTS staging.stg_focus__bill_lines (
     contracted_cost         DECIMAL(38, 18),
     billed_cost             DECIMAL(38, 18) NOT NULL,
     effective_cost          DECIMAL(38, 18) NOT NULL,
+    billed_cost_rounding    DECIMAL(38, 38) DEFAULT 0,
+    effective_cost_rounding DECIMAL(38, 38) DEFAULT 0,
     commitment_discount_id       VARCHAR,
     commitment_discount_type     VARCHAR,
     commitment_discount_category VARCHAR,
@@ -40,3 +44,7 @@ CREATE TABLE IF NOT EXISTS staging.stg_focus__bill_lines (
     sub_account_id          VARCHAR,
     tags                    VARCHAR
 );
+-- A warehouse built before amounts were kept with their rounding gains the columns (its rows were
+-- exact then: anything finer than 1e-18 was refused, so their rounding is 0).
+ALTER TABLE staging.stg_focus__bill_lines ADD COLUMN IF NOT EXISTS billed_cost_rounding DECIMAL(38, 38) DEFAULT 0;
+ALTER TABLE staging.stg_focus__bill_lines ADD COLUMN IF NOT EXISTS effective_cost_rounding DECIMAL(38, 38) DEFAULT 0;

@@ -1,0 +1,247 @@
+"""Bill files read a slice of records at a time, as text, with only the columns a parser needs.
+
+A month of CUR is hundreds of megabytes of CSV; reading it whole, every column, takes several times
+its size in memory. Here a CSV (or CSV.gz) is cut into blocks of whole records — a newline ends a
+record only outside quotes, which an even count of `"` before it tells — and each block is read by
+polars with the file's header in front of it, so a block reads exactly as the same rows of the whole
+file would. Parquet is read a batch of rows at a time. Every chunk numbers its records on from the
+last (`_row`, 1-based, header excluded) and can give back the whole records of rows it was asked
+about (every column), for the payload of quarantined rows.
+
+A block that polars cannot read (a broken quote, bytes that are not UTF-8) is read line by line
+instead (`common.read_csv_leniently`): its bad lines are returned as (line number in the file, text,
+reason) and its good records are numbered by their line (line − 1), as for a whole file read so.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from pipelines.ingest.common import read_csv_leniently
+
+CHUNK_BYTES = 24 << 20  # about 30k rows of a legacy CUR; below glibc's 32 MB mmap ceiling, so blocks reuse memory
+CHUNK_ROWS = 100_000  # Parquet rows per batch
+
+Broken = tuple[int, str, str]  # a CSV line that is no record: (line number, text, reason)
+Picker = Callable[[list[str]], list[str]]  # a file's header (names trimmed) -> the columns to read
+Render = Callable[[pl.DataFrame], pl.DataFrame]  # Parquet columns -> text columns
+
+
+def as_strings(df: pl.DataFrame) -> pl.DataFrame:
+    return df.select(pl.all().cast(pl.String))
+
+
+@dataclass
+class Chunk:
+    """Some records of a file: the picked columns as text with `_row`, and the lines of this part of
+    the file that were no records."""
+
+    frame: pl.DataFrame
+    broken: list[Broken] = field(default_factory=list)
+    whole: bool = True  # every column of the file is in `frame`
+    records: Callable[[list[int]], pl.DataFrame] | None = None  # all columns of the given `_row`s
+
+    def whole_records(self, rows: list[int]) -> pl.DataFrame:
+        """Every column of the given rows as text, with `_row` (Int64)."""
+        frame = self.frame if self.whole or self.records is None else self.records(rows)
+        return frame.filter(pl.col("_row").is_in(rows)).with_columns(pl.col("_row").cast(pl.Int64))
+
+
+def read_chunks(
+    path: Path, pick: Picker | None = None, render: Render = as_strings, chunk_bytes: int | None = None
+) -> Iterator[Chunk]:
+    """The file's records, a chunk at a time (at least one chunk, possibly empty, so the header is
+    always seen). Header names are trimmed of surrounding spaces."""
+    chunk_bytes = chunk_bytes or CHUNK_BYTES
+    if path.name.lower().endswith(".parquet"):
+        yield from _parquet_chunks(path, pick, render)
+    elif path.name.lower().endswith(".gz"):
+        yield from _csv_chunks(io.BytesIO(gzip.decompress(path.read_bytes())), pick, chunk_bytes)
+    else:
+        with path.open("rb") as fh:
+            yield from _csv_chunks(fh, pick, chunk_bytes)
+
+
+def read_ahead(chunks: Iterator[Chunk]) -> Iterator[Chunk]:
+    """The same chunks, the next one read (in a thread) while the caller works on this one: reading a
+    block and parsing the last one both run mostly outside the GIL, so on two cores they overlap."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(next, chunks, None)
+        while (chunk := pending.result()) is not None:
+            pending = pool.submit(next, chunks, None)
+            yield chunk
+
+
+def _chosen(names: list[str], pick: Picker | None) -> list[str]:
+    if pick is None:
+        return names
+    wanted = set(pick([n.strip() for n in names]))
+    return [n for n in names if n.strip() in wanted] or names[:1]
+
+
+def _trimmed(df: pl.DataFrame) -> pl.DataFrame:
+    return df.rename({c: c.strip() for c in df.columns if c != c.strip()})
+
+
+def _parquet_chunks(path: Path, pick: Picker | None, render: Render) -> Iterator[Chunk]:
+    file = pq.ParquetFile(path)
+    names = file.schema_arrow.names
+    chosen = _chosen(names, pick)
+    whole = len(chosen) == len(names)
+
+    def records(rows: list[int]) -> pl.DataFrame:
+        found = pl.scan_parquet(path).with_row_index("_row", offset=1).filter(pl.col("_row").is_in(rows)).collect()
+        return _trimmed(pl.concat([found.select(pl.col("_row").cast(pl.Int64)), render(found.drop("_row"))],
+                                  how="horizontal"))
+
+    offset = 1
+    empty = True
+    for batch in file.iter_batches(batch_size=CHUNK_ROWS, columns=chosen, use_threads=True):
+        frame = _numbered(_trimmed(render(pl.from_arrow(batch))), offset)
+        offset += frame.height
+        empty = False
+        yield Chunk(frame, whole=whole, records=records)
+    if empty:
+        schema = pl.read_parquet_schema(path)
+        frame = render(pl.DataFrame(schema={c: schema[c] for c in chosen}))
+        yield Chunk(_numbered(_trimmed(frame), 1), whole=whole, records=records)
+
+
+def _csv_chunks(fh, pick: Picker | None, chunk_bytes: int) -> Iterator[Chunk]:
+    header, rest = _header(fh, chunk_bytes)
+    try:
+        names = pl.read_csv(header, n_rows=0, infer_schema=False, encoding="utf8").columns
+    except Exception:  # a header polars cannot read: the whole file line by line, every column
+        yield _lenient(header + rest + fh.read(), pick=None, first_line=1)
+        return
+    chosen = _chosen(names, pick)
+    whole = len(chosen) == len(names)
+    offset = 1
+    yielded = False
+    for data, start in _record_blocks(fh, header, rest, chunk_bytes):
+        try:
+            frame = _trimmed(pl.read_csv(data, columns=chosen, infer_schema=False, encoding="utf8"))
+        except Exception:  # a broken quote, bytes that are not UTF-8: this block line by line
+            chunk = _lenient(data, pick, _line_at(fh, start) - 1)
+            offset += chunk.frame.height
+            yielded = True
+            yield chunk
+            continue
+        frame = _numbered(frame, offset)
+        offset += frame.height
+
+        def records(rows: list[int], data: bytes = data, start: int = offset - frame.height) -> pl.DataFrame:
+            return _numbered(_trimmed(pl.read_csv(data, infer_schema=False, encoding="utf8")), start)
+
+        yielded = True
+        yield Chunk(frame, whole=whole, records=records)
+        del data, frame  # let the block go before the next is read
+    if not yielded:
+        frame = _trimmed(pl.read_csv(header, columns=chosen, infer_schema=False, encoding="utf8"))
+        yield Chunk(_numbered(frame, 1), whole=whole)
+
+
+def _lenient(data: bytes, pick: Picker | None, first_line: int) -> Chunk:
+    """A block (header first) read line by line; `first_line` is the file line of the block's header
+    line (1 for the file's own header), so line numbers are the file's."""
+    full, broken = read_csv_leniently(data)
+    shift = first_line - 1
+    full = _trimmed(full)
+    if full.width:
+        # the header is line 1, so a one-line record's data row is its line number − 1
+        full = full.with_columns((pl.col("_line") + shift - 1).cast(pl.Int64).alias("_row")).drop("_line")
+    names = [c for c in full.columns if c != "_row"]
+    frame = full.select("_row", *_chosen(names, pick)) if names else full
+    return Chunk(frame, broken=[(line + shift, text, reason) for line, text, reason in broken],
+                 whole=frame.width == full.width, records=lambda rows: full)
+
+
+def _numbered(frame: pl.DataFrame, first: int) -> pl.DataFrame:
+    """`_row` (Int64) first: the records' 1-based row numbers in the file, header excluded."""
+    return frame.with_row_index("_row", offset=first).with_columns(pl.col("_row").cast(pl.Int64))
+
+
+def _header(fh, chunk_bytes: int) -> tuple[bytes, bytes]:
+    """(the header record with its newline, the bytes read after it)."""
+    data = b""
+    while True:
+        block = fh.read(chunk_bytes)
+        data += block
+        end = _first_record_end(data)
+        if end > 0 or not block:
+            end = end if end > 0 else len(data)
+            return data[:end], data[end:]
+
+
+def _record_blocks(fh, header: bytes, rest: bytes, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """(the header followed by about `chunk_bytes` of whole records, the file offset of the first of
+    those records). Each block is copied once: header, the records carried over from the last read,
+    and this read up to its last record end."""
+    start = len(header)  # file offset of the first record in `carry`
+    carry = rest
+    while True:
+        block = fh.read(chunk_bytes)
+        if not block:
+            if carry.strip():
+                yield header + carry, start
+            return
+        end = _last_record_end(block, carry.count(b'"') % 2)
+        if end < 0:  # no record ends in it yet (a long quoted field): read on
+            carry += block
+            continue
+        data = b"".join((header, carry, memoryview(block)[:end]))
+        size = len(carry) + end
+        carry = block[end:]
+        del block
+        yield data, start
+        start += size
+
+
+def _line_at(fh, offset: int) -> int:
+    """The 1-based line of the file that the byte at `offset` starts, counting the newlines before it
+    (asked only for a block that has to be read line by line, so line numbers are not counted for
+    every block of every file)."""
+    here = fh.tell()
+    fh.seek(0)
+    line, left = 1, offset
+    while left > 0 and (part := fh.read(min(left, 1 << 24))):
+        line += part.count(b"\n")
+        left -= len(part)
+    fh.seek(here)
+    return line
+
+
+def _first_record_end(data: bytes) -> int:
+    """The index just after the first newline outside quotes, or -1."""
+    start, quotes = 0, 0
+    while True:
+        newline = data.find(b"\n", start)
+        if newline < 0:
+            return -1
+        quotes += data.count(b'"', start, newline)
+        if quotes % 2 == 0:
+            return newline + 1
+        start = newline + 1
+
+
+def _last_record_end(data: bytes, open_quotes: int = 0) -> int:
+    """The index just after the last newline outside quotes, or -1; `open_quotes` is the parity of
+    the quotes before `data` since the last record end."""
+    total = data.count(b'"') + open_quotes
+    end, after = len(data), 0
+    while True:
+        newline = data.rfind(b"\n", 0, end)
+        if newline < 0:
+            return -1
+        after += data.count(b'"', newline, end)
+        if (total - after) % 2 == 0:
+            return newline + 1
+        end = newline
