@@ -9,6 +9,7 @@ import polars as pl
 from models import landing, staging
 from pipelines.ingest import aws_cur, dcgm, dcgm_prom, focus, inventory, kubernetes, runs, slurm
 from pipelines.ingest.common import Parsed
+from pipelines.ingest.plausible import guarded, guarded_chunks
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.landing import Source
 
@@ -32,8 +33,9 @@ FOCUS = Source(
     name="focus",
     table="staging/stg_focus__bill_lines",
     patterns=("bills/focus/**/*.csv", "bills/focus/**/*.csv.gz", "bills/focus/**/*.parquet"),
-    parse=lambda path, rel, cfg: focus.parse(path, rel, default_currency=cfg.default_currency),
-    summary_chunks=lambda path, rel, cfg: focus.parse_chunks(path, rel, default_currency=cfg.default_currency),
+    parse=guarded("focus", lambda path, rel, cfg: focus.parse(path, rel, default_currency=cfg.default_currency)),
+    summary_chunks=guarded_chunks(
+        "focus", lambda path, rel, cfg: focus.parse_chunks(path, rel, default_currency=cfg.default_currency)),
     model=landing.FocusBillLine,
     staged_model=landing.FocusBillLine,
     # a charge period's end is exclusive: a line ending at midnight does not touch the next day
@@ -44,9 +46,9 @@ AWS_CUR = Source(
     name="aws_cur",
     table="staging/stg_focus__bill_lines",  # converted to FOCUS on parse, staged beside native FOCUS
     patterns=("bills/aws_cur/**/*.csv", "bills/aws_cur/**/*.csv.gz", "bills/aws_cur/**/*.parquet"),
-    parse=lambda path, rel, cfg: aws_cur.parse(path, rel, default_currency=cfg.default_currency),
-    summary_chunks=lambda path, rel, cfg: aws_cur.parse_chunks(path, rel, default_currency=cfg.default_currency,
-                                                               descriptive=False),
+    parse=guarded("aws_cur", lambda path, rel, cfg: aws_cur.parse(path, rel, default_currency=cfg.default_currency)),
+    summary_chunks=guarded_chunks("aws_cur", lambda path, rel, cfg: aws_cur.parse_chunks(path, rel, default_currency=cfg.default_currency,
+                                                               descriptive=False)),
     model=landing.FocusBillLine,
     staged_model=landing.FocusBillLine,
     span=FOCUS.span,
@@ -56,7 +58,7 @@ SLURM = Source(
     name="slurm",
     table="staging/stg_slurm__job_records",
     patterns=("scheduler/slurm/*/**/*.psv", "scheduler/slurm/*/**/*.txt"),
-    parse=_slurm,
+    parse=guarded("slurm", _slurm),
     model=landing.SlurmJobRecord,
     staged_model=landing.SlurmJobRecord,
     span=(
@@ -68,7 +70,7 @@ KUBERNETES = Source(
     name="kubernetes",
     table="staging/stg_slurm__job_records",  # a pod is a job allocation like any other
     patterns=("scheduler/kubernetes/*/**/*.jsonl", "scheduler/kubernetes/*/**/*.json"),
-    parse=_kubernetes,
+    parse=guarded("kubernetes", _kubernetes),
     model=landing.SlurmJobRecord,
     staged_model=landing.SlurmJobRecord,
     span=SLURM.span,
@@ -77,7 +79,7 @@ DCGM = Source(
     name="dcgm",
     table="staging/stg_dcgm__gpu_minutes",
     patterns=("telemetry/dcgm/**/*.parquet", "telemetry/dcgm/**/*.csv", "telemetry/dcgm/**/*.prom"),
-    parse=_dcgm,
+    parse=guarded("dcgm", _dcgm),
     model=landing.DcgmSample,
     staged_model=staging.DcgmGpuMinute,
     span=(pl.col("timestamp"), pl.col("timestamp")),
@@ -87,7 +89,7 @@ RUNS = Source(
     name="runs",
     table="staging/stg_runs__events",
     patterns=("runs/**/*.jsonl",),
-    parse=lambda path, rel, cfg: runs.parse(path, rel),
+    parse=guarded("runs", lambda path, rel, cfg: runs.parse(path, rel)),
     model=landing.RunEvent,
     staged_model=landing.RunEvent,
     span=(pl.col("ts"), pl.col("ts")),
@@ -96,7 +98,7 @@ INVENTORY = Source(
     name="inventory",
     table="staging/stg_inventory__nodes",
     patterns=("inventory/nodes.csv",),
-    parse=lambda path, rel, cfg: inventory.parse(path, rel),
+    parse=guarded("inventory", lambda path, rel, cfg: inventory.parse(path, rel)),
     model=landing.InventoryNode,
     staged_model=landing.InventoryNode,
     span=(pl.lit(None, dtype=pl.Datetime("us")), pl.lit(None, dtype=pl.Datetime("us"))),

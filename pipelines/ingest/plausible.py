@@ -1,0 +1,134 @@
+"""What every landing file must be before its rows are staged, whatever its format: not empty, and
+dated plausibly.
+
+A 0-byte file is an export that failed: it is refused whole, saying so, rather than read as "nothing
+happened". A time is implausible when it is before the earliest plausible day — a year before the
+config's `ledger.start`, else 2000-01-01 (a `1970-01-01` Start is a clock or export error, and one
+such row once made a day report 28.6e9 GPU-seconds) — or more than a year away from the median time
+of its file's other rows. Such a row is quarantined with the value and the rule named, its money
+kept, instead of stretching the ledger across decades. A year of slack keeps what is real: jobs that
+ran for weeks, monthly bill lines, the checkpoint a run resumes from, a backfill of old bills.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.ingest.common import QUARANTINE_SCHEMA, Parsed, file_reject
+from pipelines.lib.config import OrgConfig
+
+SLACK = timedelta(days=366)
+EARLIEST = date(2000, 1, 1)
+
+# source -> the time columns to check (staged name, as the file names it); the first one dates the file
+TIME_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "focus": (("charge_period_start", "ChargePeriodStart"), ("charge_period_end", "ChargePeriodEnd")),
+    "slurm": (("start_ts", "Start"), ("submit_ts", "Submit"), ("end_ts", "End")),
+    "runs": (("ts", "ts"),),
+    "dcgm": (("timestamp", "timestamp"),),
+}
+TIME_COLUMNS["aws_cur"] = TIME_COLUMNS["focus"]
+TIME_COLUMNS["kubernetes"] = (("start_ts", "startTime"), ("submit_ts", "creationTimestamp"), ("end_ts", "finishedAt"))
+# how a source names a row in ops.quarantine (its parser's own row_ref)
+ROW_WORD = {"focus": "row", "aws_cur": "row", "slurm": "line", "runs": "line", "kubernetes": "line"}
+MONEY = ("effective_cost", "billed_cost", "billing_currency", "effective_cost_rounding", "billed_cost_rounding",
+         "charge_period_start", "charge_period_end")
+
+Parse = Callable[[Path, str, OrgConfig], Parsed]
+
+
+def earliest_plausible(cfg: OrgConfig) -> datetime:
+    start = cfg.ledger.start
+    if start is None:
+        return datetime(EARLIEST.year, EARLIEST.month, EARLIEST.day)
+    # the same day a year earlier (28 February for a 29th)
+    return datetime(start.year - 1, start.month, min(start.day, 28) if start.month == 2 else start.day)
+
+
+def guarded(source: str, parse: Parse) -> Parse:
+    """`parse`, refusing an empty file and quarantining implausibly dated rows."""
+
+    def read(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
+        if path.stat().st_size == 0:
+            return _empty(source, rel)
+        return checked(source, parse(path, rel, cfg), rel, cfg)
+
+    return read
+
+
+def guarded_chunks(source: str, parse: Callable[[Path, str, OrgConfig], Iterable[Parsed]]):
+    """The same for a parser that yields a file chunk by chunk."""
+
+    def read(path: Path, rel: str, cfg: OrgConfig) -> Iterable[Parsed]:
+        if path.stat().st_size == 0:
+            yield _empty(source, rel)
+            return
+        for parsed in parse(path, rel, cfg):
+            yield checked(source, parsed, rel, cfg)
+
+    return read
+
+
+def _empty(source: str, rel: str) -> Parsed:
+    return Parsed(rows=pl.DataFrame(), rejects=file_reject(
+        source, rel, "empty file (0 bytes): nothing to read, the export probably failed; re-export it or delete it"))
+
+
+def checked(source: str, parsed: Parsed, rel: str, cfg: OrgConfig) -> Parsed:
+    """Moves the rows of `parsed` with an implausible time to its rejects, naming value and rule."""
+    columns = [(c, label) for c, label in TIME_COLUMNS.get(source, ()) if c in parsed.rows.columns]
+    if not columns or parsed.rows.height == 0:
+        return parsed
+    rows = parsed.rows
+    floor = earliest_plausible(cfg)
+    median = rows.select(pl.col(columns[0][0]).median()).item()
+    problems = []
+    for column, label in columns:
+        value = pl.col(column)
+        shown = value.dt.to_string("%Y-%m-%d %H:%M:%S")
+        reason = pl.when(value < floor).then(
+            pl.format("{} {} is implausible: before {} {}", pl.lit(label), shown, pl.lit(floor.date().isoformat()),
+                      pl.lit(_why_floor(cfg))))
+        if median is not None:
+            days = ((value - pl.lit(median)).dt.total_days()).abs()
+            reason = reason.when(days > SLACK.days).then(
+                pl.format("{} {} is implausible: {} days from the median time of this file's rows ({})",
+                          pl.lit(label), shown, days, pl.lit(median.strftime("%Y-%m-%d %H:%M:%S"))))
+        problems.append(reason)
+    reasons = rows.select(pl.concat_list(problems).list.drop_nulls().list.join("; ").alias("reason"))["reason"]
+    bad = reasons.str.len_chars() > 0
+    if not bad.any():
+        return parsed
+    parsed.rows = rows.filter(~bad)
+    parsed.rejects = pl.concat([parsed.rejects, _rejects(source, rel, rows.filter(bad), reasons.filter(bad))],
+                               how="diagonal_relaxed").select(list(QUARANTINE_SCHEMA))
+    return parsed
+
+
+def _why_floor(cfg: OrgConfig) -> str:
+    if cfg.ledger.start:
+        return f"(a year before ledger.start {cfg.ledger.start})"
+    return "(no GPU cluster kept such records then: a clock or export error)"
+
+
+def _rejects(source: str, rel: str, rows: pl.DataFrame, reasons: pl.Series) -> pl.DataFrame:
+    word = ROW_WORD.get(source)
+    if word and "_row" in rows.columns:
+        row_ref = pl.format(f"{word} {{}}", pl.col("_row"))
+    else:  # telemetry samples carry no row number: name the sample itself
+        row_ref = pl.format("{} gpu {} at {}", pl.col("hostname"), pl.col("gpu"), pl.col("timestamp"))
+    payload_columns = [c for c in rows.columns if not c.startswith("_")]
+    first_time = TIME_COLUMNS[source][0][0]
+    return rows.with_columns(reason=reasons).select(
+        pl.lit(source).alias("source"),
+        pl.lit(rel).alias("file"),
+        row_ref.alias("row_ref"),
+        pl.col("reason"),
+        pl.struct(payload_columns).struct.json_encode().alias("payload"),
+        *[pl.col(c) for c in MONEY if c in rows.columns],
+        pl.col(first_time).dt.date().alias("day"),
+    )
