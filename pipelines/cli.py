@@ -122,6 +122,9 @@ def _simulate(args: argparse.Namespace) -> int:
         if isinstance(facts, dict) and source != "simulator":
             shown = ", ".join(f"{k} {v}" for k, v in facts.items() if not isinstance(v, (dict, list)) and k != "day_share_rounding")
             print(f"  {source:<10} {shown}")
+            for currency, money in facts.get("by_currency", {}).items():   # bills: money per currency, never added
+                print(f"  {'':<10} {currency} effective_cost {money['effective_cost']}, "
+                      f"billed_cost {money['billed_cost']}, rows {money['rows']}")
     return 0
 
 

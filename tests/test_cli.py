@@ -1,5 +1,6 @@
 """The gpuledger command end to end, as a user types it."""
 
+import re
 import subprocess
 import sys
 from datetime import date
@@ -15,6 +16,8 @@ def test_simulate_run_and_query(tmp_path):
     sim = _gpuledger("simulate", "--out", str(tmp_path / "sim"), "--start", "2026-11-02", "--days", "1", "--nodes", "2")
     assert sim.returncode == 0, sim.stderr
     assert "focus" in sim.stdout and "slurm" in sim.stdout
+    # two bills, their money shown apart: west's GPU cloud in EUR, AWS in USD
+    assert re.search(r"EUR effective_cost \d+\.\d+", sim.stdout) and re.search(r"USD effective_cost \d+\.\d+", sim.stdout)
 
     warehouse = tmp_path / "w.duckdb"
     home = tmp_path / "dagster_home"
