@@ -11,11 +11,14 @@ from pathlib import Path
 
 from pipelines.lib.warehouse import PROJECT_ROOT
 
+# Money is shown beside its billing currency and never summed across currencies.
 EXAMPLE_QUERIES = [
-    "SELECT team, category, sum(effective_cost) AS cost FROM marts.fct_cost_daily GROUP BY ALL ORDER BY cost DESC",
-    "SELECT job_id, user_name, state, allocated_idle_gpu_seconds / 3600 AS idle_gpu_hours, effective_cost "
+    "SELECT team, category, billing_currency, sum(effective_cost) AS cost FROM marts.fct_cost_daily GROUP BY ALL "
+    "ORDER BY billing_currency, cost DESC",
+    "SELECT job_id, user_name, state, allocated_idle_gpu_seconds / 3600 AS idle_gpu_hours, effective_cost, billing_currency "
     "FROM marts.fct_job_cost ORDER BY allocated_idle_gpu_seconds DESC LIMIT 10",
-    "SELECT run_id, day, mfu, effective_mfu, goodput, cost_per_mtok, mfu_gap_cost FROM marts.fct_run_efficiency_daily ORDER BY run_id, day",
+    "SELECT run_id, day, billing_currency, mfu, effective_mfu, goodput, cost_per_mtok, mfu_gap_cost "
+    "FROM marts.fct_run_efficiency_daily ORDER BY run_id, day, billing_currency",
     "SELECT * FROM marts.fct_rerun_loss ORDER BY effective_cost DESC",
 ]
 
@@ -123,6 +126,9 @@ def _simulate(args: argparse.Namespace) -> int:
         if isinstance(facts, dict) and source != "simulator":
             shown = ", ".join(f"{k} {v}" for k, v in facts.items() if not isinstance(v, (dict, list)) and k != "day_share_rounding")
             print(f"  {source:<10} {shown}")
+            for currency, money in facts.get("by_currency", {}).items():   # bills: money per currency, never added
+                print(f"  {'':<10} {currency} effective_cost {money['effective_cost']}, "
+                      f"billed_cost {money['billed_cost']}, rows {money['rows']}")
     return 0
 
 

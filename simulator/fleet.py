@@ -22,6 +22,50 @@ GPU_SPECS = {
 
 
 @dataclass(frozen=True)
+class BillingAccount:
+    """Who invoices for a cluster: one billing account in one currency, delivering its own month-to-date FOCUS
+    export (its own folder and manifests under bills/focus/)."""
+    id: str
+    name: str
+    provider: str            # ProviderName, PublisherName and InvoiceIssuerName of its lines
+    currency: str            # BillingCurrency, ISO 4217
+    symbol: str              # how its descriptions write an amount
+    invoice_prefix: str
+    export: str              # the export's name: its folder under bills/focus/ and its data files' prefix
+    export_arn: str          # what its manifests say produced them
+    commitment_prefix: str   # a commitment's id is this + a hash of the seed and the cluster
+    commitment_name: str     # "Savings Plan", as its descriptions call a commitment
+    commitment_type: str     # CommitmentDiscountType
+    compute_service: str     # ServiceName of instance hours and their tax
+    commitment_service: str  # ServiceName of a commitment's Unused and Purchase rows
+    storage_service: str     # ServiceName of the projects' file systems
+    network_service: str     # ServiceName of the projects' data transfer
+
+
+AWS = BillingAccount(
+    id="481516234200", name="gpuledger-demo-payer", provider="AWS", currency="USD", symbol="$",
+    invoice_prefix="INV", export="gpuledger-focus",
+    export_arn="arn:aws:bcm-data-exports:us-east-1:481516234200:export/gpuledger-focus-5f0c2a7e",
+    commitment_prefix="arn:aws:savingsplans::481516234200:savingsplan/", commitment_name="Savings Plan",
+    commitment_type="Compute Savings Plan", compute_service="Amazon Elastic Compute Cloud",
+    commitment_service="Savings Plans for AWS Compute usage", storage_service="Amazon FSx",
+    network_service="AWS Data Transfer")
+# The GPU cloud west's A100s are rented from: a provider of its own that invoices in euros. Its prices are
+# the numbers AWS charges in dollars, read as euros.
+KESTREL = BillingAccount(
+    id="KGC-0042-7731", name="gpuledger-demo-eu", provider="Kestrel GPU Cloud", currency="EUR", symbol="€",
+    invoice_prefix="KGC", export="kestrel-focus",
+    export_arn="kgc:billing:eu-central:KGC-0042-7731:export/kestrel-focus-91d3",
+    commitment_prefix="kgc:commitment:KGC-0042-7731:", commitment_name="Reserved Capacity",
+    commitment_type="Reserved GPU Capacity", compute_service="Kestrel GPU Instances",
+    commitment_service="Kestrel Reserved Capacity", storage_service="Kestrel Managed Lustre",
+    network_service="Kestrel Data Transfer")
+BILLING_ACCOUNTS = (AWS, KESTREL)
+# Units of USD per unit of each other billing currency, every simulated month: the config's `fx:` rates.
+SIMULATED_USD_RATE = {"EUR": Decimal("1.08")}
+
+
+@dataclass(frozen=True)
 class ClusterSpec:
     name: str
     timezone: str
@@ -37,18 +81,17 @@ class ClusterSpec:
     job_id_base: int
     cpus_per_gpu: int
     mem_gb_per_gpu: int
+    account: BillingAccount   # who bills the cluster's instances, commitment, tax, and its projects' storage
 
 
 CLUSTERS = (
     ClusterSpec("east", "UTC", "us-east-1", "NVIDIA H100 80GB HBM3", "p5.48xlarge", Decimal("98.32"),
-                Decimal("55.0592"), "pretrain", "210987654321", "ml-east", 812000, 8, 100),
+                Decimal("55.0592"), "pretrain", "210987654321", "ml-east", 812000, 8, 100, AWS),
     ClusterSpec("west", "America/Los_Angeles", "us-west-2", "NVIDIA A100-SXM4-80GB", "p4de.24xlarge",
-                Decimal("40.96575"), Decimal("22.94082"), "research", "210987654322", "ml-west", 5000, 8, 100),
+                Decimal("40.96575"), Decimal("22.94082"), "research", "210987654322", "ml-west", 5000, 8, 100,
+                KESTREL),
 )
 CLUSTER_BY_NAME = {c.name: c for c in CLUSTERS}
-
-BILLING_ACCOUNT_ID = "481516234200"
-BILLING_ACCOUNT_NAME = "gpuledger-demo-payer"
 
 # team -> projects (order matters: it fixes iteration order everywhere downstream)
 TEAMS = {
@@ -127,7 +170,7 @@ class Fleet:
         return [n for n in self.nodes if n.cluster == cluster]
 
     def commitment_id(self, cluster: str) -> str:
-        return f"arn:aws:savingsplans::{BILLING_ACCOUNT_ID}:savingsplan/{uuid_like(self.seed, 'sp', cluster)}"
+        return CLUSTER_BY_NAME[cluster].account.commitment_prefix + uuid_like(self.seed, "sp", cluster)
 
     @property
     def pools(self) -> dict[str, str]:

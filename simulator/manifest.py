@@ -1,7 +1,8 @@
-"""Bill totals for the landing manifest: overall and per UTC day, spreading multi-day lines by time.
+"""Bill totals for the landing manifest, per billing currency (amounts in two currencies are never added):
+overall and per UTC day, spreading multi-day lines by time.
 
 A line whose charge period covers several UTC days contributes amount × (its seconds in the day) / (its total
-seconds) to each day. Three renderings per day and money column:
+seconds) to each day. Three renderings per currency, day and money column:
 - `<col>_fraction`: the exact rational share as "p/q" (or "p"), summed over lines;
 - `<col>`: the same value as a decimal string rounded half-even to 28 significant digits (the Decimal
   default context) - exact whenever the fraction terminates;
@@ -45,7 +46,9 @@ def _lr(units: int, weights: list[int]) -> list[int]:
     return [sign * b for b in base]
 
 
-class BillTotals:
+class CurrencyTotals:
+    """The totals of the lines billed in one currency."""
+
     COLS = ("effective_cost", "billed_cost")
 
     def __init__(self):
@@ -86,7 +89,29 @@ class BillTotals:
             "effective_cost": format(self.total["effective_cost"], "f"),
             "billed_cost": format(self.total["billed_cost"], "f"),
             "lines_spanning_days": self.split_lines,
+            "days": days,
+        }
+
+
+class BillTotals:
+    """Every bill line's totals, kept apart per BillingCurrency."""
+
+    def __init__(self):
+        self.by_currency: dict[str, CurrencyTotals] = {}
+
+    def add(self, currency: str, effective: Decimal, billed: Decimal, cps: dt.datetime, cpe: dt.datetime) -> None:
+        self.by_currency.setdefault(currency, CurrencyTotals()).add(effective, billed, cps, cpe)
+
+    @property
+    def rows(self) -> int:
+        return sum(t.rows for t in self.by_currency.values())
+
+    def as_dict(self) -> dict:
+        return {
+            "rows": self.rows,
+            "lines_spanning_days": sum(t.split_lines for t in self.by_currency.values()),
+            "currencies": sorted(self.by_currency),
+            "by_currency": {c: self.by_currency[c].as_dict() for c in sorted(self.by_currency)},
             "day_share_rounding": "see simulator/manifest.py: exact fraction, 28-significant-digit half-even "
                                   "decimal, and per-line largest remainder at 1e-10",
-            "days": days,
         }

@@ -1,8 +1,10 @@
 """Entry point: simulate a fleet and write its landing zone, config and ground truth.
 
-    out/landing/bills/focus/gpuledger-focus/<billing period>/<delivery id>/gpuledger-focus-00001.csv
-                                                                         /Manifest.json
-                                    (two month-to-date deliveries a day, each superseding the earlier ones)
+    out/landing/bills/focus/<export>/<billing period>/<delivery id>/<export>-00001.csv
+                                                             /Manifest.json
+                                    (per billing account - `gpuledger-focus`, AWS in USD, and `kestrel-focus`,
+                                    the GPU cloud of `west` in EUR - two month-to-date deliveries a day, each
+                                    superseding the account's earlier ones)
     out/landing/scheduler/slurm/<cluster>/sacct_<local day>.psv
     out/landing/scheduler/kubernetes/<cluster>/pods_<day>.jsonl   (only with kubernetes_cluster=...)
     out/landing/telemetry/dcgm/day=<day>/<hostname>.parquet
@@ -59,7 +61,8 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     wl = WorkloadBuilder(fleet, t0, t1, seed, knobs).build()
     landing = out / "landing"
 
-    # bills: the truth is every line of every day; what lands is the month-to-date deliveries
+    # bills: the truth is every line of every day, per currency; what lands is each account's month-to-date
+    # deliveries
     totals = BillTotals()
     seen_months: set[tuple[int, int]] = set()
     focus_days = []
@@ -68,12 +71,13 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         first_of_month = (day.year, day.month) not in seen_months
         seen_months.add((day.year, day.month))
         fd = build_day(fleet, seed, day, di, days, first_of_month)
-        for _, billed, effective, cps, cpe in fd.rows:
-            totals.add(effective, billed, cps, cpe)
+        for r, billed, effective, cps, cpe in fd.rows:
+            totals.add(r["BillingCurrency"], effective, billed, cps, cpe)
         focus_days.append(fd)
     deliveries = month_to_date_deliveries(focus_days)
     written = [write_delivery(landing, seed, d) for d in deliveries]
-    last_of_period = {d.period: path for d, path in zip(deliveries, written)}  # the latest delivery wins
+    # per account and billing period, the latest delivery wins
+    last_of_period = {(d.account.id, d.period): path for d, path in zip(deliveries, written)}
     current = sorted(p.relative_to(landing).as_posix() for p in last_of_period.values())
     assert sum(len(d.rows) for d, p in zip(deliveries, written) if p in last_of_period.values()) == totals.rows
     del focus_days
@@ -93,7 +97,8 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
                     pod_overrides.setdefault(n, {})[j.key] = pods[j.key][1][rank]
     runs_stats = write_runs(landing / "runs", wl.runs, t1)
     inventory = write_inventory(landing / "inventory" / "nodes.csv", fleet)
-    write_config(out / "gpuledger.yaml", fleet, kubernetes_cluster)
+    months = sorted({f"{start + dt.timedelta(days=di):%Y-%m}" for di in range(days)})
+    write_config(out / "gpuledger.yaml", fleet, kubernetes_cluster, months)
 
     # telemetry and GPU-second truth, one node-day at a time
     max_key = max(j.key for j in wl.jobs) + 1
@@ -150,7 +155,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         "simulator": {"start": start.isoformat(), "days": days, "nodes": nodes, "seed": seed,
                       "window_utc": [_iso(t0), _iso(t1)]},
         "focus": {"files": len(written), "deliveries": len(deliveries), "current_files": current,
-                  **totals.as_dict()},
+                  "exports": _exports(deliveries, written, current, landing), **totals.as_dict()},
         "slurm": slurm,
         **({} if kube is None else {"kubernetes": kube}),
         "dcgm": dcgm,
@@ -164,6 +169,23 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
+
+
+def _exports(deliveries, written, current: list[str], landing: Path) -> dict:
+    """Per billing account's export: who bills, in what currency, its deliveries and its current files."""
+    out = {}
+    for d, path in zip(deliveries, written):
+        acct = d.account
+        e = out.setdefault(acct.export, {"billing_account_id": acct.id, "billing_account_name": acct.name,
+                                         "provider": acct.provider, "currency": acct.currency,
+                                         "deliveries": 0, "current_files": []})
+        e["deliveries"] += 1
+        rel = path.relative_to(landing).as_posix()
+        if rel in current:
+            e["current_files"].append(rel)
+    for e in out.values():
+        e["current_files"].sort()
+    return out
 
 
 def _iso(t: int) -> str:

@@ -1,15 +1,20 @@
-"""FOCUS 1.2 bills, delivered the way a month-to-date export (AWS Data Exports, Azure/GCP FOCUS exports)
-delivers them: twice a day a new delivery of the billing period lands beside the earlier ones,
+"""FOCUS 1.2 bills of two billing accounts, each delivered the way a month-to-date export (AWS Data Exports,
+Azure/GCP FOCUS exports) delivers them: twice a day a new delivery of the billing period lands beside the
+earlier ones, in the account's own export folder,
 
-    bills/focus/gpuledger-focus/<YYYYMMDD>-<YYYYMMDD>/<delivery id>/gpuledger-focus-00001.csv
-    bills/focus/gpuledger-focus/<YYYYMMDD>-<YYYYMMDD>/<delivery id>/Manifest.json
+    bills/focus/<export>/<YYYYMMDD>-<YYYYMMDD>/<delivery id>/<export>-00001.csv
+    bills/focus/<export>/<YYYYMMDD>-<YYYYMMDD>/<delivery id>/Manifest.json
 
-each repeating every earlier line of the month. At 12:00 UTC a delivery holds the month's lines that
+each repeating every earlier line of the month of its account. The accounts (fleet.py): AWS, in USD, export
+`gpuledger-focus`, bills the `east` cluster and everything of no cluster (the shared bucket, NAT, the support
+fee, the credit, the data-prep instance); Kestrel GPU Cloud, in EUR, export `kestrel-focus`, bills the `west`
+cluster: its instance hours, its commitment's Unused and Purchase rows, its tax, and the storage and network
+lines of the projects on west. At 12:00 UTC a delivery holds the month's lines that
 started before noon, with the day's Tax lines estimated (half the day's tax); after the day ends, the
 next holds the whole day with its tax restated in full. The manifest is shaped like a Data Exports
 one (`executionId`, `exportArn`, `billingPeriod`, `columns`, `dataFiles` as s3:// URIs) and the files'
 modification times are the delivery times; delivery ids sort by time too. The last delivery of each
-month holds every line of the month, with the amounts below: it is the bill.
+month holds every line of the month, with the amounts below: it is the account's bill.
 
 UTF-8, header row, comma-separated, minimal RFC 4180 quoting, LF line ends, nulls empty, timestamps
 YYYY-MM-DDTHH:MM:SSZ, money as plain decimal strings with at most 10 decimal places. Content of a day:
@@ -21,7 +26,7 @@ YYYY-MM-DDTHH:MM:SSZ, money as plain decimal strings with at most 10 decimal pla
 - per project a storage line ({"project": p}) and a network line ({"user:project": p}, the alias spelling);
   a CPU data-prep instance (24 hourly lines tagged {"Project": "llm-7b"}, a resource that is no GPU node);
   untagged shared storage (Tags "{}") and shared networking (Tags empty);
-- per cluster a Tax line (7 % / 6.25 % of the day's on-demand instance cost);
+- per cluster a Tax line (7 % / 6.25 % of the day's on-demand instance cost), on the cluster's account;
 - on the first day: a 3-day storage line; on the first simulated day of each month: the month's support fee
   (ChargePeriod = the calendar month); on the third day (or the last, if shorter): one negative Credit line.
 """
@@ -38,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .fleet import BILLING_ACCOUNT_ID, BILLING_ACCOUNT_NAME, CLUSTER_BY_NAME, CLUSTERS, PROJECTS, Fleet, hexdigest
+from .fleet import BILLING_ACCOUNTS, CLUSTER_BY_NAME, CLUSTERS, PROJECTS, BillingAccount, Fleet, hexdigest
 
 COLUMNS = ("BillingAccountId,BillingAccountName,BillingCurrency,BillingPeriodStart,BillingPeriodEnd,"
            "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,ChargeClass,ChargeDescription,ChargeFrequency,"
@@ -76,7 +81,8 @@ def sku(*parts: str) -> str:
 
 
 class FocusDay:
-    """Collects one day's lines; each line is a dict over COLUMNS plus the money as Decimals."""
+    """Collects one day's lines; each line is a dict over COLUMNS plus the money as Decimals. A line is billed
+    by its cluster's account; lines of no cluster take east's (AWS), with its region and sub-account."""
 
     def __init__(self, seed: int, day: dt.date):
         self.seed, self.day, self.rows = seed, day, []
@@ -90,9 +96,10 @@ class FocusDay:
             cluster: str = "east", tags: dict | None = None, tags_raw: str | None = None) -> None:
         bps, bpe = month_bounds(cps)
         spec = CLUSTER_BY_NAME[cluster]
+        acct = spec.account
         r = {
-            "BillingAccountId": BILLING_ACCOUNT_ID, "BillingAccountName": BILLING_ACCOUNT_NAME,
-            "BillingCurrency": "USD", "BillingPeriodStart": ts(bps), "BillingPeriodEnd": ts(bpe),
+            "BillingAccountId": acct.id, "BillingAccountName": acct.name,
+            "BillingCurrency": acct.currency, "BillingPeriodStart": ts(bps), "BillingPeriodEnd": ts(bpe),
             "ChargePeriodStart": ts(cps), "ChargePeriodEnd": ts(cpe), "ChargeCategory": category,
             "ChargeClass": "", "ChargeDescription": description, "ChargeFrequency": frequency,
             "PricingCategory": pricing_cat or "", "PricingQuantity": money(qty) if qty is not None else "",
@@ -105,8 +112,8 @@ class FocusDay:
             "CommitmentDiscountId": cd[0] if cd else "", "CommitmentDiscountType": cd[1] if cd else "",
             "CommitmentDiscountCategory": cd[2] if cd else "",
             "CommitmentDiscountStatus": (cd[3] or "") if cd else "",
-            "ProviderName": "AWS", "PublisherName": "AWS", "InvoiceIssuerName": "AWS",
-            "InvoiceId": f"INV-{bps:%Y-%m}-{BILLING_ACCOUNT_ID[-4:]}", "RegionId": region or spec.region,
+            "ProviderName": acct.provider, "PublisherName": acct.provider, "InvoiceIssuerName": acct.provider,
+            "InvoiceId": f"{acct.invoice_prefix}-{bps:%Y-%m}-{acct.id[-4:]}", "RegionId": region or spec.region,
             "ResourceId": resource_id, "ResourceName": resource_name, "ResourceType": resource_type,
             "ServiceCategory": service_cat, "ServiceName": service, "SkuId": sku_id,
             "SubAccountId": spec.sub_account_id, "SubAccountName": spec.sub_account_name,
@@ -127,6 +134,7 @@ def build_day(fleet: Fleet, seed: int, day: dt.date, day_index: int, n_days: int
     for h in range(24):
         a, b = d0 + dt.timedelta(hours=h), d0 + dt.timedelta(hours=h + 1)
         for spec in CLUSTERS:
+            acct = spec.account
             nodes = fleet.cluster_nodes(spec.name)
             sku_id = sku(spec.instance_type, spec.region)
             used = Decimal(0)
@@ -137,25 +145,25 @@ def build_day(fleet: Fleet, seed: int, day: dt.date, day_index: int, n_days: int
                               unit="Hours", list_cost=spec.on_demand_hourly)
                 if n.owner_team:
                     tags["team"] = n.owner_team
-                    fd.add(a, b, "Usage", "Compute", "Amazon Elastic Compute Cloud", Decimal(0),
+                    fd.add(a, b, "Usage", "Compute", acct.compute_service, Decimal(0),
                            spec.committed_hourly, pricing_cat="Committed", contracted=spec.committed_hourly,
-                           description=f"Savings Plan covered usage of {spec.instance_type}",
-                           cd=(fleet.commitment_id(spec.name), "Compute Savings Plan", "Spend", "Used"),
+                           description=f"{acct.commitment_name} covered usage of {spec.instance_type}",
+                           cd=(fleet.commitment_id(spec.name), acct.commitment_type, "Spend", "Used"),
                            tags=tags, **common)
                     used += spec.committed_hourly
                 else:
-                    fd.add(a, b, "Usage", "Compute", "Amazon Elastic Compute Cloud", spec.on_demand_hourly,
+                    fd.add(a, b, "Usage", "Compute", acct.compute_service, spec.on_demand_hourly,
                            spec.on_demand_hourly,
-                           description=f"${spec.on_demand_hourly} per On Demand Linux {spec.instance_type} "
-                                       f"Instance Hour", tags=tags, **common)
+                           description=f"{acct.symbol}{spec.on_demand_hourly} per On Demand Linux "
+                                       f"{spec.instance_type} Instance Hour", tags=tags, **common)
                     ondemand[spec.name] += spec.on_demand_hourly
             if used:
                 commit = commitment_hourly(used)
                 unused = commit - used
-                fd.add(a, b, "Usage", "Compute", "Savings Plans for AWS Compute usage", Decimal(0), unused,
+                fd.add(a, b, "Usage", "Compute", acct.commitment_service, Decimal(0), unused,
                        pricing_cat="Committed", list_cost=unused, contracted=unused, consumed=False,
-                       description="Unused Savings Plan commitment",
-                       cd=(fleet.commitment_id(spec.name), "Compute Savings Plan", "Spend", "Unused"),
+                       description=f"Unused {acct.commitment_name} commitment",
+                       cd=(fleet.commitment_id(spec.name), acct.commitment_type, "Spend", "Unused"),
                        resource_id=fleet.commitment_id(spec.name), resource_type="Savings Plan",
                        cluster=spec.name, qty=Decimal(1), unit="Hours",
                        tags={"team": spec.reserved_team, "pool": f"{spec.name}-reserved"})
@@ -167,26 +175,28 @@ def build_day(fleet: Fleet, seed: int, day: dt.date, day_index: int, n_days: int
     for spec in CLUSTERS:
         n_res = sum(1 for n in fleet.cluster_nodes(spec.name) if n.owner_team)
         if n_res:
+            acct = spec.account
             commit = commitment_hourly(spec.committed_hourly * n_res)
-            fd.add(d0, d1, "Purchase", "Compute", "Savings Plans for AWS Compute usage", commit * 24, Decimal(0),
+            fd.add(d0, d1, "Purchase", "Compute", acct.commitment_service, commit * 24, Decimal(0),
                    list_cost=commit * 24, contracted=commit * 24, frequency="Recurring", qty=Decimal(24),
-                   unit="Hours", consumed=False, description="Savings Plan recurring fee",
-                   cd=(fleet.commitment_id(spec.name), "Compute Savings Plan", "Spend", None),
+                   unit="Hours", consumed=False, description=f"{acct.commitment_name} recurring fee",
+                   cd=(fleet.commitment_id(spec.name), acct.commitment_type, "Spend", None),
                    resource_id=fleet.commitment_id(spec.name), resource_type="Savings Plan", cluster=spec.name,
                    tags={"team": spec.reserved_team, "pool": f"{spec.name}-reserved"})
     days_in_month = calendar.monthrange(day.year, day.month)[1]
     for p in PROJECTS:
         c = PROJECT_CLUSTER[p]
+        acct = CLUSTER_BY_NAME[c].account
         tb = Decimal(int(hexdigest(seed, "tb", p, n=4), 16) % 350 + 50)
         gb_month = (tb * 1024 * scale / days_in_month).quantize(Q10)
         cost = (gb_month * FSX_GB_MONTH).quantize(Q10)
-        fd.add(d0, d1, "Usage", "Storage", "Amazon FSx", cost, cost, qty=gb_month, unit="GB-Month",
+        fd.add(d0, d1, "Usage", "Storage", acct.storage_service, cost, cost, qty=gb_month, unit="GB-Month",
                description="FSx for Lustre persistent SSD storage", cluster=c,
                resource_id="fs-0" + hexdigest(seed, "fsx", p, n=16), resource_name=f"{p}-lustre",
                resource_type="file-system", sku_id=sku("fsx", p), tags={"project": p})
         gb = (Decimal(int(rng.integers(200, 5000))) * scale).quantize(Q10)
         cost = (gb * EGRESS_GB).quantize(Q10)
-        fd.add(d0, d1, "Usage", "Networking", "AWS Data Transfer", cost, cost, qty=gb, unit="GB",
+        fd.add(d0, d1, "Usage", "Networking", acct.network_service, cost, cost, qty=gb, unit="GB",
                description="Data transfer out / inter-region", cluster=c, sku_id=sku("egress", c),
                tags={"user:project": p})
     gb = (Decimal(int(rng.integers(80_000, 200_000))) * scale).quantize(Q10)
@@ -200,7 +210,7 @@ def build_day(fleet: Fleet, seed: int, day: dt.date, day_index: int, n_days: int
            description="NAT Gateway data processed", sku_id=sku("nat"), tags_raw="")
     for spec in CLUSTERS:
         tax = (ondemand[spec.name] * TAX_RATE[spec.name]).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-        fd.add(d0, d1, "Tax", "Compute", "Amazon Elastic Compute Cloud", tax, tax, pricing_cat=None,
+        fd.add(d0, d1, "Tax", "Compute", spec.account.compute_service, tax, tax, pricing_cat=None,
                description=f"Sales tax on {spec.instance_type} usage", frequency="Usage-Based",
                cluster=spec.name, tags_raw="")
     if day_index == 0:
@@ -228,13 +238,12 @@ def commitment_hourly(used: Decimal) -> Decimal:
     return (used * Decimal("1.06")).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
 
 
-EXPORT = "gpuledger-focus"
 BUCKET = "gpuledger-billing"
-EXPORT_ARN = f"arn:aws:bcm-data-exports:us-east-1:{BILLING_ACCOUNT_ID}:export/{EXPORT}-5f0c2a7e"
 
 
 @dataclass
 class Delivery:
+    account: BillingAccount                   # whose export delivered it
     period: tuple[dt.datetime, dt.datetime]   # the billing period, [start, end)
     cutoff: dt.datetime                       # lines starting before this are in it
     rows: list[dict]
@@ -245,36 +254,41 @@ class Delivery:
 
 
 def month_to_date_deliveries(days: list[FocusDay]) -> list[Delivery]:
-    """Two deliveries per simulated day, in delivery order: at noon (the day's tax estimated) and after
-    the day (complete); each holds every line of the billing period that started before its cutoff."""
+    """Two deliveries per simulated day and billing account, in delivery order: at noon (the day's tax
+    estimated) and after the day (complete); each holds every line of its account and billing period that
+    started before its cutoff."""
     out = []
     for i, fd in enumerate(days):
         d0 = dt.datetime(fd.day.year, fd.day.month, fd.day.day)
         period = month_bounds(d0)
         month = [x for x in days[: i + 1] if month_bounds(dt.datetime(x.day.year, x.day.month, x.day.day)) == period]
         for cutoff, complete in ((d0 + dt.timedelta(hours=12), False), (d0 + dt.timedelta(days=1), True)):
-            rows = []
-            for x in month:
-                for r, billed, _, cps, _ in x.rows:
-                    if cps >= cutoff:
-                        continue
-                    if not complete and x is fd and r["ChargeCategory"] == "Tax":
-                        estimate = money((billed / 2).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
-                        r = {**r, "BilledCost": estimate, "EffectiveCost": estimate, "ListCost": estimate,
-                             "ContractedCost": estimate}
-                    rows.append(r)
-            out.append(Delivery(period, cutoff, rows))
+            for acct in BILLING_ACCOUNTS:
+                rows = []
+                for x in month:
+                    for r, billed, _, cps, _ in x.rows:
+                        if cps >= cutoff or r["BillingAccountId"] != acct.id:
+                            continue
+                        if not complete and x is fd and r["ChargeCategory"] == "Tax":
+                            estimate = money((billed / 2).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+                            r = {**r, "BilledCost": estimate, "EffectiveCost": estimate, "ListCost": estimate,
+                                 "ContractedCost": estimate}
+                        rows.append(r)
+                out.append(Delivery(acct, period, cutoff, rows))
     return out
 
 
 def write_delivery(landing: Path, seed: int, delivery: Delivery) -> Path:
-    """Writes the delivery's data file and its manifest; returns the data file."""
+    """Writes the delivery's data file and its manifest under its account's export folder; returns the data
+    file."""
     a, b = delivery.period
-    execution = f"{delivery.cutoff:%Y%m%dT%H%M%SZ}-{hexdigest(seed, 'delivery', delivery.cutoff.isoformat(), n=12)}"
-    below = f"{EXPORT}/{a:%Y%m%d}-{b:%Y%m%d}/{execution}"
+    export = delivery.account.export
+    digest = hexdigest(seed, "delivery", export, delivery.cutoff.isoformat(), n=12)
+    execution = f"{delivery.cutoff:%Y%m%dT%H%M%SZ}-{digest}"
+    below = f"{export}/{a:%Y%m%d}-{b:%Y%m%d}/{execution}"
     folder = landing / "bills" / "focus" / below
     folder.mkdir(parents=True, exist_ok=True)
-    data = folder / f"{EXPORT}-00001.csv"
+    data = folder / f"{export}-00001.csv"
     with data.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(COLUMNS)
@@ -282,7 +296,7 @@ def write_delivery(landing: Path, seed: int, delivery: Delivery) -> Path:
             w.writerow([r[c] for c in COLUMNS])
     manifest = {
         "executionId": execution,
-        "exportArn": EXPORT_ARN,
+        "exportArn": delivery.account.export_arn,
         "billingPeriod": {"start": a.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "end": b.strftime("%Y-%m-%dT%H:%M:%S.000Z")},
         "columns": [{"name": c, "type": "string"} for c in COLUMNS],
         "dataFiles": [f"s3://{BUCKET}/exports/{below}/{data.name}"],

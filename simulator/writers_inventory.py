@@ -4,7 +4,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .fleet import ACCOUNTS, CLUSTERS, GPUS_PER_NODE, TEAMS, Fleet
+from .fleet import ACCOUNTS, BILLING_ACCOUNTS, CLUSTERS, GPUS_PER_NODE, SIMULATED_USD_RATE, TEAMS, Fleet
 
 INVENTORY_FIELDS = ("hostname", "cluster", "resource_id", "gpu_model", "gpu_count", "pool", "team")
 
@@ -19,7 +19,9 @@ def write_inventory(path: Path, fleet: Fleet) -> dict:
     return {"files": 1, "rows": len(fleet.nodes)}
 
 
-def config_yaml(fleet: Fleet, kubernetes_cluster: str | None = None) -> str:
+def config_yaml(fleet: Fleet, kubernetes_cluster: str | None = None, months: list[str] | tuple = ()) -> str:
+    """The config for the fleet; `months` (YYYY-MM) are those the simulation covers, each gets an exchange rate
+    to USD for every billing currency but USD."""
     teams = "\n".join(f"  {t}: {{projects: [{', '.join(ps)}]}}" for t, ps in TEAMS.items())
     accounts = "\n".join(f"  {a}: {p}" for p, a in ACCOUNTS.items())
     clusters = "\n".join(
@@ -29,6 +31,9 @@ def config_yaml(fleet: Fleet, kubernetes_cluster: str | None = None) -> str:
         "kubernetes:                  # pods' project is their `project` label; namespaces (team-<team>) are\n"
         "  project_labels: [project]  # per team, not per project, so no `namespaces:` mapping is needed\n")
     pools = "\n".join(f"  {p}: {t}" for p, t in fleet.pools.items())
+    foreign = sorted({a.currency for a in BILLING_ACCOUNTS} - {"USD"})
+    rates = "".join(f'\n    - {{currency: {c}, month: "{m}", rate: "{SIMULATED_USD_RATE[c]}", source: simulated}}'
+                    for c in foreign for m in months) or " []"
     return f"""\
 # gpuledger organisation config for the simulated demo fleet (written by the simulator).
 # Every key is optional: without this file the pipeline falls back to Slurm accounts and bill tags.
@@ -54,9 +59,13 @@ mfu_target: 0.40             # target MFU for mfu_adjusted_cost_per_mtok and mfu
 attention_flops: palm        # attention term of flops_per_token: palm = 12·L·H·Q·T, causal = 6·L·H·Q·T
 gpu_cost_share: {{default: 1.0}}   # share of a GPU node's cost that follows its GPUs, by instance type
 quarantine: {{max_share: 0.05}}    # data check: quarantined lines may hold at most this share of a day's cost
+fx:                          # west's GPU cloud bills in EUR: the finance views add *_reporting columns in USD
+  reporting_currency: USD    # at these rates (USD per unit of the currency, per month; a fixed simulated rate)
+  rates:{rates}
 """
 
 
-def write_config(path: Path, fleet: Fleet, kubernetes_cluster: str | None = None) -> None:
+def write_config(path: Path, fleet: Fleet, kubernetes_cluster: str | None = None,
+                 months: list[str] | tuple = ()) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(config_yaml(fleet, kubernetes_cluster), encoding="utf-8")
+    path.write_text(config_yaml(fleet, kubernetes_cluster, months), encoding="utf-8")

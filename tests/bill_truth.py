@@ -1,6 +1,8 @@
 """The bill's day shares computed straight from FOCUS landing files, independently of the pipeline:
 each line is cut over the hours of its charge period, weighted by microseconds, and its amount split
-in units of 1e-18 by largest remainder (ties to the earlier hour), as DESIGN §3 prescribes.
+in units of 1e-18 by largest remainder (ties to the earlier hour), as DESIGN §3 prescribes. Each line is
+in its own BillingCurrency (USD where a file has none, the config's default), and amounts in two currencies
+are never added: day shares are per (day, currency).
 
 Which files are the bill is read from the exporter's own word, not from the pipeline's rule: in a
 folder of deliveries (`<billing period>/<delivery id>/Manifest.json`), the newest manifest's
@@ -17,6 +19,7 @@ from decimal import Decimal
 from pathlib import Path
 
 UNIT = Decimal("1e-18")
+DEFAULT_CURRENCY = "USD"
 
 
 def _ts(text: str) -> datetime:
@@ -37,28 +40,45 @@ def _split(units: int, weights: list[int]) -> list[int]:
     return [sign * f for f in floors]
 
 
-def line_hour_units(landing: Path) -> dict[tuple[str, int], dict[datetime, tuple[int, int]]]:
-    """(file relative to the landing root, 1-based data row) → hour → (EffectiveCost, BilledCost) of
-    that hour's piece, in units of 1e-18."""
-    out: dict[tuple[str, int], dict[datetime, tuple[int, int]]] = {}
+def bill_lines(landing: Path):
+    """Every line of the bill: (file relative to the landing root, 1-based data row, the row's cells)."""
     for path in current_bill_files(landing):
         rel = path.relative_to(landing).as_posix()
         with path.open(newline="") as fh:
             for n, row in enumerate(csv.DictReader(fh), start=1):
-                start, end = _ts(row["ChargePeriodStart"]), _ts(row["ChargePeriodEnd"])
-                hour = start.replace(minute=0, second=0, microsecond=0)
-                hours, weights = ([hour], [1]) if end <= start else ([], [])
-                while hour < end:
-                    nxt = hour + timedelta(hours=1)
-                    w = (min(end, nxt) - max(start, hour)) // timedelta(microseconds=1)
-                    if w > 0:
-                        hours.append(hour)
-                        weights.append(w)
-                    hour = nxt
-                e = _split(int(Decimal(row["EffectiveCost"]) / UNIT), weights)
-                b = _split(int(Decimal(row["BilledCost"]) / UNIT), weights)
-                out[(rel, n)] = dict(zip(hours, zip(e, b)))
-    return out
+                yield rel, n, row
+
+
+def currency(row: dict) -> str:
+    """A line's BillingCurrency as written; a file without the column (or an empty cell) is in USD."""
+    return row.get("BillingCurrency") or DEFAULT_CURRENCY
+
+
+def line_currencies(landing: Path) -> dict[tuple[str, int], str]:
+    """(file, 1-based data row) → the line's billing currency."""
+    return {(rel, n): currency(row) for rel, n, row in bill_lines(landing)}
+
+
+def line_hour_units(landing: Path) -> dict[tuple[str, int], dict[datetime, tuple[int, int]]]:
+    """(file relative to the landing root, 1-based data row) → hour → (EffectiveCost, BilledCost) of
+    that hour's piece, in units of 1e-18 of the line's currency."""
+    return {(rel, n): _hour_units(row) for rel, n, row in bill_lines(landing)}
+
+
+def _hour_units(row: dict) -> dict[datetime, tuple[int, int]]:
+    start, end = _ts(row["ChargePeriodStart"]), _ts(row["ChargePeriodEnd"])
+    hour = start.replace(minute=0, second=0, microsecond=0)
+    hours, weights = ([hour], [1]) if end <= start else ([], [])
+    while hour < end:
+        nxt = hour + timedelta(hours=1)
+        w = (min(end, nxt) - max(start, hour)) // timedelta(microseconds=1)
+        if w > 0:
+            hours.append(hour)
+            weights.append(w)
+        hour = nxt
+    e = _split(int(Decimal(row["EffectiveCost"]) / UNIT), weights)
+    b = _split(int(Decimal(row["BilledCost"]) / UNIT), weights)
+    return dict(zip(hours, zip(e, b)))
 
 
 def current_bill_files(landing: Path) -> list[Path]:
@@ -77,10 +97,12 @@ def current_bill_files(landing: Path) -> list[Path]:
     return sorted(files)
 
 
-def day_shares(landing: Path) -> dict[date, tuple[Decimal, Decimal]]:
-    shares: dict[date, list[int]] = defaultdict(lambda: [0, 0])
-    for pieces in line_hour_units(landing).values():
-        for hour, (e, b) in pieces.items():
-            shares[hour.date()][0] += e
-            shares[hour.date()][1] += b
-    return {d: (Decimal(e) * UNIT, Decimal(b) * UNIT) for d, (e, b) in shares.items()}
+def day_shares(landing: Path) -> dict[tuple[date, str], tuple[Decimal, Decimal]]:
+    """(UTC day, billing currency) → the bill's (EffectiveCost, BilledCost) share of that day."""
+    shares: dict[tuple[date, str], list[int]] = defaultdict(lambda: [0, 0])
+    for _, _, row in bill_lines(landing):
+        cur = currency(row)
+        for hour, (e, b) in _hour_units(row).items():
+            shares[(hour.date(), cur)][0] += e
+            shares[(hour.date(), cur)][1] += b
+    return {k: (Decimal(e) * UNIT, Decimal(b) * UNIT) for k, (e, b) in shares.items()}

@@ -1,8 +1,11 @@
 """The gpuledger command end to end, as a user types it."""
 
+import re
 import subprocess
 import sys
 from datetime import date
+
+import duckdb
 
 from tests.e2e import pipeline_env
 
@@ -15,6 +18,8 @@ def test_simulate_run_and_query(tmp_path):
     sim = _gpuledger("simulate", "--out", str(tmp_path / "sim"), "--start", "2026-11-02", "--days", "1", "--nodes", "2")
     assert sim.returncode == 0, sim.stderr
     assert "focus" in sim.stdout and "slurm" in sim.stdout
+    # two bills, their money shown apart: west's GPU cloud in EUR, AWS in USD
+    assert re.search(r"EUR effective_cost \d+\.\d+", sim.stdout) and re.search(r"USD effective_cost \d+\.\d+", sim.stdout)
 
     warehouse = tmp_path / "w.duckdb"
     home = tmp_path / "dagster_home"
@@ -27,6 +32,12 @@ def test_simulate_run_and_query(tmp_path):
     assert env_run.returncode == 0, env_run.stderr[-2000:]
     assert "cost and waste per team" in env_run.stdout
     assert "gpuledger query" in env_run.stdout  # the queries to try next
+    from pipelines.cli import EXAMPLE_QUERIES
+
+    with duckdb.connect(str(warehouse.with_name(f"{warehouse.stem}.published.duckdb")), read_only=True) as con:
+        for suggested in EXAMPLE_QUERIES:    # each runs, and shows money only beside its currency
+            columns = [d[0] for d in con.execute(suggested).description]
+            assert "billing_currency" in columns or not any("cost" in c for c in columns), suggested
 
     q = _gpuledger("query", "--warehouse", str(warehouse), "--csv",
                    "SELECT count(*) AS n, sum(effective_cost) > 0 AS paid FROM marts.fct_cost_daily")

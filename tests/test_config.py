@@ -100,6 +100,12 @@ def test_the_simulators_config_is_valid(tmp_path):
     from simulator.writers_inventory import config_yaml
 
     path = tmp_path / "gpuledger.yaml"
-    path.write_text(config_yaml(build_fleet(4, seed=1), kubernetes_cluster="west"))
+    path.write_text(config_yaml(build_fleet(4, seed=1), kubernetes_cluster="west", months=["2026-10", "2026-11"]))
     cfg = load_config(path)
     assert cfg.clusters["west"].timezone == "America/Los_Angeles"
+    # west's GPU cloud bills in EUR: a rate to USD for each month simulated
+    assert cfg.fx.reporting_currency == "USD"
+    assert [(r.currency, r.month, r.rate, r.source) for r in cfg.fx.rates] == [
+        ("EUR", "2026-10", Decimal("1.08"), "simulated"), ("EUR", "2026-11", Decimal("1.08"), "simulated")]
+    path.write_text(config_yaml(build_fleet(4, seed=1)))    # no months, no rates: still valid
+    assert load_config(path).fx.rates == []

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.exports import FOCUS_COLUMNS, export_focus
-from tests.bill_truth import UNIT, _ts, day_shares, line_hour_units
+from tests.bill_truth import UNIT, _ts, day_shares, line_currencies, line_hour_units
 from tests.e2e import run_pipeline, simulate_and_run
 from tests.scenario_builder import Activity, Landing, utc
 
@@ -112,23 +112,35 @@ def test_every_origin_sums_exactly_to_its_line_share(sim, sim_export):
     _assert_origins_exact(sim_export, sim.landing, sim.days)
 
 
-def test_each_day_sums_to_the_bill(sim, sim_export):
-    bill = day_shares(sim.landing)
-    for day in sim.days:
-        rows = [r for r in sim_export.rows if _origin(r)[1] == day]
-        assert (sum(r["EffectiveCost"] for r in rows), sum(r["BilledCost"] for r in rows)) == bill[day], day
+def test_each_day_and_currency_sums_to_the_bill(sim, sim_export):
+    bill = {k: v for k, v in day_shares(sim.landing).items() if k[0] in sim.days}
+    assert {c for _, c in bill} == {"EUR", "USD"}
+    got: dict[tuple[date, str], list[D]] = defaultdict(lambda: [D(0), D(0)])
+    for r in sim_export.rows:
+        got[(_origin(r)[1], r["BillingCurrency"])][0] += r["EffectiveCost"]
+        got[(_origin(r)[1], r["BillingCurrency"])][1] += r["BilledCost"]
+    assert {k: tuple(v) for k, v in got.items()} == bill
+
+
+def test_rows_keep_their_origin_lines_currency(sim, sim_export):
+    currencies = {f"{rel}#{n}": c for (rel, n), c in line_currencies(sim.landing).items()}
+    for r in sim_export.rows:
+        assert r["BillingCurrency"] == currencies[_origin(r)[0]], r
+    assert {r["BillingCurrency"] for r in sim_export.rows} == {"EUR", "USD"}
 
 
 def test_unallocated_node_rows_are_the_ledgers_idle(sim, sim_export):
     with sim.connect() as con:
-        idle = dict((d, (e, b)) for d, e, b in con.execute(
-            "SELECT day, sum(effective_cost), sum(billed_cost) FROM marts.fct_cost_daily "
-            "WHERE category = 'idle_unallocated' GROUP BY day").fetchall())
-    for day in sim.days:
+        idle = {(d, c): (e, b) for d, c, e, b in con.execute(
+            "SELECT day, billing_currency, sum(effective_cost), sum(billed_cost) FROM marts.fct_cost_daily "
+            "WHERE category = 'idle_unallocated' GROUP BY ALL").fetchall()}
+    assert {c for _, c in idle} == {"EUR", "USD"}
+    for day, currency in idle:
         rows = [r for r in sim_export.rows
-                if _origin(r)[1] == day and r["AllocatedMethodId"] == NODE_METHOD and r["AllocatedResourceId"] is None]
+                if _origin(r)[1] == day and r["BillingCurrency"] == currency and r["AllocatedMethodId"] == NODE_METHOD
+                and r["AllocatedResourceId"] is None]
         assert {json.loads(r["AllocatedTags"])["category"] for r in rows} == {"idle_unallocated"}
-        assert (sum(r["EffectiveCost"] for r in rows), sum(r["BilledCost"] for r in rows)) == idle[day], day
+        assert (sum(r["EffectiveCost"] for r in rows), sum(r["BilledCost"] for r in rows)) == idle[(day, currency)]
     # the unallocated portion is exactly the rows without a resource: idle GPUs and `_unallocated` shares
     for r in sim_export.rows:
         tags = json.loads(r["AllocatedTags"])
@@ -162,13 +174,15 @@ def test_job_rows_carry_the_jobs_team_and_project(sim, sim_export):
 
 def test_rows_agree_with_the_ledger_cells(sim, sim_export):
     with sim.connect() as con:
-        ledger = {(d, t, p, c): (e, b) for d, t, p, c, e, b in con.execute(
-            "SELECT day, team, project, category, effective_cost, billed_cost FROM marts.fct_cost_daily").fetchall()}
+        ledger = {(d, t, p, c, cur): (e, b) for d, t, p, c, cur, e, b in con.execute(
+            "SELECT day, team, project, category, billing_currency, sum(effective_cost), sum(billed_cost) "
+            "FROM marts.fct_cost_daily GROUP BY ALL").fetchall()}
     got: dict[tuple, list[D]] = defaultdict(lambda: [D(0), D(0)])
     for r in sim_export.rows:
         tags = json.loads(r["AllocatedTags"])
-        got[(_origin(r)[1], tags["team"], tags["project"], tags["category"])][0] += r["EffectiveCost"]
-        got[(_origin(r)[1], tags["team"], tags["project"], tags["category"])][1] += r["BilledCost"]
+        cell = (_origin(r)[1], tags["team"], tags["project"], tags["category"], r["BillingCurrency"])
+        got[cell][0] += r["EffectiveCost"]
+        got[cell][1] += r["BilledCost"]
     got = {k: tuple(v) for k, v in got.items() if v != [0, 0]}
     assert got == {k: v for k, v in ledger.items() if v != (0, 0)}
 
@@ -187,7 +201,7 @@ def test_allocation_columns_are_well_formed(sim_export):
         start, end = _ts(r["ChargePeriodStart"]), _ts(r["ChargePeriodEnd"])
         assert r["ChargePeriodStart"].endswith("Z") and start.date() == day
         assert start <= end <= datetime(day.year, day.month, day.day) + timedelta(days=1)
-        assert r["ChargeCategory"] is not None and r["BillingCurrency"] == "USD"
+        assert r["ChargeCategory"] is not None and r["BillingCurrency"] in ("EUR", "USD")
     assert all(abs(s - 1) < 1e-9 for s in ratios.values()), ratios
 
 
@@ -308,7 +322,7 @@ def multi(tmp_path_factory):
 def test_multi_line_node_hours_sum_exactly_per_line(multi):
     L, export = multi
     _assert_origins_exact(export, L.landing, [DAY])
-    assert sum(r["EffectiveCost"] for r in export.rows) == day_shares(L.landing)[DAY][0]
+    assert sum(r["EffectiveCost"] for r in export.rows) == day_shares(L.landing)[(DAY, "USD")][0]
 
 
 def test_multi_line_node_hours_follow_the_gpu_seconds(multi):

@@ -29,6 +29,10 @@ def test_ingested_rows_equal_what_the_simulator_wrote(ledger):
             "SELECT source, count(*), sum(rows_staged), sum(rows_quarantined) FROM ops.landed_files GROUP BY source").fetchall()}
         staged_samples = con.execute("SELECT sum(samples) FROM staging.stg_dcgm__gpu_minutes").fetchall()[0][0]
     assert landed["focus"] == (manifest["focus"]["files"], manifest["focus"]["rows"], 0)
+    with ledger.connect() as con:
+        staged = dict(con.execute(
+            "SELECT billing_currency, count(*) FROM staging.stg_focus__bill_lines GROUP BY 1").fetchall())
+    assert staged == {c: t["rows"] for c, t in manifest["focus"]["by_currency"].items()}
     assert landed["slurm"][1] == manifest["slurm"]["rows"] and landed["slurm"][2] == 0
     assert landed["dcgm"] == (manifest["dcgm"]["files"], manifest["dcgm"]["rows"], 0)
     assert landed["runs"] == (manifest["runs"]["files"], manifest["runs"]["events"], 0)
@@ -36,13 +40,14 @@ def test_ingested_rows_equal_what_the_simulator_wrote(ledger):
     assert staged_samples == manifest["dcgm"]["samples"]
 
 
-def test_every_day_sums_exactly_to_the_bill(ledger):
-    expected = day_shares(ledger.landing)
+def test_every_day_and_currency_sums_exactly_to_the_bill(ledger):
+    expected = {k: v for k, v in day_shares(ledger.landing).items() if k[0] in ledger.days}
+    assert {c for _, c in expected} == {"EUR", "USD"}    # west's GPU cloud bills in EUR, AWS in USD
     with ledger.connect() as con:
-        got = dict((d, (e, b)) for d, e, b in con.execute(
-            "SELECT day, sum(effective_cost), sum(billed_cost) FROM marts.fct_cost_daily GROUP BY day").fetchall())
-    for day in ledger.days:
-        assert got[day] == expected[day], day
+        got = {(d, c): (e, b) for d, c, e, b in con.execute(
+            "SELECT day, billing_currency, sum(effective_cost), sum(billed_cost) FROM marts.fct_cost_daily "
+            "GROUP BY ALL").fetchall()}
+    assert got == expected
 
 
 def test_gpu_seconds_per_day_team_category_match_truth(ledger):

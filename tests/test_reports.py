@@ -155,50 +155,67 @@ def test_report_holds_only_the_teams_rows(tampered):
 
 def _shown_money(text: str) -> Decimal:
     sign = -1 if text.startswith("\u2212") else 1
-    return sign * Decimal(text.lstrip("\u2212").lstrip("$").replace(",", ""))
+    return sign * Decimal(text.lstrip("\u2212").lstrip("$€").replace(",", ""))
 
 
 def _cents(value: Decimal) -> Decimal:
     return value.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
 
 
+def _blocks(page: str) -> dict[str, str]:
+    """Each currency's part of the page: from its "Billed in" block to the next one (or the footer)."""
+    starts = [(m.start(), m.group(1)) for m in re.finditer(r'<div class="currency" data-currency="(\w+)">', page)]
+    ends = [s for s, _ in starts[1:]] + [page.index("<footer>")]
+    return {c: page[s:e] for (s, c), e in zip(starts, ends)}
+
+
 def test_headline_equals_the_marts_to_the_cent(tampered):
+    """The simulated fleet bills TEAM in two currencies (AWS in USD for east, west's GPU cloud in EUR for its
+    jobs on west): a section each, whose headline is that currency's marts sum."""
     con, page = tampered["con"], tampered["html"]
-    rows = con.execute("SELECT category, sum(effective_cost) FROM marts.fct_cost_daily "
-                       "WHERE team = $team AND day BETWEEN $start AND $end GROUP BY category",
+    rows = con.execute("SELECT billing_currency, category, sum(effective_cost) FROM marts.fct_cost_daily "
+                       "WHERE team = $team AND day BETWEEN $start AND $end GROUP BY ALL",
                        {"team": TEAM, "start": tampered["start"], "end": tampered["end"]}).fetchall()
-    by_cat = {c: v for c, v in rows}
-    expected = {
-        "total_cost": sum(by_cat.values(), Decimal(0)),
-        "gpu_cost": sum((by_cat.get(c, Decimal(0)) for c in GPU), Decimal(0)),
-        "waste_cost": sum((by_cat.get(c, Decimal(0)) for c in WASTE), Decimal(0)),
-    }
-    kpis = dict(re.findall(r'data-kpi="(\w+)"><div class="k">[^<]*</div><div class="v">([^<]*)</div>', page))
-    for key, value in expected.items():
-        assert _shown_money(html.unescape(kpis[key])) == _cents(value), key
-    kinds = dict(re.findall(r'data-kind="(\w+)">.*?<td class="n waste">([^<]*)</td>', page))
-    assert set(kinds) == set(WASTE)
-    for kind in WASTE:
-        assert _shown_money(html.unescape(kinds[kind])) == _cents(by_cat.get(kind, Decimal(0))), kind
-    # The numbers behind the page are the exact DECIMAL sums, not just equal once rounded.
     report = load(con, TEAM, tampered["start"], tampered["end"], "2026-11")
-    [data] = report.sections   # the simulation bills in one currency: one section, no "Billed in" heading
-    assert data.currency == "USD" and "Billed in" not in page and "money in USD" in page
-    assert data.total_cost == expected["total_cost"] and data.waste_cost == expected["waste_cost"]
-    md = tampered["md"].replace("\\$", "$")
-    assert f"**Total cost:** ${_cents(expected['total_cost']):,}" in md
+    assert report.currencies == sorted({c for c, _, _ in rows}) == ["EUR", "USD"]
+    assert "money in EUR and USD" in page and list(_blocks(page)) == ["EUR", "USD"]
+    kpis = {(c, k): v for c, k, v in re.findall(
+        r'data-currency="(\w+)" data-kpi="(\w+)"><div class="k">[^<]*</div><div class="v">([^<]*)</div>', page)}
+    md = dict(zip(*[iter(re.split(r"^## Billed in (\w+)\n", tampered["md"], flags=re.M)[1:])] * 2))
+    symbol = {"EUR": "€", "USD": "$"}
+    for currency in report.currencies:
+        by_cat = {k: v for c, k, v in rows if c == currency}
+        expected = {
+            "total_cost": sum(by_cat.values(), Decimal(0)),
+            "gpu_cost": sum((by_cat.get(c, Decimal(0)) for c in GPU), Decimal(0)),
+            "waste_cost": sum((by_cat.get(c, Decimal(0)) for c in WASTE), Decimal(0)),
+        }
+        for key, value in expected.items():
+            shown = html.unescape(kpis[(currency, key)])
+            assert symbol[currency] in shown and _shown_money(shown) == _cents(value), (currency, key)
+        kinds = dict(re.findall(r'data-kind="(\w+)">.*?<td class="n waste">([^<]*)</td>', _blocks(page)[currency]))
+        assert set(kinds) == set(WASTE)
+        for kind in WASTE:
+            assert _shown_money(html.unescape(kinds[kind])) == _cents(by_cat.get(kind, Decimal(0))), (currency, kind)
+        # The numbers behind the page are the exact DECIMAL sums, not just equal once rounded.
+        data = report.section(currency)
+        assert data.total_cost == expected["total_cost"] and data.waste_cost == expected["waste_cost"]
+        text = md[currency].replace("\\$", "$")
+        assert f"**Total cost:** {symbol[currency]}{_cents(expected['total_cost']):,}" in text
 
 
-def test_csv_is_exact_decimal_and_sums_to_the_total(tampered):
+def test_csv_is_exact_decimal_and_sums_to_the_total_per_currency(tampered):
     rows = list(csv.DictReader(io.StringIO(tampered["csv"])))
     assert rows and list(rows[0]) == ["day", "team", "project", "category", "billing_currency", "gpu_seconds",
                                       "effective_cost", "billed_cost"]
-    assert {r["billing_currency"] for r in rows} == {"USD"}
     assert all(re.fullmatch(r"-?\d+\.\d{18}", r["effective_cost"]) for r in rows)  # no float, no exponent
-    total = tampered["con"].execute(
-        "SELECT sum(effective_cost) FROM marts.fct_cost_daily WHERE team = $team AND day BETWEEN $start AND $end",
-        {"team": TEAM, "start": tampered["start"], "end": tampered["end"]}).fetchall()[0][0]
-    assert sum((Decimal(r["effective_cost"]) for r in rows), Decimal(0)) == total
+    totals = dict(tampered["con"].execute(
+        "SELECT billing_currency, sum(effective_cost) FROM marts.fct_cost_daily "
+        "WHERE team = $team AND day BETWEEN $start AND $end GROUP BY 1",
+        {"team": TEAM, "start": tampered["start"], "end": tampered["end"]}).fetchall())
+    assert set(totals) == {r["billing_currency"] for r in rows} == {"EUR", "USD"}
+    for currency, total in totals.items():
+        assert sum((Decimal(r["effective_cost"]) for r in rows if r["billing_currency"] == currency), Decimal(0)) == total
 
 
 def test_team_without_data_gets_a_report_that_says_so(tampered, tmp_path):

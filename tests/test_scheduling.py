@@ -48,8 +48,10 @@ def test_unchanged_bills_trigger_nothing(landed):
     assert _sensor_days(landed) == []
 
 
-def test_a_restated_bill_file_triggers_exactly_its_days(landed, tmp_path):
-    (bill,) = current_bill_files(landed.landing)  # November's latest month-to-date delivery
+@pytest.mark.parametrize("export", ["gpuledger-focus", "kestrel-focus"])   # AWS's USD bill, the GPU cloud's EUR one
+def test_a_restated_bill_file_triggers_exactly_its_days(landed, tmp_path, export):
+    # the export's latest month-to-date delivery of November
+    (bill,) = [p for p in current_bill_files(landed.landing) if f"/bills/focus/{export}/" in p.as_posix()]
     original = bill.read_text()
     lines = original.splitlines(keepends=True)
     start = lines[0].split(",").index("ChargePeriodStart")

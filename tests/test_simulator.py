@@ -104,15 +104,23 @@ def test_landing_matches_manifest(sim):
     focus = current_bill_files(land)  # what the newest manifest of each billing period names
     assert [p.relative_to(land).as_posix() for p in focus] == m["focus"]["current_files"]
     rows = [r for p in focus for r in csv.DictReader(p.open(newline=""))]
-    # two month-to-date deliveries a day; the window's days fall in two months, one current file each
-    assert m["focus"]["files"] == len(deliveries) == 2 * DAYS and len(focus) == 2 and m["focus"]["rows"] == len(rows)
-    eff = sum(Decimal(r["EffectiveCost"]) for r in rows)
-    billed = sum(Decimal(r["BilledCost"]) for r in rows)
-    assert Decimal(m["focus"]["effective_cost"]) == eff and Decimal(m["focus"]["billed_cost"]) == billed
-    for col, total in (("effective_cost", eff), ("billed_cost", billed)):
-        days = m["focus"]["days"].values()
-        assert sum(Decimal(d[f"{col}_lr10"]) for d in days) == total
-        assert abs(sum(Decimal(d[col]) for d in days) - total) < Decimal("1e-15")
+    # two billing accounts, each with two month-to-date deliveries a day; the window's days fall in two
+    # months, one current file each per account
+    assert m["focus"]["files"] == len(deliveries) == 2 * 2 * DAYS and len(focus) == 2 * 2
+    assert m["focus"]["rows"] == len(rows)
+    # money per currency, never added across: the manifest's totals are the files' own sums
+    assert m["focus"]["currencies"] == sorted(m["focus"]["by_currency"]) == ["EUR", "USD"]
+    for currency, totals in m["focus"]["by_currency"].items():
+        mine = [r for r in rows if r["BillingCurrency"] == currency]
+        eff = sum(Decimal(r["EffectiveCost"]) for r in mine)
+        billed = sum(Decimal(r["BilledCost"]) for r in mine)
+        assert totals["rows"] == len(mine) > 0
+        assert Decimal(totals["effective_cost"]) == eff and Decimal(totals["billed_cost"]) == billed
+        for col, total in (("effective_cost", eff), ("billed_cost", billed)):
+            days = totals["days"].values()
+            assert sum(Decimal(d[f"{col}_lr10"]) for d in days) == total
+            assert abs(sum(Decimal(d[col]) for d in days) - total) < Decimal("1e-15")
+    assert sum(t["rows"] for t in m["focus"]["by_currency"].values()) == len(rows)
     money = re.compile(r"^-?\d+(\.\d{1,10})?$")
     for r in rows:
         for col in ("ListCost", "ContractedCost", "BilledCost", "EffectiveCost"):
@@ -157,6 +165,63 @@ def test_bills_are_redelivered_month_to_date(sim):
         assert files[-1].relative_to(out / "landing").as_posix() in m["focus"]["current_files"]
 
 
+def test_two_bills_one_per_billing_account(sim):
+    """West's lines (its nodes' hours, its commitment's Unused and Purchase rows, its tax, the storage and network
+    of the projects on west) are billed by the GPU cloud in EUR; everything else by AWS in USD. Each account is
+    its own export: its own folder, manifests and billing account, in one currency."""
+    out, m = sim
+    land = out / "landing"
+    rows = [r for p in current_bill_files(land) for r in csv.DictReader(p.open(newline=""))]
+    inv = {r["resource_id"]: r["cluster"] for r in csv.DictReader((land / "inventory/nodes.csv").open())}
+    west_projects = {"rlhf", "sft", "moe-exp", "long-context"}      # fleet.py: the projects whose storage is west's
+
+    def of_west(r: dict) -> bool:
+        tags = json.loads(r["Tags"] or "{}")
+        project = tags.get("project") or tags.get("user:project")
+        if r["ChargeCategory"] == "Tax":
+            return "p4de.24xlarge" in r["ChargeDescription"]       # west's instance type
+        if r["ResourceId"] in inv:
+            return inv[r["ResourceId"]] == "west"
+        if tags.get("pool"):
+            return tags["pool"].startswith("west-")
+        return project in west_projects and r["ServiceCategory"] in ("Storage", "Networking")
+
+    west = [r for r in rows if of_west(r)]
+    assert {r["ChargeCategory"] for r in west} == {"Usage", "Purchase", "Tax"}
+    assert {(r["ChargeCategory"], r["CommitmentDiscountStatus"]) for r in west if r["ResourceType"] == "Savings Plan"} \
+        == {("Usage", "Unused"), ("Purchase", "")}
+    assert {json.loads(r["Tags"]).get("cluster") for r in west if r["ResourceType"] == "instance"} == {"west"}
+    assert {r["BillingCurrency"] for r in west} == {"EUR"}
+    assert {r["BillingCurrency"] for r in rows if not of_west(r)} == {"USD"}
+    accounts = {(r["BillingCurrency"], r["BillingAccountId"], r["BillingAccountName"], r["ProviderName"],
+                 r["PublisherName"], r["InvoiceIssuerName"]) for r in rows}
+    assert {a[0] for a in accounts} == {"EUR", "USD"} and len(accounts) == 2
+    eur, usd = sorted(accounts)
+    assert eur[1] != usd[1] and eur[3] != "AWS" and usd[3:] == ("AWS", "AWS", "AWS")
+    invoices = {(r["BillingCurrency"], r["BillingPeriodStart"]): r["InvoiceId"] for r in rows}
+    assert len(set(invoices.values())) == len(invoices) == 4          # an invoice per account and month
+    for r in rows:   # descriptions say the bill's own currency
+        symbols = set(re.findall(r"[$€]", r["ChargeDescription"]))
+        assert symbols <= ({"€"} if r["BillingCurrency"] == "EUR" else {"$"}), r["ChargeDescription"]
+    assert any("€" in r["ChargeDescription"] for r in west)
+
+    # one export per account: its own folder, all of its files (every delivery) of one account and currency
+    exports: dict[str, set] = defaultdict(set)
+    arns: dict[str, set] = defaultdict(set)
+    for p in sorted((land / "bills/focus").rglob("*.csv")):
+        export = p.relative_to(land / "bills/focus").parts[0]
+        exports[export] |= {(r["BillingAccountId"], r["BillingCurrency"]) for r in csv.DictReader(p.open(newline=""))}
+        arns[export].add(json.loads((p.parent / "Manifest.json").read_text())["exportArn"])
+    assert {e: {c for _, c in v} for e, v in exports.items()} == {"gpuledger-focus": {"USD"}, "kestrel-focus": {"EUR"}}
+    assert all(len(v) == 1 for v in exports.values()) and all(len(v) == 1 for v in arns.values())
+    assert arns["gpuledger-focus"] != arns["kestrel-focus"]
+    for export, facts in m["focus"]["exports"].items():
+        ((account, currency),) = exports[export]
+        assert (facts["billing_account_id"], facts["currency"]) == (account, currency)
+        assert facts["deliveries"] == 2 * DAYS and len(facts["current_files"]) == 2
+        assert all(f.startswith(f"bills/focus/{export}/") for f in facts["current_files"])
+
+
 def test_formats(sim):
     out, _ = sim
     t = pq.read_table(next((out / "landing/telemetry/dcgm").rglob("*.parquet")))
@@ -167,7 +232,10 @@ def test_formats(sim):
     assert np.all(ts % 30 == 0)
     cfg = yaml.safe_load((out / "gpuledger.yaml").read_text())
     assert list(cfg) == ["teams", "slurm_accounts", "tag_keys", "clusters", "pools", "shared_cost_rule", "idle",
-                         "mfu_target", "attention_flops", "gpu_cost_share", "quarantine"]
+                         "mfu_target", "attention_flops", "gpu_cost_share", "quarantine", "fx"]
+    # EUR → USD for each month the window touches (2026-10-31 and 2026-11-01)
+    assert cfg["fx"] == {"reporting_currency": "USD", "rates": [
+        {"currency": "EUR", "month": m, "rate": "1.08", "source": "simulated"} for m in ("2026-10", "2026-11")]}
     assert cfg["clusters"]["west"]["timezone"] == "America/Los_Angeles"
     head = next((out / "landing/scheduler/slurm/east").glob("*.psv")).read_text().splitlines()[0]
     assert head == "JobIDRaw|JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|AllocTRES|" \
