@@ -53,6 +53,7 @@ def create_finance_views(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None
     con.execute("CREATE OR REPLACE TABLE finance.fx_rates AS SELECT currency, month, rate::DECIMAL(38, 18) AS rate, "
                 "source, $reporting AS reporting_currency FROM fx_in", {"reporting": cfg.fx.reporting_currency})
     con.unregister("fx_in")
+    con.execute(sql("lib/times_rate"))
     for view in FINANCE_VIEWS:
         con.execute(sql(f"finance/{view}"))
 

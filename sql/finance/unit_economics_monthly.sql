@@ -16,12 +16,8 @@ WITH monthly AS (
     FROM marts.fct_run_efficiency_daily
     GROUP BY ALL
 )
--- amount × rate: both are DECIMAL(38,18), whose product needs 36 decimals and would overflow above 100,
--- so it is taken in parts, trunc(a)·r + frac(a)·trunc(r) + frac(a)·frac(r): exact, rounded once to 1e-18.
 SELECT m.*, fx.reporting_currency,
-       (trunc(m.effective_cost)::DECIMAL(38, 0) * fx.rate)::DECIMAL(38, 18)
-       + ((m.effective_cost - trunc(m.effective_cost))::DECIMAL(19, 18) * trunc(fx.rate)::DECIMAL(38, 0))::DECIMAL(38, 18)
-       + ((m.effective_cost - trunc(m.effective_cost))::DECIMAL(19, 18) * (fx.rate - trunc(fx.rate))::DECIMAL(19, 18))::DECIMAL(38, 18) AS effective_cost_reporting,
+       finance.times_rate(m.effective_cost, fx.rate) AS effective_cost_reporting,
        (m.cost_per_mtok * fx.rate)::DECIMAL(38, 10) AS cost_per_mtok_reporting,
        fx.source AS fx_source
 FROM monthly m
