@@ -93,3 +93,18 @@ def test_telemetry_with_an_unset_clock_names_the_sample(tmp_path):
     parsed = DCGM.parse(path, "telemetry/dcgm/t.parquet", OrgConfig())
     assert parsed.rows.height == 4
     assert parsed.rejects["row_ref"].to_list() == ["h1 gpu 0 at 1970-01-01 00:00:00.000000"]
+
+
+def test_a_dump_of_several_years_keeps_its_rows_and_the_outlier_still_goes(tmp_path):
+    folder = tmp_path / "scheduler" / "slurm" / "c"
+    folder.mkdir(parents=True)
+    starts = [f"{y}-{m:02d}-01T00:00:00" for y in (2022, 2023, 2024, 2025) for m in (1, 4, 7, 10)]
+    lines = [_job(i, s, end=s.replace("T00", "T05")) for i, s in enumerate(starts, start=1)]
+    (folder / "sacct.psv").write_text(HEADER + "\n" + "\n".join(lines) + "\n")
+    parsed = SLURM.parse(folder / "sacct.psv", "scheduler/slurm/c/sacct.psv", OrgConfig())
+    assert parsed.rejects.height == 0 and parsed.rows.height == 16
+    # two rows, one of them 1970: the other is the file's bulk, and stays
+    (folder / "sacct.psv").write_text(HEADER + "\n" + _job(1, "2018-06-18T00:00:00", "2018-06-18T12:00:00") + "\n"
+                                      + _job(2, "1970-01-01T00:00:00", "2018-06-18T13:00:00") + "\n")
+    parsed = SLURM.parse(folder / "sacct.psv", "scheduler/slurm/c/sacct.psv", OrgConfig())
+    assert parsed.rows["job_key"].to_list() == ["1"] and parsed.rejects["row_ref"].to_list() == ["line 3"]

@@ -4,8 +4,9 @@ dated plausibly.
 A 0-byte file is an export that failed: it is refused whole, saying so, rather than read as "nothing
 happened". A time is implausible when it is before the earliest plausible day — a year before the
 config's `ledger.start`, else 2000-01-01 (a `1970-01-01` Start is a clock or export error, and one
-such row once made a day report 28.6e9 GPU-seconds) — or more than a year away from the median time
-of its file's other rows. Such a row is quarantined with the value and the rule named, its money
+such row once made a day report 28.6e9 GPU-seconds) — or far from its file's other rows: more than a
+year, and more than three interquartile ranges, from their median (so a dump of several years of
+jobs keeps all its rows, and one row dated 1999 among this week's does not). Such a row is quarantined with the value and the rule named, its money
 kept, instead of stretching the ledger across decades. A year of slack keeps what is real: jobs that
 ran for weeks, monthly bill lines, the checkpoint a run resumes from, a backfill of old bills.
 """
@@ -85,7 +86,7 @@ def checked(source: str, parsed: Parsed, rel: str, cfg: OrgConfig) -> Parsed:
         return parsed
     rows = parsed.rows
     floor = earliest_plausible(cfg)
-    median = rows.select(pl.col(columns[0][0]).median()).item()
+    median, allowed = _bulk(rows[columns[0][0]], floor)
     problems = []
     for column, label in columns:
         value = pl.col(column)
@@ -95,7 +96,7 @@ def checked(source: str, parsed: Parsed, rel: str, cfg: OrgConfig) -> Parsed:
                       pl.lit(_why_floor(cfg))))
         if median is not None:
             days = ((value - pl.lit(median)).dt.total_days()).abs()
-            reason = reason.when(days > SLACK.days).then(
+            reason = reason.when(days > allowed).then(
                 pl.format("{} {} is implausible: {} days from the median time of this file's rows ({})",
                           pl.lit(label), shown, days, pl.lit(median.strftime("%Y-%m-%d %H:%M:%S"))))
         problems.append(reason)
@@ -107,6 +108,16 @@ def checked(source: str, parsed: Parsed, rel: str, cfg: OrgConfig) -> Parsed:
     parsed.rejects = pl.concat([parsed.rejects, _rejects(source, rel, rows.filter(bad), reasons.filter(bad))],
                                how="diagonal_relaxed").select(list(QUARANTINE_SCHEMA))
     return parsed
+
+
+def _bulk(times: pl.Series, floor: datetime) -> tuple[datetime | None, int]:
+    """The median of the file's plausible-looking times, and how many days from it a time may be."""
+    epoch = times.filter(times >= floor).dt.epoch("us").drop_nulls()
+    if epoch.len() == 0:
+        return None, SLACK.days
+    median = datetime(1970, 1, 1) + timedelta(microseconds=int(epoch.median()))
+    iqr_days = (epoch.quantile(0.75) - epoch.quantile(0.25)) / 86_400e6
+    return median, max(SLACK.days, int(3 * iqr_days))
 
 
 def _why_floor(cfg: OrgConfig) -> str:
