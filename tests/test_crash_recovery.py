@@ -149,3 +149,5 @@ def test_the_instance_watches_dead_run_workers_and_keeps_no_writer_pool(ledger):
         settings = instance.run_monitoring_settings
         assert 0 < settings["max_runtime_seconds"] and 0 < settings["free_slots_after_run_end_seconds"]
         assert instance.event_log_storage.get_pool_config().default_pool_limit is None
+        # a sensor asking for many days starts a few runs at a time, not a process per day
+        assert instance.get_concurrency_config().run_queue_config.max_concurrent_runs == 3
