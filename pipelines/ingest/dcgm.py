@@ -50,7 +50,9 @@ def parse(path: Path, file: str) -> Parsed:
     return from_frame(raw, file)
 
 
-def from_frame(raw: pl.DataFrame, file: str) -> Parsed:
+def from_frame(raw: pl.DataFrame, file: str, row_numbers: pl.Series | None = None) -> Parsed:
+    """Validated long samples of a long or wide frame. `row_numbers` are the file's numbers of a long
+    frame's rows when it holds only some of them (1-based; else the frame's own order counts)."""
     present = {ours: next((n for n in names if n in raw.columns), None) for ours, names in LABELS.items()}
     missing = [k for k in ("timestamp", "hostname", "gpu") if present[k] is None]
     if missing:
@@ -65,7 +67,11 @@ def from_frame(raw: pl.DataFrame, file: str) -> Parsed:
         long = raw.select(*label_cols, *[pl.col(f).cast(pl.String) for f in fields]).unpivot(
             index=label_cols, on=fields, variable_name="metric", value_name="value"
         ).filter(pl.col("value").is_not_null())
-    long = long.with_row_index("_row", offset=1)
+    if row_numbers is None:
+        long = long.with_row_index("_row", offset=1)
+    else:
+        assert long is raw, "row numbers of a long frame"
+        long = long.with_columns(row_numbers.alias("_row"))
     long = long.rename({c: RAW + c for c in long.columns if c != "_row"})
     present = {k: RAW + v if v else None for k, v in present.items()}
     raw_columns = [RAW + c for c in [*label_cols, "metric", "value"]]

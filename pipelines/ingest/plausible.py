@@ -79,14 +79,17 @@ def _empty(source: str, rel: str) -> Parsed:
         source, rel, "empty file (0 bytes): nothing to read, the export probably failed; re-export it or delete it"))
 
 
-def checked(source: str, parsed: Parsed, rel: str, cfg: OrgConfig) -> Parsed:
-    """Moves the rows of `parsed` with an implausible time to its rejects, naming value and rule."""
+def checked(source: str, parsed: Parsed, rel: str, cfg: OrgConfig,
+            bulk: tuple[datetime | None, int] | None = None) -> Parsed:
+    """Moves the rows of `parsed` with an implausible time to its rejects, naming value and rule.
+    `bulk` is the file's median time and how many days from it a time may be, when `parsed` holds only
+    some of the file's rows (they are judged against the whole file); else it comes from the rows."""
     columns = [(c, label) for c, label in TIME_COLUMNS.get(source, ()) if c in parsed.rows.columns]
     if not columns or parsed.rows.height == 0:
         return parsed
     rows = parsed.rows
     floor = earliest_plausible(cfg)
-    median, allowed = _bulk(rows[columns[0][0]], floor)
+    median, allowed = bulk if bulk is not None else _bulk(rows[columns[0][0]], floor)
     problems = []
     for column, label in columns:
         value = pl.col(column)
@@ -105,7 +108,7 @@ def checked(source: str, parsed: Parsed, rel: str, cfg: OrgConfig) -> Parsed:
     if not bad.any():
         return parsed
     parsed.rows = rows.filter(~bad)
-    parsed.rejects = pl.concat([parsed.rejects, _rejects(source, rel, rows.filter(bad), reasons.filter(bad))],
+    parsed.rejects = pl.concat([parsed.rejects, rejects_of(source, rel, rows.filter(bad), reasons.filter(bad))],
                                how="diagonal_relaxed").select(list(QUARANTINE_SCHEMA))
     return parsed
 
@@ -126,7 +129,8 @@ def _why_floor(cfg: OrgConfig) -> str:
     return "(no GPU cluster kept such records then: a clock or export error)"
 
 
-def _rejects(source: str, rel: str, rows: pl.DataFrame, reasons: pl.Series) -> pl.DataFrame:
+def rejects_of(source: str, rel: str, rows: pl.DataFrame, reasons: pl.Series) -> pl.DataFrame:
+    """Quarantine rows for staged `rows` of `source`, one reason each."""
     word = ROW_WORD.get(source)
     if word and "_row" in rows.columns:
         row_ref = pl.format(f"{word} {{}}", pl.col("_row"))

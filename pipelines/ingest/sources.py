@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from models import landing, staging
-from pipelines.ingest import aws_cur, dcgm, dcgm_prom, focus, inventory, kubernetes, runs, slurm
+from pipelines.ingest import aws_cur, dcgm, dcgm_batch, dcgm_prom, focus, inventory, kubernetes, runs, slurm
 from pipelines.ingest.common import Parsed
 from pipelines.ingest.plausible import guarded, guarded_chunks
 from pipelines.lib.config import OrgConfig
@@ -84,6 +84,8 @@ DCGM = Source(
     staged_model=staging.DcgmGpuMinute,
     span=(pl.col("timestamp"), pl.col("timestamp")),
     rollup="staging/stg_dcgm__gpu_minutes.rollup",
+    # long typed Parquet (the volume) a batch of files at a time; the rest through `parse`, file by file
+    batch=dcgm_batch.sync_batches,
 )
 RUNS = Source(
     name="runs",

@@ -45,6 +45,9 @@ class Source:
     # `parse` a chunk of the file at a time, for a summary (inspect) rather than staging: the rows
     # decide what is staged or quarantined and what it costs; columns that only describe may be null
     summary_chunks: Callable[[Path, str, OrgConfig], Iterable[Parsed]] | None = None
+    # stages many changed files in one set-based pass: (con, changed [(path, rel, size, sha)], files
+    # already landed, cfg, report) -> the changed files it leaves to `parse`, file by file
+    batch: Callable[..., list[tuple[Path, str, int, str]]] | None = None
 
     @property
     def qualified_table(self) -> str:
@@ -131,6 +134,8 @@ def sync(
             report.files_unchanged += 1
         else:
             changed.append((path, rel, size, sha))
+    if source.batch is not None:
+        changed = source.batch(con, changed, set(known), cfg, report)
 
     # Parsing the next file (polars) overlaps writing this one (DuckDB): both release the GIL.
     with ThreadPoolExecutor(max_workers=1) as pool:

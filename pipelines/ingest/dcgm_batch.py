@@ -1,0 +1,261 @@
+"""DCGM telemetry in long Parquet files, staged set-based: a batch of files at a time is read in one
+DuckDB pass that applies the landing contract's row checks as SQL and rolls the samples up per
+GPU-minute, then written in one transaction that replaces the batch's staging, quarantine and
+ops.landed_files rows.
+
+This is the hot path of a daily run (a fleet's day is thousands of node files, millions of samples
+each hour), and the path of the Parquet that exporters' dumps and the simulator write. Every other
+DCGM file goes through the per-file parser (pipelines/ingest/dcgm.py via `landing.sync`) as before:
+CSV (long or wide), Prometheus scrapes, wide Parquet, Parquet whose times or numbers are text, empty
+or unreadable files, and any file DuckDB cannot read whole.
+
+Which rows stage is decided in SQL (sql/staging/stg_dcgm__gpu_minutes.checked.sql and .implausible.sql);
+the few that do not are then worded by the same code the per-file parser uses — the DcgmSample
+contract and the plausibility rule — over just those rows, read from their file by polars as that
+parser reads them, so a row gets the same reason, row and payload whichever path its file took.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from models.landing import DCGM_SENTINEL_MIN
+from pipelines.ingest import dcgm
+from pipelines.ingest.common import NULL_TOKENS, QUARANTINE_SCHEMA, empty_rejects
+from pipelines.ingest.plausible import SLACK, checked, earliest_plausible, rejects_of
+from pipelines.lib.config import OrgConfig
+from pipelines.lib.landing import SyncReport
+from pipelines.lib.warehouse import run_sql, sql, transaction
+
+TABLE = "staging.stg_dcgm__gpu_minutes"
+# Landing rows per batch (one transaction; ~35 node-days of 8 GPUs). The pass's memory grows with the
+# batch (about 0.9 GiB at this size, whatever the fleet); its CPU time does not shrink with larger ones.
+BATCH_ROWS = 4_000_000
+# What polars' str.strip_chars() strips (Unicode White_Space), so labels trim alike on both paths.
+WHITE_SPACE = ("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+               "\u200a\u2028\u2029\u202f\u205f\u3000")
+# DuckDB's own columns of a Parquet read; a file with a column of one of these names goes per file.
+VIRTUAL = {"file_index", "file_row_number", "filename"}
+DISAGREE = ("refused by the SQL row checks although the DcgmSample contract accepts it: a gpuledger bug, "
+            "please report it with the file")
+
+Changed = tuple[Path, str, int, str]  # (absolute path, path under the landing root, size, sha256)
+
+
+@dataclass(frozen=True)
+class _File:
+    path: Path
+    rel: str
+    size: int
+    sha: str
+    rows: int
+
+    @property
+    def changed(self) -> Changed:
+        return (self.path, self.rel, self.size, self.sha)
+
+
+def sync_batches(con: duckdb.DuckDBPyConnection, changed: list[Changed], known: set[str], cfg: OrgConfig,
+                 report: SyncReport) -> list[Changed]:
+    """Stages every file of `changed` that is long, typed Parquet, a batch at a time; returns the
+    others, in their order, for the per-file parser. `known` are the files ops.landed_files has: their
+    old rows go."""
+    layouts: dict[tuple[str, ...], list[_File]] = {}
+    rest: list[Changed] = []
+    for path, rel, size, sha in changed:
+        layout = _layout(path) if size else None  # an empty file is refused as empty, per file
+        if layout is None:
+            rest.append((path, rel, size, sha))
+            continue
+        columns, rows = layout
+        layouts.setdefault(columns, []).append(_File(path, rel, size, sha, rows))
+    try:
+        for columns, files in layouts.items():
+            for batch in _batches(files):
+                rest += _stage(con, columns, batch, known, cfg, report)
+    finally:  # the batch's temp tables hold memory until the connection closes
+        for table in ("dcgm_batch_samples", "dcgm_batch_bounds", "dcgm_batch_implausible"):
+            con.execute(f"DROP TABLE IF EXISTS {table}")
+    order = {c[1]: i for i, c in enumerate(changed)}
+    return sorted(rest, key=lambda c: order[c[1]])
+
+
+def _layout(path: Path) -> tuple[tuple[str, ...], int] | None:
+    """The SQL that puts a file's columns under our names, and its row count; None unless the file is
+    long Parquet with a timestamp column, integer GPUs, numeric values and text (or integer) labels."""
+    try:
+        meta = pq.read_metadata(path)
+        types = {field.name: field.type for field in meta.schema.to_arrow_schema()}
+    except Exception:  # noqa: BLE001 - not Parquet, or damaged: the per-file parser says which
+        return None
+    if len({name.lower() for name in types}) < len(types) or VIRTUAL & {name.lower() for name in types}:
+        return None  # DuckDB matches names without case, and has its own columns by these names
+    if not {"metric", "value"} <= types.keys():
+        return None  # wide, or not DCGM: the per-file parser handles or refuses it
+    present = {ours: next((name for name in names if name in types), None) for ours, names in dcgm.LABELS.items()}
+    if any(present[k] is None for k in ("timestamp", "hostname", "gpu")):
+        return None
+    ts = types[present["timestamp"]]
+    if not (pa.types.is_timestamp(ts) and _integer(types[present["gpu"]]) and _text(types["metric"])
+            and (_integer(types["value"]) or pa.types.is_float32(types["value"]) or pa.types.is_float64(types["value"]))
+            and all(_text(types[name]) or _integer(types[name]) for name in present.values() if name
+                    and name not in (present["timestamp"], present["gpu"]))):
+        return None
+    column = {ours: _quoted(name) for ours, name in present.items() if name}
+    if ts.unit == "ns":  # polars floors nanoseconds to the microsecond; DuckDB's cast would round
+        epoch = f"epoch_ns({column['timestamp']})"
+        timestamp = f"make_timestamp(({epoch} - (({epoch} % 1000) + 1000) % 1000) // 1000)"
+    else:
+        timestamp = f"make_timestamp(epoch_us({column['timestamp']}))"
+    labels = [f"{column.get(ours, 'NULL')} AS {ours}" for ours in
+              ("hostname", "gpu", "gpu_instance", "uuid", "model_name", "hpc_job", "namespace", "pod")]
+    columns = ("file_index AS f", "file_row_number + 1 AS _row", f"{timestamp} AS timestamp", *labels,
+               '"metric" AS metric', '"value" AS value')
+    return columns, meta.num_rows
+
+
+def _integer(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t)
+
+
+def _text(t: pa.DataType) -> bool:
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+
+
+def _quoted(name: str) -> str:
+    """An identifier of dcgm.LABELS (our constants, never a file's text) quoted for SQL."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _batches(files: list[_File]) -> Iterator[list[_File]]:
+    batch: list[_File] = []
+    rows = 0
+    for file in files:
+        if batch and rows + file.rows > BATCH_ROWS:
+            yield batch
+            batch, rows = [], 0
+        batch.append(file)
+        rows += file.rows
+    if batch:
+        yield batch
+
+
+def _stage(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[_File], known: set[str],
+           cfg: OrgConfig, report: SyncReport) -> list[Changed]:
+    """One batch read, checked and written; the files of it DuckDB cannot read are returned."""
+    try:
+        counts = _read(con, columns, batch, cfg)
+    except duckdb.Error as err:
+        if isinstance(err, (duckdb.BinderException, duckdb.ParserException, duckdb.CatalogException)):
+            raise  # the SQL's fault, not a file's
+        # a file DuckDB cannot read whole (a damaged page, say): find it by halves, and leave it to the
+        # per-file parser, which quarantines it as unreadable or reads what it can
+        if len(batch) == 1:
+            return [batch[0].changed]
+        half = len(batch) // 2
+        return (_stage(con, columns, batch[:half], known, cfg, report)
+                + _stage(con, columns, batch[half:], known, cfg, report))
+    rejects = _rejects(con, batch, counts, cfg)
+    _write(con, batch, known, counts, rejects)
+    report.files_read += [f.rel for f in batch]
+    report.rows_staged += int(counts["staged"].sum())
+    report.rows_quarantined += rejects.height
+    sentinels = int(counts["sentinels"].sum())
+    if sentinels:
+        report.rows_dropped["unsupported_sentinel"] = report.rows_dropped.get("unsupported_sentinel", 0) + sentinels
+    return []
+
+
+def _read(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[_File], cfg: OrgConfig) -> pl.DataFrame:
+    """Reads the batch into its samples (temp tables dcgm_batch_*); returns what each file staged,
+    quarantined and dropped, one row per file in batch order."""
+    horizon = datetime.now(timezone.utc).replace(tzinfo=None) + timedelta(days=1)  # as the contract's check
+    for name, value in (("dcgm_paths", [str(f.path) for f in batch]), ("dcgm_horizon", horizon),
+                        ("dcgm_sentinel_min", DCGM_SENTINEL_MIN), ("dcgm_null_tokens", NULL_TOKENS),
+                        ("dcgm_white_space", WHITE_SPACE)):
+        con.execute(f"SET VARIABLE {name} = $value", {"value": value})  # names are the constants above
+    # the column list is built from dcgm.LABELS' spellings and the fixed expressions of _layout
+    con.execute(f"CREATE OR REPLACE TEMP VIEW dcgm_raw AS SELECT {', '.join(columns)} "
+                "FROM read_parquet(getvariable('dcgm_paths'), file_row_number = true)")
+    run_sql(con, "staging/stg_dcgm__gpu_minutes.checked", {})
+    run_sql(con, "staging/stg_dcgm__gpu_minutes.samples", {})
+    run_sql(con, "staging/stg_dcgm__gpu_minutes.implausible",
+            {"floor": earliest_plausible(cfg), "slack_days": SLACK.days})
+    files = pl.DataFrame({"f": range(len(batch)), "file": [f.rel for f in batch]},
+                         schema={"f": pl.Int64, "file": pl.String})
+    counts = con.sql(sql("staging/stg_dcgm__gpu_minutes.batch_files")).pl()
+    zero = {"staged": 0, "implausible": 0, "bad": 0, "sentinels": 0}
+    return files.join(counts.with_columns(pl.col("f").cast(pl.Int64)), on="f", how="left").with_columns(
+        [pl.col(c).fill_null(v).cast(pl.Int64) for c, v in zero.items()])
+
+
+def _rejects(con: duckdb.DuckDBPyConnection, batch: list[_File], counts: pl.DataFrame, cfg: OrgConfig) -> pl.DataFrame:
+    """The quarantine rows of the batch's rows that do not stage, worded as the per-file parser words
+    them: the rows are read from their file by polars, then judged by the contract and the rule."""
+    dirty = counts.filter((pl.col("bad") > 0) | (pl.col("implausible") > 0))["f"].to_list()
+    if not dirty:
+        return empty_rejects()
+    rows = con.sql(sql("staging/stg_dcgm__gpu_minutes.rejected_rows"), params={"dirty": dirty}).pl()
+    bounds = {f: (median, allowed) for f, median, allowed in con.execute(
+        "SELECT f, make_timestamp(median_us), allowed_days FROM dcgm_batch_bounds WHERE list_contains($dirty, f)",
+        {"dirty": dirty}).fetchall()}
+    out = []
+    for (f,), picked in rows.group_by("f", maintain_order=True):
+        file = batch[f]
+        raw = dcgm.read_table(file.path)
+        numbers = picked["_row"].cast(pl.Int64)
+        parsed = dcgm.from_frame(raw[(numbers - 1).to_list()], file.rel, row_numbers=numbers)
+        parsed = checked(dcgm.SOURCE, parsed, file.rel, cfg, bulk=bounds.get(f, (None, SLACK.days)))
+        out.append(parsed.rejects)
+        if parsed.rows.height:  # the two definitions of a bad row differ: never silently stage or lose it
+            out.append(rejects_of(dcgm.SOURCE, file.rel, parsed.rows, pl.Series([DISAGREE] * parsed.rows.height)))
+    combined = pl.concat(out, how="diagonal_relaxed")
+    return combined.select([(pl.col(c) if c in combined.columns else pl.lit(None)).cast(t).alias(c)
+                            for c, t in QUARANTINE_SCHEMA.items()])
+
+
+def _write(con: duckdb.DuckDBPyConnection, batch: list[_File], known: set[str], counts: pl.DataFrame,
+           rejects: pl.DataFrame) -> None:
+    """The batch in one transaction: a crash leaves every file of it as it was, or all of them new."""
+    quarantined = rejects.group_by("file").len("quarantined")
+    landed = (
+        counts.join(pl.DataFrame({"file": [f.rel for f in batch], "size_bytes": [f.size for f in batch],
+                                  "sha256": [f.sha for f in batch]}), on="file")
+        .join(quarantined, on="file", how="left")
+        .select(pl.lit(dcgm.SOURCE).alias("source"), "file", "size_bytes", "sha256",
+                pl.col("staged").alias("rows_staged"), pl.col("quarantined").fill_null(0).cast(pl.Int64).alias("rows_quarantined"),
+                "first_day", "last_day", pl.lit(datetime.now(timezone.utc).replace(tzinfo=None)).alias("loaded_at"))
+    )
+    files = [f.rel for f in batch]
+    stale = [f.rel for f in batch if f.rel in known]
+    con.register("dcgm_batch_files", counts.select("f", "file"))
+    con.register("dcgm_batch_landed", landed)
+    con.register("dcgm_batch_rejects", rejects)
+    try:
+        with transaction(con):
+            if stale:  # a re-delivered file's rows go; a new file has none (its rows land with its entry)
+                con.execute(f"DELETE FROM {TABLE} WHERE _file IN (SELECT unnest($files))", {"files": stale})
+            con.execute("DELETE FROM ops.quarantine WHERE source = $source AND file IN (SELECT unnest($files))",
+                        {"source": dcgm.SOURCE, "files": files})
+            con.execute(f"INSERT INTO {TABLE} BY NAME {sql('staging/stg_dcgm__gpu_minutes.batch_rollup')}")
+            if rejects.height:
+                con.execute("INSERT INTO ops.quarantine BY NAME SELECT * FROM dcgm_batch_rejects")
+            con.execute(
+                """INSERT OR REPLACE INTO ops.landed_files (source, file, size_bytes, sha256, rows_staged,
+                       rows_quarantined, first_day, last_day, loaded_at)
+                   SELECT source, file, size_bytes, sha256, rows_staged, rows_quarantined, first_day, last_day,
+                          loaded_at
+                   FROM dcgm_batch_landed""")
+    finally:
+        for view in ("dcgm_batch_files", "dcgm_batch_landed", "dcgm_batch_rejects"):
+            con.unregister(view)
