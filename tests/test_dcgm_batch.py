@@ -161,6 +161,19 @@ def test_labels_and_types_are_read_as_the_per_file_parser_reads_them(both):
     assert {row[3] for row in minutes} == {"h1", "Hh2", "h3"}
 
 
+def test_files_whose_columns_differ_in_type_are_read_apart(both):
+    root, sync = both
+    ints = _long("h1")
+    ints["value"] = [int(v) for v in ints["value"]]
+    _write(root, "a-ints.parquet", ints, {"value": pa.int64()})
+    fractions = _long("h2")
+    fractions["value"] = [v + 0.375 for v in fractions["value"]]
+    _write(root, "b-fractions.parquet", fractions)
+    (batch, file) = sync()
+    assert batch == file
+    assert {row[3]: row[16] for row in batch[1][1] if row[2].minute == 0} == {"h1": 5.0, "h2": 5.375}  # util avg
+
+
 def test_files_the_batch_does_not_take_go_file_by_file(both, tmp_path):
     root, sync = both
     _write(root, "long.parquet", _long("h1"))

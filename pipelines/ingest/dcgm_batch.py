@@ -68,17 +68,18 @@ def sync_batches(con: duckdb.DuckDBPyConnection, changed: list[Changed], known: 
     """Stages every file of `changed` that is long, typed Parquet, a batch at a time; returns the
     others, in their order, for the per-file parser. `known` are the files ops.landed_files has: their
     old rows go."""
-    layouts: dict[tuple[str, ...], list[_File]] = {}
+    # files read together share their columns' names and types (DuckDB reads a batch as its first file)
+    layouts: dict[tuple[tuple[str, ...], tuple[str, ...]], list[_File]] = {}
     rest: list[Changed] = []
     for path, rel, size, sha in changed:
         layout = _layout(path) if size else None  # an empty file is refused as empty, per file
         if layout is None:
             rest.append((path, rel, size, sha))
             continue
-        columns, rows = layout
-        layouts.setdefault(columns, []).append(_File(path, rel, size, sha, rows))
+        columns, types, rows = layout
+        layouts.setdefault((columns, types), []).append(_File(path, rel, size, sha, rows))
     try:
-        for columns, files in layouts.items():
+        for (columns, _), files in layouts.items():
             for batch in _batches(files):
                 rest += _stage(con, columns, batch, known, cfg, report)
     finally:  # the batch's temp tables hold memory until the connection closes
@@ -88,9 +89,10 @@ def sync_batches(con: duckdb.DuckDBPyConnection, changed: list[Changed], known: 
     return sorted(rest, key=lambda c: order[c[1]])
 
 
-def _layout(path: Path) -> tuple[tuple[str, ...], int] | None:
-    """The SQL that puts a file's columns under our names, and its row count; None unless the file is
-    long Parquet with a timestamp column, integer GPUs, numeric values and text (or integer) labels."""
+def _layout(path: Path) -> tuple[tuple[str, ...], tuple[str, ...], int] | None:
+    """The SQL that puts a file's columns under our names, their types, and its row count; None unless
+    the file is long Parquet with a timestamp column, integer GPUs, numeric values and text (or integer)
+    labels."""
     try:
         meta = pq.read_metadata(path)
         types = {field.name: field.type for field in meta.schema.to_arrow_schema()}
@@ -119,7 +121,8 @@ def _layout(path: Path) -> tuple[tuple[str, ...], int] | None:
               ("hostname", "gpu", "gpu_instance", "uuid", "model_name", "hpc_job", "namespace", "pod")]
     columns = ("file_index AS f", "file_row_number + 1 AS _row", f"{timestamp} AS timestamp", *labels,
                '"metric" AS metric', '"value" AS value')
-    return columns, meta.num_rows
+    used = [name for name in present.values() if name] + ["metric", "value"]
+    return columns, tuple(f"{name}: {types[name]}" for name in used), meta.num_rows
 
 
 def _integer(t: pa.DataType) -> bool:
