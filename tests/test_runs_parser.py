@@ -1,4 +1,9 @@
+import json
 from datetime import datetime
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipelines.ingest import runs
 
@@ -31,3 +36,65 @@ def test_events_and_their_faults(tmp_path):
     assert reasons["line 6"] == "step events must carry step and tokens"
     assert reasons["line 7"] == "tokens 'many' is not an integer"
     assert reasons["line 8"].startswith("not a JSON object")
+
+
+# Lines DuckDB's JSON reader and Python's json could read apart; read column-wise they must come out
+# as Python reads them one by one.
+TRICKY = [
+    '{"event":"step","run_id":"r","step":1,"tokens":2,"ts":"2026-11-01T00:00:00Z",}',      # trailing comma
+    '{"event":"step","run_id":"a","run_id":"b","step":1,"tokens":2,"ts":"2026-11-01T00:00:00Z"}',  # key twice
+    '{"event":"run_config","run_id":"r","model":{"layers":32,"layers":48},"ts":"2026-11-01T00:00:00Z"}',
+    '{"event":"step","run_id":"r","step":1.5,"tokens":1e3,"ts":"2026-11-01T00:00:00Z"}',    # fractions, exponents
+    '{"event":"step","run_id":"r","step":NaN,"tokens":Infinity,"ts":"2026-11-01T00:00:00Z"}',
+    '{"event":"step","run_id":"r","step":-0,"tokens":123456789012345678901234567890,"ts":"2026-11-01T00:00:00Z"}',
+    '{"event":"step","run_id":7,"job_id":812,"step":true,"tokens":null,"ts":1762041600}',   # numbers as ids, epoch ts
+    '{"event":"step","run_id":"r\\u0000x","project":"\\u00e9\\t\\"q\\"","ts":"2026-11-01T00:00:00Z"}',
+    '{"event":"step","run_id":"r\\ud800","ts":"2026-11-01T00:00:00Z"}',                        # a lone surrogate
+    '{"event":"step","run_id":["r"],"project":{"p":1},"dtype":[],"ts":"2026-11-01T00:00:00Z"}',
+    '{"event":"run_config","run_id":"r","model":[1],"ts":"2026-11-01T00:00:00Z"}',
+    '{"event":"run_config","run_id":"r","model":{"params":6.7e9,"active_params":1e400,"seq_len":4096},"ts":"x"}',
+    '{"event":"step","x":' + "[" * 300 + "]" * 300 + ',"run_id":"r","ts":"2026-11-01T00:00:00Z"}',
+    '{"event":"step","x":' + "[" * 100_000 + "]" * 100_000 + "}",                                # nested too deeply
+    '{"event":"step","run_id":"' + "x" * (1 << 20) + '"}',                                      # too long
+    '\ufeff{"event":"step","run_id":"r"}', '{"a":1}{"b":2}', "[1, 2]", '"text"', "null", "{truncated", "\x1f", " \t ",
+    '{"event":"step","run_id":"r","ts":"2026-11-01T00:00:00Z"} ', '{"run_id":"r\u2028x","event":"step"}',
+]
+
+
+def _alike(lines: list[str]) -> pl.DataFrame:
+    """Lines read column-wise, having checked they are what Python reads one by one. The two fields read
+    as floats may be spelled apart (6.7e9 or 6700000000.0); their numbers must be the same."""
+    floats = [pl.coalesce(pl.col(c).cast(pl.Float64, strict=False).cast(pl.String), pl.col(c)).alias(c)
+              for c in (runs.RAW + "model_params", runs.RAW + "model_active_params")]
+    column_wise = runs.read_lines(lines)
+    one_by_one = runs.read_lines(lines, column_wise=False)
+    assert column_wise.with_columns(floats).equals(one_by_one.with_columns(floats))
+    return column_wise
+
+
+def test_column_wise_lines_are_read_as_python_reads_them_one_by_one():
+    column_wise = _alike(TRICKY)
+    assert column_wise.filter(pl.col("_error").is_null()).height >= 10  # and most of them are events
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+keys = st.sampled_from([*runs.FIELDS, "model", "other"])
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.dictionaries(keys, json_values | st.dictionaries(st.sampled_from(list(runs.MODEL_FIELDS.values())),
+                                                                    json_values, max_size=4), max_size=6),
+                min_size=1, max_size=8))
+def test_any_json_objects_are_read_alike(objects):
+    _alike([json.dumps(o) for o in objects])
+
+
+def test_blank_is_what_python_strips():
+    chars = [chr(c) for c in range(0x3001) if not 0xD800 <= c <= 0xDFFF]
+    lines = [f"{c}{c}" for c in chars if c not in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"]  # line breaks
+    kept = pl.Series(lines).str.contains(runs.BLANK)
+    assert kept.to_list() == [not line.strip() for line in lines]

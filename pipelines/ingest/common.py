@@ -180,7 +180,7 @@ def split_by_contract(
     model: type[pa.DataFrameModel],
     *,
     source: str,
-    file: str,
+    file: str | pl.Expr,
     staged_columns: list[str],
     raw_columns: list[str],
     row_ref: pl.Expr,
@@ -192,7 +192,8 @@ def split_by_contract(
     `df` holds typed columns plus the raw ones and either a `_errors` list of cast failures or, as
     `checks`, the failures to look for (their reasons are then worded only for the rows that fail,
     which at a million rows is most of the cost saved). Rows with cast failures, and rows failing
-    any check of `model`, become rejects whose reason lists every failure."""
+    any check of `model`, become rejects whose reason lists every failure. `file` names the file, or is
+    the column that does when the rows are of many files."""
     df = df.with_row_index("_idx")
     if checks is None:
         reasons = df.select("_idx", "_errors").explode("_errors").drop_nulls("_errors").rename({"_errors": "reason"})
@@ -231,7 +232,7 @@ def split_by_contract(
         .sort("_idx")
         .select(
             pl.lit(source).alias("source"),
-            pl.lit(file).alias("file"),
+            (pl.lit(file) if isinstance(file, str) else file).alias("file"),
             row_ref.alias("row_ref"),
             pl.col("reason"),
             pl.struct([pl.col(c).alias(c.removeprefix(RAW)) for c in raw_columns if c in df.columns])

@@ -17,8 +17,6 @@ parser reads them, so a row gets the same reason, row and payload whichever path
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -29,11 +27,12 @@ import pyarrow.parquet as pq
 
 from models.landing import DCGM_SENTINEL_MIN
 from pipelines.ingest import dcgm
-from pipelines.ingest.common import NULL_TOKENS, QUARANTINE_SCHEMA, empty_rejects
+from pipelines.ingest.batches import BatchFile, Changed, batches, in_order, quarantine_rows, write_batch
+from pipelines.ingest.common import NULL_TOKENS, empty_rejects
 from pipelines.ingest.plausible import SLACK, checked, earliest_plausible, rejects_of
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.landing import SyncReport
-from pipelines.lib.warehouse import run_sql, sql, transaction
+from pipelines.lib.warehouse import run_sql, sql
 
 TABLE = "staging.stg_dcgm__gpu_minutes"
 # Landing rows per batch (one transaction; ~35 node-days of 8 GPUs). The pass's memory grows with the
@@ -47,21 +46,6 @@ VIRTUAL = {"file_index", "file_row_number", "filename"}
 DISAGREE = ("refused by the SQL row checks although the DcgmSample contract accepts it: a gpuledger bug, "
             "please report it with the file")
 
-Changed = tuple[Path, str, int, str]  # (absolute path, path under the landing root, size, sha256)
-
-
-@dataclass(frozen=True)
-class _File:
-    path: Path
-    rel: str
-    size: int
-    sha: str
-    rows: int
-
-    @property
-    def changed(self) -> Changed:
-        return (self.path, self.rel, self.size, self.sha)
-
 
 def sync_batches(con: duckdb.DuckDBPyConnection, changed: list[Changed], known: set[str], cfg: OrgConfig,
                  report: SyncReport) -> list[Changed]:
@@ -69,7 +53,7 @@ def sync_batches(con: duckdb.DuckDBPyConnection, changed: list[Changed], known: 
     others, in their order, for the per-file parser. `known` are the files ops.landed_files has: their
     old rows go."""
     # files read together share their columns' names and types (DuckDB reads a batch as its first file)
-    layouts: dict[tuple[tuple[str, ...], tuple[str, ...]], list[_File]] = {}
+    layouts: dict[tuple[tuple[str, ...], tuple[str, ...]], list[BatchFile]] = {}
     rest: list[Changed] = []
     for path, rel, size, sha in changed:
         layout = _layout(path) if size else None  # an empty file is refused as empty, per file
@@ -77,16 +61,15 @@ def sync_batches(con: duckdb.DuckDBPyConnection, changed: list[Changed], known: 
             rest.append((path, rel, size, sha))
             continue
         columns, types, rows = layout
-        layouts.setdefault((columns, types), []).append(_File(path, rel, size, sha, rows))
+        layouts.setdefault((columns, types), []).append(BatchFile(path, rel, size, sha, rows))
     try:
         for (columns, _), files in layouts.items():
-            for batch in _batches(files):
+            for batch in batches(files, BATCH_ROWS):
                 rest += _stage(con, columns, batch, known, cfg, report)
     finally:  # the batch's temp tables hold memory until the connection closes
         for table in ("dcgm_batch_samples", "dcgm_batch_bounds", "dcgm_batch_implausible"):
             con.execute(f"DROP TABLE IF EXISTS {table}")
-    order = {c[1]: i for i, c in enumerate(changed)}
-    return sorted(rest, key=lambda c: order[c[1]])
+    return in_order(rest, changed)
 
 
 def _layout(path: Path) -> tuple[tuple[str, ...], tuple[str, ...], int] | None:
@@ -140,20 +123,7 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _batches(files: list[_File]) -> Iterator[list[_File]]:
-    batch: list[_File] = []
-    rows = 0
-    for file in files:
-        if batch and rows + file.rows > BATCH_ROWS:
-            yield batch
-            batch, rows = [], 0
-        batch.append(file)
-        rows += file.rows
-    if batch:
-        yield batch
-
-
-def _stage(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[_File], known: set[str],
+def _stage(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[BatchFile], known: set[str],
            cfg: OrgConfig, report: SyncReport) -> list[Changed]:
     """One batch read, checked and written; the files of it DuckDB cannot read are returned."""
     try:
@@ -169,17 +139,19 @@ def _stage(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list
         return (_stage(con, columns, batch[:half], known, cfg, report)
                 + _stage(con, columns, batch[half:], known, cfg, report))
     rejects = _rejects(con, batch, counts, cfg)
-    _write(con, batch, known, counts, rejects)
-    report.files_read += [f.rel for f in batch]
-    report.rows_staged += int(counts["staged"].sum())
-    report.rows_quarantined += rejects.height
+    con.register("dcgm_batch_files", counts.select("f", "file"))
+    try:
+        write_batch(con, dcgm.SOURCE, TABLE, batch, known, counts, rejects, report=report, insert=lambda: con.execute(
+            f"INSERT INTO {TABLE} BY NAME {sql('staging/stg_dcgm__gpu_minutes.batch_rollup')}"))
+    finally:
+        con.unregister("dcgm_batch_files")
     sentinels = int(counts["sentinels"].sum())
     if sentinels:
         report.rows_dropped["unsupported_sentinel"] = report.rows_dropped.get("unsupported_sentinel", 0) + sentinels
     return []
 
 
-def _read(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[_File], cfg: OrgConfig) -> pl.DataFrame:
+def _read(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[BatchFile], cfg: OrgConfig) -> pl.DataFrame:
     """Reads the batch into its samples (temp tables dcgm_batch_*); returns what each file staged,
     quarantined and dropped, one row per file in batch order."""
     horizon = datetime.now(timezone.utc).replace(tzinfo=None) + timedelta(days=1)  # as the contract's check
@@ -202,7 +174,7 @@ def _read(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[
         [pl.col(c).fill_null(v).cast(pl.Int64) for c, v in zero.items()])
 
 
-def _rejects(con: duckdb.DuckDBPyConnection, batch: list[_File], counts: pl.DataFrame, cfg: OrgConfig) -> pl.DataFrame:
+def _rejects(con: duckdb.DuckDBPyConnection, batch: list[BatchFile], counts: pl.DataFrame, cfg: OrgConfig) -> pl.DataFrame:
     """The quarantine rows of the batch's rows that do not stage, worded as the per-file parser words
     them: the rows are read from their file by polars, then judged by the contract and the rule."""
     dirty = counts.filter((pl.col("bad") > 0) | (pl.col("implausible") > 0))["f"].to_list()
@@ -222,43 +194,4 @@ def _rejects(con: duckdb.DuckDBPyConnection, batch: list[_File], counts: pl.Data
         out.append(parsed.rejects)
         if parsed.rows.height:  # the two definitions of a bad row differ: never silently stage or lose it
             out.append(rejects_of(dcgm.SOURCE, file.rel, parsed.rows, pl.Series([DISAGREE] * parsed.rows.height)))
-    combined = pl.concat(out, how="diagonal_relaxed")
-    return combined.select([(pl.col(c) if c in combined.columns else pl.lit(None)).cast(t).alias(c)
-                            for c, t in QUARANTINE_SCHEMA.items()])
-
-
-def _write(con: duckdb.DuckDBPyConnection, batch: list[_File], known: set[str], counts: pl.DataFrame,
-           rejects: pl.DataFrame) -> None:
-    """The batch in one transaction: a crash leaves every file of it as it was, or all of them new."""
-    quarantined = rejects.group_by("file").len("quarantined")
-    landed = (
-        counts.join(pl.DataFrame({"file": [f.rel for f in batch], "size_bytes": [f.size for f in batch],
-                                  "sha256": [f.sha for f in batch]}), on="file")
-        .join(quarantined, on="file", how="left")
-        .select(pl.lit(dcgm.SOURCE).alias("source"), "file", "size_bytes", "sha256",
-                pl.col("staged").alias("rows_staged"), pl.col("quarantined").fill_null(0).cast(pl.Int64).alias("rows_quarantined"),
-                "first_day", "last_day", pl.lit(datetime.now(timezone.utc).replace(tzinfo=None)).alias("loaded_at"))
-    )
-    files = [f.rel for f in batch]
-    stale = [f.rel for f in batch if f.rel in known]
-    con.register("dcgm_batch_files", counts.select("f", "file"))
-    con.register("dcgm_batch_landed", landed)
-    con.register("dcgm_batch_rejects", rejects)
-    try:
-        with transaction(con):
-            if stale:  # a re-delivered file's rows go; a new file has none (its rows land with its entry)
-                con.execute(f"DELETE FROM {TABLE} WHERE _file IN (SELECT unnest($files))", {"files": stale})
-            con.execute("DELETE FROM ops.quarantine WHERE source = $source AND file IN (SELECT unnest($files))",
-                        {"source": dcgm.SOURCE, "files": files})
-            con.execute(f"INSERT INTO {TABLE} BY NAME {sql('staging/stg_dcgm__gpu_minutes.batch_rollup')}")
-            if rejects.height:
-                con.execute("INSERT INTO ops.quarantine BY NAME SELECT * FROM dcgm_batch_rejects")
-            con.execute(
-                """INSERT OR REPLACE INTO ops.landed_files (source, file, size_bytes, sha256, rows_staged,
-                       rows_quarantined, first_day, last_day, loaded_at)
-                   SELECT source, file, size_bytes, sha256, rows_staged, rows_quarantined, first_day, last_day,
-                          loaded_at
-                   FROM dcgm_batch_landed""")
-    finally:
-        for view in ("dcgm_batch_files", "dcgm_batch_landed", "dcgm_batch_rejects"):
-            con.unregister(view)
+    return quarantine_rows(out)

@@ -1,15 +1,23 @@
-"""Trainer events (runs/**/*.jsonl) → staging.stg_runs__events rows."""
+"""Trainer events (runs/**/*.jsonl) → staging.stg_runs__events rows.
+
+The lines are read column-wise by DuckDB's JSON functions (sql/staging/stg_runs__events.lines.sql);
+the few lines DuckDB might read differently from Python's json (see there) and every line that is not
+a JSON object are read one by one in Python, which is the reference and words what is wrong with a
+line: not JSON, too long, nested too deeply, not an object."""
 
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from models.landing import RunEvent
-from pipelines.ingest.common import (RAW, Parsed, cast_failures, clip, file_reject, json_line, split_by_contract, to_float,
-                                     to_int, to_utc)
+from pipelines.ingest.common import (MAX_JSON_LINE_BYTES, RAW, Parsed, cast_failures, clip, file_reject, json_line,
+                                     split_by_contract, to_float, to_int, to_utc)
+from pipelines.lib.warehouse import sql
 
 SOURCE = "runs"
 FIELDS = ["run_id", "event", "ts", "job_id", "step", "tokens", "project", "dtype"]
@@ -22,6 +30,14 @@ MODEL_FIELDS = {
     "model_seq_len": "seq_len",
 }
 STAGED = ["_file", "_row", *FIELDS, *MODEL_FIELDS]
+RAW_SCHEMA = {"_row": pl.Int64, **{RAW + f: pl.String for f in [*FIELDS, *MODEL_FIELDS]}, "_line": pl.String,
+              "_error": pl.String}
+# Python's json gives up far deeper than this (its recursion limit), so a line with fewer opening
+# brackets than this cannot be one it refuses as nested too deeply; one with more is read in Python.
+MAX_BRACKETS_COLUMN_WISE = 256
+# Blank as Python's str.strip() sees it: Unicode white space and the separators \x1c-\x1f.
+BLANK = r"^[\s\x1c-\x1f]*$"
+LONE_SURROGATE = "not JSON text: a string escapes half a UTF-16 surrogate pair (\\ud800-\\udfff), which is no character"
 
 
 def parse(path: Path, file: str) -> Parsed:
@@ -29,26 +45,14 @@ def parse(path: Path, file: str) -> Parsed:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, f"unreadable file: {err}"))
-    records, broken = [], []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json_line(line)
-        except ValueError as err:
-            broken.append({"_row": n, "_line": clip(line), "_error": str(err)})
-            continue
-        if not isinstance(obj, dict):
-            broken.append({"_row": n, "_line": clip(line), "_error": "not a JSON object"})
-            continue
-        model = obj.get("model") if isinstance(obj.get("model"), dict) else {}
-        rec = {RAW + f: _text(obj.get(f)) for f in FIELDS}
-        rec |= {RAW + col: _text(model.get(key)) for col, key in MODEL_FIELDS.items()}
-        records.append({"_row": n, **rec, "_line": line, "_error": None})
-    schema = {"_row": pl.Int64, **{RAW + f: pl.String for f in [*FIELDS, *MODEL_FIELDS]}, "_line": pl.String, "_error": pl.String}
-    df = pl.DataFrame(records + broken, schema=schema).sort("_row")
+    staged, rejects = events(read_lines(text.splitlines()).with_columns(pl.lit(file).alias("_file")))
+    return Parsed(rows=staged, rejects=rejects)
+
+
+def events(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Read lines (`read_frame`'s, with the `_file` they are from, of one file or many) typed and split
+    by the RunEvent contract into staged rows and quarantine rows."""
     df = df.with_columns(
-        pl.lit(file).alias("_file"),
         *[pl.col(RAW + f).alias(f) for f in ["run_id", "event", "job_id", "project", "dtype"]],
         to_utc(RAW + "ts").alias("ts"),
         to_int(RAW + "step").alias("step"),
@@ -61,17 +65,91 @@ def parse(path: Path, file: str) -> Parsed:
     df = df.with_columns(
         pl.concat_list(cast_failures(df, casts), pl.col("_error")).list.drop_nulls().alias("_errors")
     )
-    staged, rejects = split_by_contract(
+    return split_by_contract(
         df,
         RunEvent,
         source=SOURCE,
-        file=file,
+        file=pl.col("_file"),
         staged_columns=STAGED,
         raw_columns=["_line"],
         row_ref=pl.format("line {}", pl.col("_row")),
         reject_extras={"day": pl.col("ts").dt.date()},
     )
-    return Parsed(rows=staged, rejects=rejects)
+
+
+def read_lines(lines: list[str], column_wise: bool = True) -> pl.DataFrame:
+    """The lines of a file as `read_frame` reads them."""
+    return read_frame(lines_frame(lines), column_wise)
+
+
+def lines_frame(lines: list[str]) -> pl.DataFrame:
+    """A file's lines, numbered from 1 (`_row`), blank ones left out."""
+    frame = pl.DataFrame({"_row": pl.int_range(1, len(lines) + 1, eager=True, dtype=pl.Int64), "_line": lines},
+                         schema={"_row": pl.Int64, "_line": pl.String})
+    return frame.filter(~pl.col("_line").str.contains(BLANK))
+
+
+def read_frame(frame: pl.DataFrame, column_wise: bool = True) -> pl.DataFrame:
+    """Lines (`_row`, `_line`, and any columns that tell files apart, kept) as RAW_SCHEMA rows in the
+    order of `frame`: the fields as text, and `_error` saying why a line could not be read (then its
+    fields are null). `column_wise=False` reads every line in Python (the reference the tests compare
+    with)."""
+    keys = [c for c in frame.columns if c not in ("_row", "_line")]
+    frame = frame.with_row_index("_order")
+    parts = []
+    if column_wise:
+        with _json_reader() as con:
+            con.register("runs_lines", frame)
+            read = con.sql(sql("staging/stg_runs__events.lines"),
+                           params={"max_bytes": MAX_JSON_LINE_BYTES, "max_brackets": MAX_BRACKETS_COLUMN_WISE}).pl()
+        parts.append(read.filter(~pl.col("_python")).with_columns(pl.lit(None, dtype=pl.String).alias("_error"))
+                     .select("_order", *keys, *RAW_SCHEMA))
+        frame = read.filter(pl.col("_python"))
+    parts.append(pl.concat([frame.select("_order", *keys), _one_by_one(frame.select("_row", "_line"))],
+                           how="horizontal"))
+    return pl.concat(parts).sort("_order").drop("_order")
+
+
+@cache
+def _json_database() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB for reading lines, opened once: opening one (and loading its JSON
+    functions) costs more than reading a file of a few thousand lines."""
+    return duckdb.connect(config={"threads": 1})
+
+
+def _json_reader() -> duckdb.DuckDBPyConnection:
+    return _json_database().cursor()  # a connection of its own, for whichever thread parses
+
+
+def _one_by_one(lines: pl.DataFrame) -> pl.DataFrame:
+    records = [_record(n, line) for n, line in lines.iter_rows()]
+    return pl.DataFrame(records, schema=RAW_SCHEMA)
+
+
+def _record(n: int, line: str) -> dict:
+    """One line read in Python: its fields as text, or why it cannot be read."""
+    try:
+        obj = json_line(line)
+    except ValueError as err:
+        return {"_row": n, "_line": clip(line), "_error": str(err)}
+    if not isinstance(obj, dict):
+        return {"_row": n, "_line": clip(line), "_error": "not a JSON object"}
+    model = obj.get("model") if isinstance(obj.get("model"), dict) else {}
+    rec = {RAW + f: _text(obj.get(f)) for f in FIELDS}
+    rec |= {RAW + col: _text(model.get(key)) for col, key in MODEL_FIELDS.items()}
+    if any(v is not None and not _is_text(v) for v in rec.values()):
+        return {"_row": n, "_line": clip(line), "_error": LONE_SURROGATE}
+    return {"_row": n, **rec, "_line": line, "_error": None}
+
+
+def _is_text(value: str) -> bool:
+    """Whether `value` is characters (a JSON escape such as \\ud800 decodes to half a UTF-16 pair, which
+    no text column can hold)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _text(value: object) -> str | None:

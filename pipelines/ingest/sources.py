@@ -7,7 +7,8 @@ from pathlib import Path
 import polars as pl
 
 from models import landing, staging
-from pipelines.ingest import aws_cur, dcgm, dcgm_batch, dcgm_prom, focus, inventory, kubernetes, runs, slurm
+from pipelines.ingest import (aws_cur, dcgm, dcgm_batch, dcgm_prom, focus, inventory, kubernetes, runs, runs_batch,
+                              slurm)
 from pipelines.ingest.common import Parsed
 from pipelines.ingest.plausible import guarded, guarded_chunks
 from pipelines.lib.config import OrgConfig
@@ -95,6 +96,7 @@ RUNS = Source(
     model=landing.RunEvent,
     staged_model=landing.RunEvent,
     span=(pl.col("ts"), pl.col("ts")),
+    batch=runs_batch.sync_batches,  # many files' lines in one column-wise read; empty and non-UTF-8 files one by one
 )
 INVENTORY = Source(
     name="inventory",

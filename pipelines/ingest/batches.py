@@ -1,0 +1,107 @@
+"""What the set-based readers of many landing files share (DCGM telemetry, trainer events): the files of
+a batch, batches of a bounded size, and writing a batch in one transaction.
+
+A batch replaces, as `landing.sync` does one file at a time, every staging and quarantine row its
+files contributed before and their ops.landed_files entries; a crash leaves every file of the batch
+as it was, or all of them new."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from pipelines.ingest.common import QUARANTINE_SCHEMA
+from pipelines.lib.landing import SyncReport
+from pipelines.lib.warehouse import transaction
+
+Changed = tuple[Path, str, int, str]  # (absolute path, path under the landing root, size, sha256)
+
+
+@dataclass(frozen=True)
+class BatchFile:
+    path: Path
+    rel: str
+    size: int
+    sha: str
+    weight: int  # what batches are bounded by: rows, lines
+
+    @property
+    def changed(self) -> Changed:
+        return (self.path, self.rel, self.size, self.sha)
+
+
+def batches(files: list[BatchFile], limit: int) -> Iterator[list[BatchFile]]:
+    """Consecutive files, as many to a batch as stay within `limit` in weight (at least one)."""
+    batch: list[BatchFile] = []
+    weight = 0
+    for file in files:
+        if batch and weight + file.weight > limit:
+            yield batch
+            batch, weight = [], 0
+        batch.append(file)
+        weight += file.weight
+    if batch:
+        yield batch
+
+
+def in_order(rest: list[Changed], changed: list[Changed]) -> list[Changed]:
+    """The files left to the per-file parser, in the order they were found."""
+    order = {c[1]: i for i, c in enumerate(changed)}
+    return sorted(rest, key=lambda c: order[c[1]])
+
+
+def quarantine_rows(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """Reject frames, some with fewer columns, as one frame of ops.quarantine's columns."""
+    combined = pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
+    return combined.select([(pl.col(c) if c in combined.columns else pl.lit(None)).cast(t).alias(c)
+                            for c, t in QUARANTINE_SCHEMA.items()])
+
+
+def write_batch(
+    con: duckdb.DuckDBPyConnection, source: str, table: str, batch: list[BatchFile], known: set[str],
+    counts: pl.DataFrame, rejects: pl.DataFrame, insert: Callable[[], None], report: SyncReport,
+) -> None:
+    """The batch in one transaction. `counts` has per file (`file`): rows `staged`, `first_day` and
+    `last_day`; `rejects` are its quarantine rows; `insert` writes its staging rows."""
+    quarantined = rejects.group_by("file").len("quarantined")
+    landed = (
+        pl.DataFrame({"file": [f.rel for f in batch], "size_bytes": [f.size for f in batch],
+                      "sha256": [f.sha for f in batch]})
+        .join(counts.select("file", "staged", "first_day", "last_day"), on="file", how="left")
+        .join(quarantined, on="file", how="left")
+        .select(pl.lit(source).alias("source"), "file", "size_bytes", "sha256",
+                pl.col("staged").fill_null(0).cast(pl.Int64).alias("rows_staged"),
+                pl.col("quarantined").fill_null(0).cast(pl.Int64).alias("rows_quarantined"),
+                pl.col("first_day").cast(pl.Date), pl.col("last_day").cast(pl.Date),
+                pl.lit(datetime.now(timezone.utc).replace(tzinfo=None)).alias("loaded_at"))
+    )
+    files = [f.rel for f in batch]
+    stale = [f.rel for f in batch if f.rel in known]
+    con.register("batch_landed", landed)
+    con.register("batch_rejects", rejects)
+    try:
+        with transaction(con):
+            if stale:  # a re-delivered file's rows go; a new file has none (its rows land with its entry)
+                con.execute(f"DELETE FROM {table} WHERE _file IN (SELECT unnest($files))", {"files": stale})
+            con.execute("DELETE FROM ops.quarantine WHERE source = $source AND file IN (SELECT unnest($files))",
+                        {"source": source, "files": files})
+            insert()
+            if rejects.height:
+                con.execute("INSERT INTO ops.quarantine BY NAME SELECT * FROM batch_rejects")
+            con.execute(
+                """INSERT OR REPLACE INTO ops.landed_files (source, file, size_bytes, sha256, rows_staged,
+                       rows_quarantined, first_day, last_day, loaded_at)
+                   SELECT source, file, size_bytes, sha256, rows_staged, rows_quarantined, first_day, last_day,
+                          loaded_at
+                   FROM batch_landed""")
+    finally:
+        con.unregister("batch_landed")
+        con.unregister("batch_rejects")
+    report.files_read += files
+    report.rows_staged += int(landed["rows_staged"].sum())
+    report.rows_quarantined += rejects.height
