@@ -6,13 +6,15 @@ process so peak memory is its own:
            GPU and minute — no pipeline can do its job faster than this;
   pipeline `gpuledger run` of that day end to end (Dagster, ingestion of every source, checks, the
            ledger, the marts) into a fresh warehouse.
-Prints both times, their ratio, peak memory and telemetry samples per second.
+Prints both times, their ratio, peak memory and telemetry samples per second, and the pipeline's
+slowest steps (from the run Dagster recorded in DAGSTER_HOME).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -24,6 +26,7 @@ from pathlib import Path
 from pipelines.lib.warehouse import PROJECT_ROOT
 
 DAY = date(2026, 11, 2)
+STEPS_SHOWN = 8
 
 FLOOR_SQL = """
 CREATE TABLE rollup AS
@@ -63,7 +66,22 @@ def _pipeline(landing: Path, work: Path) -> dict:
     start = time.perf_counter()
     code = main(["run", "--landing", str(landing), "--config", str(landing.parent / "gpuledger.yaml"),
                  "--warehouse", str(warehouse), "--start", DAY.isoformat()])
-    return {"seconds": time.perf_counter() - start, "exit_code": code}
+    return {"seconds": time.perf_counter() - start, "exit_code": code, "steps": _step_seconds()}
+
+
+def _step_seconds() -> dict[str, float]:
+    """Seconds per step of the run this process just made, slowest first (asset checks are steps too)."""
+    import dagster as dg
+
+    from pipelines.lib.dead_runs import PID_TAG
+
+    with dg.DagsterInstance.get() as instance:
+        mine = [r for r in instance.get_runs(limit=20) if r.tags.get(PID_TAG) == str(os.getpid())]
+        if not mine:
+            return {}
+        stats = instance.get_run_step_stats(mine[0].run_id)
+    seconds = {s.step_key: s.end_time - s.start_time for s in stats if s.end_time and s.start_time}
+    return dict(sorted(seconds.items(), key=lambda kv: -kv[1]))
 
 
 def _child(kind: str, landing: Path, work: Path) -> None:
@@ -115,6 +133,11 @@ def main() -> None:
         print(f"{name:<10}{r['seconds']:>10.1f}{r['peak_rss_mib']:>10.0f}{samples / r['seconds']:>14,.0f}")
     print(f"\ntelemetry samples (GPU × scrape): {samples:,}")
     print(f"pipeline / floor: {pipeline['seconds'] / floor['seconds']:.2f}×")
+    steps = pipeline.get("steps") or {}
+    if steps:
+        print(f"\nslowest pipeline steps (of {len(steps)}, {sum(steps.values()):.1f} s in all):")
+        for step, seconds in list(steps.items())[:STEPS_SHOWN]:
+            print(f"  {seconds:8.1f} s  {step}")
 
 
 if __name__ == "__main__":
