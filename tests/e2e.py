@@ -43,7 +43,7 @@ def pipeline_env(landing: Path, warehouse: Path, config: Path | None):
 
 def run_pipeline(landing: Path, warehouse: Path, config: Path | None, days: list[date],
                  instance: dg.DagsterInstance | None = None) -> list:
-    from pipelines.lib.run import materialize_days
+    from pipelines.cli.materialize import materialize_days
 
     with pipeline_env(landing, warehouse, config):
         return materialize_days(days, instance=instance or dg.DagsterInstance.ephemeral(), progress=False)

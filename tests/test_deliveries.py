@@ -27,7 +27,7 @@ import duckdb
 import pytest
 
 from pipelines.ingest.sources import AWS_CUR, FOCUS
-from pipelines.lib import landing
+from pipelines.ingest import landing
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import bootstrap, connect
 from tests.e2e import pipeline_env, run_pipeline
@@ -340,7 +340,7 @@ def test_a_legacy_cur_month_delivered_twice_is_counted_once(env, tmp_path):
     assert statuses[first][0] == statuses[third][0] == "superseded"
     assert statuses[first][1].endswith("Manifest.json") and statuses[third][1].endswith("Manifest.json")
 
-    from pipelines.lib.inspect import inspect_landing
+    from pipelines.cli.inspect import inspect_landing
 
     report = inspect_landing(root, OrgConfig())
     assert Decimal(report["aws_cur"]["effective_cost"]) == Decimal("66")
@@ -403,7 +403,7 @@ def test_a_crash_while_a_delivery_supersedes_another_leaves_the_older_one_whole(
 
 
 def test_each_ignored_file_says_why(tmp_path):
-    from pipelines.lib.ignored import ignored_files
+    from pipelines.ingest.ignored import ignored_files
 
     files = {
         "notes.txt": "no source reads files at the landing root",

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from pipelines.ingest import focus
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.inspect import inspect_landing
+from pipelines.cli.inspect import inspect_landing
 
 CUR_HEADER = ("identity/LineItemId,lineItem/LineItemType,lineItem/UsageStartDate,lineItem/UsageEndDate,"
               "lineItem/CurrencyCode,lineItem/UnblendedCost\n")

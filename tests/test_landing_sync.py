@@ -4,7 +4,7 @@ from decimal import Decimal
 import pytest
 
 from pipelines.ingest.sources import FOCUS
-from pipelines.lib import landing
+from pipelines.ingest import landing
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import bootstrap, connect
 

@@ -11,7 +11,7 @@ import pytest
 
 from pipelines.ingest.sources import ALL, DCGM, FOCUS, RUNS, SLURM
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.inspect import inspect_landing
+from pipelines.cli.inspect import inspect_landing
 
 HEADER = "JobIDRaw|JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|AllocTRES|NodeList|Comment|Restarts|QOS"
 

@@ -11,7 +11,7 @@ from pipelines.ingest import aws_cur, dcgm, dcgm_prom, focus, inventory, kuberne
 from pipelines.ingest.common import Parsed
 from pipelines.ingest.plausible import guarded, guarded_chunks
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.landing import Source
+from pipelines.ingest.landing import Source
 
 
 def _dcgm(path: Path, rel: str, cfg: OrgConfig) -> Parsed:

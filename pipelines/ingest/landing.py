@@ -5,7 +5,7 @@ A file is identified by its path relative to the landing root and fingerprinted 
 Each changed file is written in one transaction (its staging rows, its quarantine rows, its
 ops.landed_files entry), so a crash leaves either the old file's rows or the new ones, never a mix.
 Bill sources are deliveries: which of their files count is the delivery rule's to say
-(pipelines/ingest/deliveries.py, applied by pipelines/lib/bill_deliveries.py).
+(pipelines/ingest/deliveries.py, applied by pipelines/ingest/bill_deliveries.py).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def sync(
     unchanged files are skipped. For bills, the delivery rule decides which files are staged, over all
     of the source's files whatever `day` is."""
     if source.delivered:
-        from pipelines.lib.bill_deliveries import sync_bills  # it builds on this module
+        from pipelines.ingest.bill_deliveries import sync_bills  # it builds on this module
 
         return sync_bills(con, root, source, cfg)
     report = SyncReport()

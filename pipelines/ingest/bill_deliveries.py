@@ -33,8 +33,8 @@ from pipelines.ingest.deliveries import (
     modified_time,
 )
 from pipelines.lib.config import OrgConfig
-from pipelines.lib import landing
-from pipelines.lib.landing import Source, SyncReport, discover, file_span, fingerprint
+from pipelines.ingest import landing
+from pipelines.ingest.landing import Source, SyncReport, discover, file_span, fingerprint
 from pipelines.lib.warehouse import sql, transaction
 
 # Parsed rows of new files are kept for writing up to this many bytes of files; beyond, a file that

@@ -9,8 +9,8 @@ import pandera.polars as pa
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from pipelines.lib.ignored import ignored_files
-from pipelines.lib.landing import Source, sync
+from pipelines.ingest.ignored import ignored_files
+from pipelines.ingest.landing import Source, sync
 from pipelines.lib.partitions import DAILY, daily_duckdb_asset
 from pipelines.lib.resources import LandingZone
 from pipelines.lib.warehouse import bootstrap, sql

@@ -17,9 +17,9 @@ from pathlib import Path
 import duckdb
 
 from pipelines.ingest.deliveries import CURRENT
-from pipelines.lib.bill_deliveries import Recorded, delivery_state, per_day, recorded
+from pipelines.ingest.bill_deliveries import Recorded, delivery_state, per_day, recorded
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.landing import Source
+from pipelines.ingest.landing import Source
 from pipelines.lib.publish import published_path
 from pipelines.lib.sandbox import open_read_only
 

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from pipelines.ingest.deliveries import find_manifests
 from pipelines.ingest.sources import ALL
-from pipelines.lib.landing import Source
+from pipelines.ingest.landing import Source
 
 
 def ignored_files(root: Path, within: Sequence[Source] | None = None, outside: bool = True,

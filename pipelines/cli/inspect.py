@@ -20,10 +20,10 @@ import polars as pl
 from pipelines.ingest.common import Parsed, file_reject, refuses_file
 from pipelines.ingest.deliveries import CURRENT, UNREADABLE, find_manifests
 from pipelines.ingest.sources import ALL
-from pipelines.lib.bill_deliveries import delivery_state
+from pipelines.ingest.bill_deliveries import delivery_state
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.ignored import ignored_files
-from pipelines.lib.landing import Source, discover
+from pipelines.ingest.ignored import ignored_files
+from pipelines.ingest.landing import Source, discover
 
 MAX_REASONS = 20
 STATUSES = ("current", "superseded", "duplicate", "unreadable")

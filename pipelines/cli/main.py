@@ -159,10 +159,10 @@ def _run(args: argparse.Namespace) -> int:
               f"{PROJECT_ROOT / 'dagster_home'}", file=sys.stderr)
         return 2
 
-    from pipelines.lib.console import print_table
-    from pipelines.lib.ignored import ignored_files
+    from pipelines.cli.console import print_table
+    from pipelines.ingest.ignored import ignored_files
     from pipelines.lib.publish import published_path
-    from pipelines.lib.run import RunInterrupted, materialize_days
+    from pipelines.cli.materialize import RunInterrupted, materialize_days
     from pipelines.lib.sandbox import open_read_only
     from pipelines.lib.warehouse import sql, warehouse_path
 
@@ -199,7 +199,7 @@ def _run(args: argparse.Namespace) -> int:
 def _landing_problem(root: Path) -> str | None:
     """Why `root` cannot be a landing zone (no file any source reads), or None."""
     from pipelines.ingest.sources import ALL
-    from pipelines.lib.landing import discover
+    from pipelines.ingest.landing import discover
 
     if any(discover(root, source) for source in ALL):
         return None
@@ -244,7 +244,7 @@ def _inspect(args: argparse.Namespace) -> int:
     import json
 
     from pipelines.lib.config import load_config
-    from pipelines.lib.inspect import inspect_landing
+    from pipelines.cli.inspect import inspect_landing
 
     if not args.landing.is_dir():
         print(f"landing directory {args.landing} does not exist", file=sys.stderr)
@@ -356,7 +356,7 @@ def _query(args: argparse.Namespace) -> int:
     why: pipelines/lib/sandbox.py). Exit 2 and one line for what it refuses, 1 for SQL that fails."""
     import duckdb
 
-    from pipelines.lib.console import print_table
+    from pipelines.cli.console import print_table
     from pipelines.lib.publish import published_path
     from pipelines.lib.sandbox import open_read_only, refusal
 
