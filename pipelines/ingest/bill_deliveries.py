@@ -310,7 +310,8 @@ def _write(con, root: Path, source: Source, cfg: OrgConfig, component: list[str]
 
 def _delete_rows(con, source: Source, rel: str) -> None:
     con.execute(f"DELETE FROM {source.qualified_table} WHERE _file = $file", {"file": rel})
-    con.execute("DELETE FROM ops.quarantine WHERE source = $source AND file = $file", {"source": source.name, "file": rel})
+    con.execute("DELETE FROM ops.quarantine WHERE source = $source AND file = $file AND origin = 'landing'",
+                    {"source": source.name, "file": rel})
 
 
 def _insert(con, source: Source, f: Found, decision: Decision) -> tuple[int, int]:

@@ -152,7 +152,8 @@ def _write_file(
     first, last = file_span(parsed.rows, source)
     with transaction(con):
         con.execute(f"DELETE FROM {source.qualified_table} WHERE _file = $file", {"file": rel})
-        con.execute("DELETE FROM ops.quarantine WHERE source = $source AND file = $file", {"source": source.name, "file": rel})
+        con.execute("DELETE FROM ops.quarantine WHERE source = $source AND file = $file AND origin = 'landing'",
+                    {"source": source.name, "file": rel})
         insert_rows(con, source, parsed.rows, rel)
         if parsed.rejects.height:
             con.register("incoming_rejects", parsed.rejects)

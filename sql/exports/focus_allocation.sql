@@ -41,9 +41,7 @@ origins AS (
     LEFT JOIN (
         -- the staged lines overlapping $day (the ledger's own condition), so a day reads only its lines
         SELECT * FROM staging.stg_focus__bill_lines
-        WHERE charge_period_start < $day::DATE + INTERVAL 1 DAY
-          AND (charge_period_end > $day::DATE
-               OR (charge_period_end = charge_period_start AND charge_period_start >= $day::DATE))
+        WHERE overlaps_day(charge_period_start, charge_period_end, $day)
     ) s ON NOT p.quarantined AND s._file || '#' || s._row = p.line_key
     LEFT JOIN quarantined q ON p.quarantined AND q.line_key = p.line_key
 ),

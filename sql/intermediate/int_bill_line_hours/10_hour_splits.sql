@@ -11,8 +11,7 @@ SELECT _file || '#' || _row AS line_key, FALSE AS quarantined, charge_period_sta
        -- the invoice month: the billing period's, else the month the charge starts in
        strftime(coalesce(billing_period_start, charge_period_start), '%Y-%m') AS invoice_month
 FROM staging.stg_focus__bill_lines
-WHERE charge_period_start < $day::DATE + INTERVAL 1 DAY
-  AND (charge_period_end > $day::DATE OR (charge_period_end = charge_period_start AND charge_period_start >= $day::DATE))
+WHERE overlaps_day(charge_period_start, charge_period_end, $day)
 UNION ALL
 -- Quarantined bill rows keep their money and land as `unattributed`; rows whose period did not
 -- parse cannot be dated and are reported by reconciliation instead.
@@ -23,13 +22,10 @@ SELECT file || '#' || row_ref, TRUE, charge_period_start,
        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        strftime(charge_period_start, '%Y-%m')
 FROM ops.quarantine
-WHERE source IN ('focus', 'aws_cur')
-  AND charge_period_start IS NOT NULL
-  AND charge_period_start < $day::DATE + INTERVAL 1 DAY
-  AND (coalesce(charge_period_end, charge_period_start) > $day::DATE
-       OR (coalesce(charge_period_end, charge_period_start) <= charge_period_start AND charge_period_start >= $day::DATE));
+WHERE source IN ('focus', 'aws_cur') AND charge_period_start IS NOT NULL
+  AND overlaps_day(charge_period_start, greatest(coalesce(charge_period_end, charge_period_start), charge_period_start), $day);
 
-CREATE OR REPLACE TEMP TABLE split_input AS
+CREATE OR REPLACE TEMP TABLE hour_split_input AS
 WITH hours AS (
     SELECT line_key, effective_cost, billed_cost, ps, pe,
            unnest(generate_series(date_trunc('hour', ps),
@@ -48,4 +44,7 @@ SELECT line_key || '|e' AS group_key, strftime(hour_ts, '%Y-%m-%dT%H') AS piece_
 FROM weighted
 UNION ALL
 SELECT line_key || '|b', strftime(hour_ts, '%Y-%m-%dT%H'), money_units(billed_cost), w
-FROM weighted
+FROM weighted;
+
+-- the hourly pieces of every line, exactly
+CREATE OR REPLACE TEMP TABLE hour_splits AS FROM split_exactly('hour_split_input');

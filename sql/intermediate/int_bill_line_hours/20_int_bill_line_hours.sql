@@ -19,7 +19,7 @@ SELECT $day::DATE AS day,
        l.charge_category, l.charge_class, l.service_category, l.resource_id, l.resource_type,
        l.commitment_discount_id, l.commitment_discount_status, l.tags, l.invoice_month
 FROM bill_lines_of_day l
-JOIN split_output e ON e.group_key = l.line_key || '|e'
-JOIN split_output b ON b.group_key = l.line_key || '|b' AND b.piece_key = e.piece_key
+JOIN hour_splits e ON e.group_key = l.line_key || '|e'
+JOIN hour_splits b ON b.group_key = l.line_key || '|b' AND b.piece_key = e.piece_key
 WHERE strptime(e.piece_key, '%Y-%m-%dT%H') >= $day::DATE
   AND strptime(e.piece_key, '%Y-%m-%dT%H') < $day::DATE + INTERVAL 1 DAY

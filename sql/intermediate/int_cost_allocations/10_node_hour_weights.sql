@@ -1,7 +1,7 @@
--- Step 1 of the day's cost allocation: each node line's piece of each billed node-hour is split over
--- the GPU-seconds of that hour on that node — every job's category, plus `idle_unallocated` for billed
--- GPU-seconds no job held — by largest remainder, so the pieces sum to the line's hour exactly. Lines
--- are split one by one (never summed first), so each piece keeps its origin line and its currency.
+-- What each billed node-hour's cost is split by: the GPU-seconds of that hour on that node — every
+-- job's category, plus `idle_unallocated` for billed GPU-seconds no job held — and each node line's
+-- piece of the hour, the money to split (lines are split one by one, never summed first, so each
+-- piece keeps its origin line and its currency).
 CREATE OR REPLACE TEMP TABLE node_hour_weights AS
 WITH allocated AS (
     SELECT g.hostname, g.hour_ts, g.job_uid, g.category, g.rerun_part, g.gpu_seconds
@@ -38,15 +38,3 @@ SELECT nh.hostname, nh.hour_ts, l.line_key, l.billing_currency, l.effective_cost
 FROM (SELECT hostname, hour_ts, unnest(line_keys) AS line_key
       FROM intermediate.int_node_hours WHERE day = $day) nh
 JOIN intermediate.int_bill_line_hours l ON l.day = $day AND l.line_key = nh.line_key AND l.hour_ts = nh.hour_ts;
-
-CREATE OR REPLACE TEMP TABLE splittable_node_hours AS
-SELECT node_hour_key FROM node_hour_weights GROUP BY 1 HAVING sum(weight) > 0;
-
-CREATE OR REPLACE TEMP TABLE split_input AS
-SELECT l.line_hour_key || m.measure AS group_key, w.piece_key,
-       CASE m.measure WHEN 'e' THEN money_units(l.effective_cost) ELSE money_units(l.billed_cost) END AS units,
-       w.weight
-FROM node_line_hours l
-JOIN splittable_node_hours USING (node_hour_key)
-JOIN node_hour_weights w USING (node_hour_key)
-CROSS JOIN (VALUES ('e'), ('b')) m(measure)
