@@ -47,7 +47,7 @@ def _leave_a_killed_run(ledger: Ledger) -> str:
                                           "gpuledger/process": "killed"}))
         storage = instance.event_log_storage
         storage.set_concurrency_slots("duckdb_writer", 1)
-        storage.claim_concurrency_slot("duckdb_writer", run_id, "staging__stg_slurm__job_records")
+        storage.claim_concurrency_slot("duckdb_writer", run_id, "staging__stg_scheduler__job_allocations")
     ledger.warehouse.with_name(ledger.warehouse.name + ".lock").write_text(
         f'{{"run_id": "{run_id}", "pid": {pid}, "host": "{socket.gethostname()}", '
         f'"since": "2026-11-03 06:00:01 UTC", "mode": "exclusive"}}')

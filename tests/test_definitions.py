@@ -10,7 +10,7 @@ def test_code_location_loads():
     keys = {k.to_user_string() for k in d.resolve_asset_graph().get_all_asset_keys()}
     assert {
         "staging/stg_focus__bill_lines",
-        "staging/stg_slurm__job_records",
+        "staging/stg_scheduler__job_allocations",
         "staging/stg_dcgm__gpu_minutes",
         "staging/stg_runs__events",
         "staging/stg_inventory__nodes",

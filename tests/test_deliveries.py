@@ -376,7 +376,7 @@ def test_run_names_files_no_source_reads(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "scheduler/slurm/c1/sacct.log" in proc.stdout and "no source reads *.log under scheduler/slurm/" in proc.stdout
     with dg.DagsterInstance.local_temp(str(home)) as instance:
-        event = instance.get_latest_materialization_event(dg.AssetKey(["staging", "stg_slurm__job_records"]))
+        event = instance.get_latest_materialization_event(dg.AssetKey(["staging", "stg_scheduler__job_allocations"]))
     ignored = event.asset_materialization.metadata["ignored_files"].value
     assert {"file": "scheduler/slurm/c1/sacct.log", "reason": "no source reads *.log under scheduler/slurm/"} in ignored
 

@@ -54,7 +54,7 @@ def test_pod_files(sim):
     # west has no sacct files; east keeps its own
     assert not (out / "landing/scheduler/slurm/west").exists()
     assert list((out / "landing/scheduler/slurm/east").glob("*.psv"))
-    assert "west: {scheduler: kubernetes" in (out / "gpuledger.yaml").read_text()
+    assert "project_labels: [project]" in (out / "gpuledger.yaml").read_text()   # pods name their project
 
 
 def test_telemetry_names_pods(sim):
@@ -94,7 +94,7 @@ def _ledger_vs_truth(out: Path, start: dt.date, n_days: int) -> None:
     failed = run_pipeline(out / "landing", warehouse, out / "gpuledger.yaml", days)
     assert not failed, failed
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        assert con.execute("SELECT count(*) FROM staging.stg_slurm__job_records WHERE cluster = 'west'").fetchall()[0][0]
+        assert con.execute("SELECT count(*) FROM staging.stg_scheduler__job_allocations WHERE cluster = 'west'").fetchall()[0][0]
     assert_gpu_seconds_match_truth(out, warehouse)
 
 

@@ -46,3 +46,18 @@ def test_bootstrap_adds_the_rounding_columns_to_an_old_warehouse(tmp_path):
     assert staged == [(Decimal("1.25"), Decimal(0), Decimal(0))]
     assert quarantined == [(None, None)]
     assert types["effective_cost_rounding"] == types["billed_cost_rounding"] == "DECIMAL(38,38)"
+
+
+def test_a_warehouse_with_the_old_scheduler_table_keeps_its_rows_under_the_new_name(tmp_path):
+    import duckdb
+
+    from pipelines.lib.warehouse import bootstrap
+
+    with duckdb.connect(str(tmp_path / "old.duckdb")) as con:
+        con.execute("CREATE SCHEMA staging")
+        con.execute("CREATE TABLE staging.stg_slurm__job_records AS SELECT 'f' AS _file, 1::BIGINT AS _row")
+        bootstrap(con)
+        bootstrap(con)   # twice: nothing left to rename
+        assert con.execute("SELECT _file, _row FROM staging.stg_scheduler__job_allocations").fetchall() == [("f", 1)]
+        tables = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'staging'").fetchall()}
+        assert "stg_slurm__job_records" not in tables

@@ -1,4 +1,4 @@
-"""Kubernetes pod records → staging.stg_slurm__job_records rows, one allocation row per GPU pod.
+"""Kubernetes pod records → staging.stg_scheduler__job_allocations rows, one allocation row per GPU pod.
 
 Landing: `scheduler/kubernetes/<cluster>/**/*.jsonl`, one `kubectl get pods -o json` item a line (batch Job,
 Kueue-admitted and Kubeflow PyTorchJob pods alike). A line holding a whole `{"kind": "List"|"PodList",
@@ -40,7 +40,7 @@ the ledger reads one table of job allocations; every pod is an allocation (`is_s
 Pods requesting no GPU (nor MIG slice) are skipped, counted in `dropped["no_gpu"]`. Lines that are not JSON
 or not a pod object, pods without `metadata.name`, GPU quantities that are not whole numbers, unknown phases,
 unparseable times and pods finishing before they started are quarantined (`row_ref` `line N`, or
-`line N item K` inside a list) through the `SlurmJobRecord` contract, like any sacct record.
+`line N item K` inside a list) through the `SchedulerJobAllocation` contract, like any sacct record.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from typing import Any
 
 import polars as pl
 
-from models.landing import SlurmJobRecord
+from models.landing import SchedulerJobAllocation
 from pipelines.ingest.common import RAW, Parsed, cast_failures, clip, file_reject, json_line, split_by_contract, to_utc
 from pipelines.ingest.slurm import STAGED
 from pipelines.lib.config import OrgConfig
@@ -321,7 +321,7 @@ def _stage(df: pl.DataFrame, file: str, cluster: str) -> Parsed:
     )
     staged, rejects = split_by_contract(
         df,
-        SlurmJobRecord,
+        SchedulerJobAllocation,
         source=SOURCE,
         file=file,
         staged_columns=STAGED,

@@ -37,7 +37,6 @@ class Source:
     table: str                     # e.g. "staging/stg_focus__bill_lines": sql/<table>.sql and .day.sql
     patterns: tuple[str, ...]      # globs under the landing root
     parse: Callable[[Path, str, OrgConfig], Parsed]
-    model: type[pa.DataFrameModel]           # the landing contract, applied on parse
     staged_model: type[pa.DataFrameModel]    # the contract of the staging table's rows
     span: tuple[pl.Expr, pl.Expr]  # first and last instant a parsed row covers (for the manifest)
     rollup: str | None = None      # SQL turning parsed rows (as `dcgm_samples`) into staging rows

@@ -30,7 +30,7 @@ BOOTSTRAP_TABLES = (
     "ops/landed_files",
     "ops/quarantine",
     "staging/stg_focus__bill_lines",
-    "staging/stg_slurm__job_records",
+    "staging/stg_scheduler__job_allocations",
     "staging/stg_dcgm__gpu_minutes",
     "staging/stg_runs__events",
     "staging/stg_inventory__nodes",
@@ -43,7 +43,7 @@ def warehouse_path() -> Path:
 
 @cache
 def sql(name: str) -> str:
-    """The text of `sql/<name>.sql`, e.g. sql("staging/stg_slurm__job_records")."""
+    """The text of `sql/<name>.sql`, e.g. sql("staging/stg_scheduler__job_allocations")."""
     return (SQL_ROOT / f"{name}.sql").read_text()
 
 
@@ -126,10 +126,19 @@ def _add_new_columns(con: duckdb.DuckDBPyConnection, qualified: str, query: str,
             con.execute(f'ALTER TABLE {qualified} ADD COLUMN "{name}" {dtype}')
 
 
+# Tables a warehouse made by an older version has under another name: renamed in place, rows kept.
+RENAMED = {"staging.stg_slurm__job_records": "stg_scheduler__job_allocations"}
+
+
 def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
     """Creates the schemas and the tables every asset expects; safe to run any number of times."""
     for schema in SCHEMAS:
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")  # names are constants above
+    existing = {f"{s}.{t}" for s, t in con.execute(
+        "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()}
+    for old, new in RENAMED.items():
+        if old in existing and f"{old.split('.')[0]}.{new}" not in existing:
+            con.execute(f"ALTER TABLE {old} RENAME TO {new}")  # constants above
     for table in BOOTSTRAP_TABLES:
         con.execute(sql(table))
     from pipelines.lib.reference import load_reference  # reference data lives in models/

@@ -47,17 +47,10 @@ origins AS (
 ),
 allocated AS (
     -- the ledger's pieces of each origin, with the method that placed them
-    SELECT a.line_key, a.job_uid AS resource_key, a.category, a.team, a.project,
-           CASE WHEN a.line_kind = 'node_hour' AND a.category <> 'unattributed' THEN 'gpu_seconds'
-                WHEN a.category = 'unattributed' THEN 'unattributed'
-                WHEN a.category = 'shared' THEN 'gpu_cost'
-                WHEN a.category IN ('tax', 'credit') AND NOT coalesce(pl.is_direct, FALSE) THEN 'pretax_cost'
-                WHEN a.category = 'unused_commitment' THEN 'commitment_owner'
-                ELSE 'tag' END AS basis,
+    SELECT a.line_key, a.job_uid AS resource_key, a.category, a.team, a.project, a.method AS basis,
            sum(a.effective_cost) AS effective_cost, sum(a.billed_cost) AS billed_cost,
            sum(a.basis_quantity) AS usage_quantity
     FROM intermediate.int_cost_allocations a
-    LEFT JOIN intermediate.int_bill_line_placements pl ON pl.day = $day AND pl.line_key = a.line_key
     WHERE a.day = $day
     GROUP BY ALL
 ),
@@ -121,10 +114,11 @@ SELECT
     CASE r.basis WHEN 'gpu_seconds' THEN 'gpuledger-gpu-seconds'
                  WHEN 'tag' THEN 'gpuledger-tag'
                  WHEN 'gpu_cost' THEN 'gpuledger-proportional-gpu-cost'
+                 WHEN 'project_gpu_seconds' THEN 'gpuledger-proportional-gpu-seconds'
                  WHEN 'pretax_cost' THEN 'gpuledger-proportional-pretax'
                  WHEN 'commitment_owner' THEN 'gpuledger-commitment-owner'
                  ELSE 'gpuledger-unattributed' END AS AllocatedMethodId,
-    CASE WHEN r.basis = 'gpu_seconds'
+    CASE WHEN r.basis IN ('gpu_seconds', 'project_gpu_seconds')
          THEN json_object('Elements', json_array(json_object(
                   'AllocatedRatio', r.ratio, 'UsageUnit', 'GPU-Hours', 'UsageQuantity', r.usage_quantity / 3600)))
          WHEN r.basis IN ('gpu_cost', 'pretax_cost')

@@ -18,7 +18,7 @@ SELECT l.line_key, l.billing_currency,
        w.category, w.rerun_part, w.job_uid, w.hostname, w.hour_ts, 'node_hour' AS line_kind,
        units_money(se.units) AS effective_cost, units_money(sb.units) AS billed_cost,
        CASE WHEN l.carries_gpu_seconds THEN w.gpu_seconds ELSE 0 END AS gpu_seconds,
-       w.gpu_seconds AS basis_quantity
+       'gpu_seconds' AS method, w.gpu_seconds AS basis_quantity
 FROM node_line_hours l
 JOIN node_hour_weights w USING (node_hour_key)
 JOIN node_splits se ON se.group_key = l.line_hour_key || 'e' AND se.piece_key = w.piece_key
@@ -28,6 +28,6 @@ LEFT JOIN intermediate.int_job_allocations j ON j.day = $day AND j.job_uid = w.j
 UNION ALL
 -- node-hours without GPU-seconds to split by
 SELECT l.line_key, l.billing_currency, '_unallocated', '_unallocated', 'unattributed', NULL, NULL,
-       l.hostname, l.hour_ts, 'node_hour', l.effective_cost, l.billed_cost, 0, NULL
+       l.hostname, l.hour_ts, 'node_hour', l.effective_cost, l.billed_cost, 0, 'unattributed', NULL
 FROM node_line_hours l
 WHERE l.node_hour_key NOT IN (SELECT node_hour_key FROM node_hour_weights GROUP BY 1 HAVING sum(weight) > 0);

@@ -5,6 +5,9 @@ SELECT * FROM intermediate.int_bill_line_placements WHERE day = $day;
 
 INSERT INTO cost_pieces
 SELECT line_key, billing_currency, direct_team, direct_project, placement, NULL, NULL, NULL, NULL, 'line',
-       effective_cost, billed_cost, 0, NULL
+       effective_cost, billed_cost, 0,
+       CASE placement WHEN 'unused_commitment' THEN 'commitment_owner' WHEN 'unattributed' THEN 'unattributed'
+                      ELSE 'tag' END,
+       NULL
 FROM other_lines
 WHERE is_direct;

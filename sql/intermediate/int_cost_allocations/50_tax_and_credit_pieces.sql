@@ -20,14 +20,15 @@ CREATE OR REPLACE TEMP TABLE tax_splits AS FROM split_exactly('tax_split_input')
 CREATE OR REPLACE TEMP TABLE tax_pieces AS
 SELECT l.line_key, l.billing_currency, w.team, w.project, l.placement AS category,
        units_money(se.units) AS effective_cost, units_money(sb.units) AS billed_cost,
-       w.weight / 1e6 AS basis_quantity
+       'pretax_cost' AS method, w.weight / 1e6 AS basis_quantity
 FROM other_lines l
 JOIN pretax_weights w USING (billing_currency)
 JOIN tax_splits se ON se.group_key = l.line_key || '|e' AND se.piece_key = w.piece_key
 JOIN tax_splits sb ON sb.group_key = l.line_key || '|b' AND sb.piece_key = w.piece_key
 WHERE l.placement = 'tax' OR (l.placement = 'credit' AND l.tag_project IS NULL)
 UNION ALL
-SELECT line_key, billing_currency, '_unallocated', '_unallocated', 'unattributed', effective_cost, billed_cost, NULL
+SELECT line_key, billing_currency, '_unallocated', '_unallocated', 'unattributed', effective_cost, billed_cost,
+       'unattributed', NULL
 FROM other_lines
 WHERE (placement = 'tax' OR (placement = 'credit' AND tag_project IS NULL))
   AND line_key || '|e' NOT IN (SELECT group_key FROM tax_splits);

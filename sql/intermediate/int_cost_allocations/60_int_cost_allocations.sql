@@ -7,11 +7,16 @@ SELECT $day::DATE AS day, line_key, billing_currency, 'bill' AS cost_source,
        coalesce(effective_cost, 0)::DECIMAL(38, 18) AS effective_cost,
        coalesce(billed_cost, 0)::DECIMAL(38, 18) AS billed_cost,
        gpu_seconds::DOUBLE AS gpu_seconds,
-       -- what weighed the piece: GPU-seconds for node-hours, the project's cost for shared lines, tax
-       -- and credits (in units of the currency); NULL for lines placed whole
+       -- how the piece was placed: gpu_seconds (a node-hour split by its GPU-seconds), tag,
+       -- commitment_owner, gpu_cost or project_gpu_seconds (a shared line), pretax_cost (tax and
+       -- untagged credits), unattributed
+       method,
+       -- what weighed the piece: GPU-seconds for node-hours, the project's cost (in units of the
+       -- currency) or GPU-seconds for shared lines, its pre-tax cost for tax and credits; NULL for
+       -- lines placed whole
        basis_quantity::DOUBLE AS basis_quantity
 FROM cost_pieces
 UNION ALL
 SELECT $day::DATE, line_key, billing_currency, 'bill', team, project, category, NULL, NULL, NULL, NULL, 'line',
-       coalesce(effective_cost, 0), coalesce(billed_cost, 0), 0, basis_quantity
+       coalesce(effective_cost, 0), coalesce(billed_cost, 0), 0, method, basis_quantity
 FROM tax_pieces

@@ -1,6 +1,7 @@
--- Slurm accounting records (sacct -P), allocations and steps, times converted to UTC.
--- A job running across an export boundary appears once per export file; the ledger keeps the latest.
-CREATE TABLE IF NOT EXISTS staging.stg_slurm__job_records (
+-- Job allocations as the schedulers record them: Slurm accounting records (sacct -P, allocations and
+-- their steps) and Kubernetes GPU pods (one allocation each), times converted to UTC. A job running
+-- across an export boundary appears once per export file; the ledger keeps the latest.
+CREATE TABLE IF NOT EXISTS staging.stg_scheduler__job_allocations (
     _file           VARCHAR NOT NULL,
     _row            BIGINT NOT NULL,
     cluster         VARCHAR NOT NULL,
