@@ -328,7 +328,7 @@ def test_headless_chromium_renders_every_currency(reports, tmp_path):
 
     chromium = _chromium()
     if chromium is None:
-        pytest.skip("chromium is not installed and could not be installed")
+        pytest.skip("chromium is not installed: make system-deps")
     page = reports["month"][0]
     png = tmp_path / "report.png"
     shot = _headless(chromium, tmp_path / "profile-shot", f"--screenshot={png}", f"file://{page}")

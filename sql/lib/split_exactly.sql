@@ -4,7 +4,9 @@
 -- each piece gets floor(|units|·w / Σw), and the units left over go one each to the pieces with the
 -- largest remainders (ties broken by piece_key). The sign is restored afterwards, so the pieces of a
 -- group always sum to its units. A group whose weights sum to 0 has no pieces: callers split only
--- groups with something to split by.
+-- groups with something to split by. |units|·w is never formed (1e30 units by a weight of 1e9
+-- overflows HUGEINT): with q, r = divmod(|units|, Σw), the floor is q·w + (r·w) // Σw and the
+-- remainder (r·w) % Σw, where r·w < Σw².
 CREATE OR REPLACE MACRO split_exactly(input) AS TABLE
 WITH base AS (
     SELECT group_key, piece_key, units, weight::HUGEINT AS w,
@@ -12,7 +14,8 @@ WITH base AS (
     FROM query_table(input)
 ),
 shares AS (
-    SELECT *, (abs(units) * w) // wt AS floor_units, (abs(units) * w) % wt AS rem
+    SELECT *, (abs(units) // wt) * w + ((abs(units) % wt) * w) // wt AS floor_units,
+           ((abs(units) % wt) * w) % wt AS rem
     FROM base
     WHERE wt > 0
 ),
