@@ -113,7 +113,7 @@ CHARGE_CATEGORY: dict[str, str] = {
 
 # lineItem/ProductCode -> FOCUS ServiceCategory; any other product code is `Other`. Only codes whose
 # category is unambiguous are listed: the ledger uses Storage / Networking / Compute for project-tagged
-# lines (DESIGN §3), everything else lands in `other`.
+# lines (docs/ledger.md), everything else lands in `other`.
 SERVICE_CATEGORY: dict[str, str] = {
     "AmazonEC2": "Compute",
     "AmazonEKS": "Compute",
