@@ -1,8 +1,9 @@
 """The bill's day shares computed straight from FOCUS landing files, independently of the pipeline:
 each line is cut over the hours of its charge period, weighted by microseconds, and its amount split
-in units of 1e-18 by largest remainder (ties to the earlier hour), as DESIGN §3 prescribes. Each line is
-in its own BillingCurrency (USD where a file has none, the config's default), and amounts in two currencies
-are never added: day shares are per (day, currency).
+in units of 1e-18 by largest remainder (ties to the earlier hour), as
+docs/ledger.md#how-a-bill-line-is-split says. Each line is in its own BillingCurrency (USD where a
+file has none, the config's default), and amounts in two currencies are never added: day shares are
+per (day, currency).
 
 Which files are the bill is read from the exporter's own word, not from the pipeline's rule: in a
 folder of deliveries (`<billing period>/<delivery id>/Manifest.json`), the newest manifest's

@@ -1,4 +1,4 @@
-"""The FOCUS 1.3 split-cost allocation export (pipelines/exports/focus.py, DESIGN §6 `export focus`).
+"""The FOCUS 1.3 split-cost allocation export (pipelines/exports/focus.py, docs/operations.md#the-focus-export).
 
 Every exported row is checked against what the landing files say, computed here without the pipeline:
 a bill line's share of a UTC day is its hourly pieces by time, split in units of 1e-18 by largest

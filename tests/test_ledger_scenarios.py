@@ -1,7 +1,7 @@
-"""Hand-computed ledger scenarios (DESIGN §2–§5).
+"""Hand-computed ledger scenarios (docs/landing.md, docs/ledger.md, docs/tables.md).
 
-Every expected number below is worked out on paper from DESIGN.md and the landing files these tests
-write (tests/scenario_builder.py) — never from the pipeline's SQL. Prices are round so the arithmetic is
+Every expected number below is worked out on paper from the rules in docs/ledger.md and the landing
+files these tests write (tests/scenario_builder.py) — never from the pipeline's SQL. Prices are round so the arithmetic is
 clean: a GPU node at $36.00 an hour is $0.00125 per GPU-second for its 8 GPUs.
 
 To keep the file well under a minute, the scenarios that place money without spreading it (1–6: node
@@ -36,7 +36,7 @@ PER_GPU_S = PRICE / (GPUS * HOUR)
 assert PER_GPU_S == D("0.00125")
 
 RUN_MODEL = {"params": 6.7e9, "active_params": 6.7e9, "layers": 32, "heads": 32, "head_dim": 128, "seq_len": 4096}
-H100_BF16_PEAK = 989e12        # DESIGN §4 (H100 SXM, bf16)
+H100_BF16_PEAK = 989e12        # docs/ledger.md#efficiency-metrics (H100 SXM, bf16)
 
 
 @dataclass
@@ -59,7 +59,7 @@ def _run(landing: Landing, days: list[date]):
 
 def cost_table(ledger: Ledger, day: date, *, ignore_project_of: tuple[str, ...] = ("idle_unallocated",)):
     """fct_cost_daily of a day as {(team, project, category): (effective, billed, gpu_seconds)}; the project
-    of `idle_unallocated` rows is not part of the contract (DESIGN §3 names only the team), so it is
+    of `idle_unallocated` rows is not part of the contract (docs/ledger.md#categories names only the team), so it is
     folded to None."""
     out: dict[tuple, list] = defaultdict(lambda: [D(0), D(0), 0.0])
     for team, project, category, e, b, s in ledger.rows(
@@ -113,8 +113,8 @@ STORAGE_LINE = D("30.000000000000000001")
 #   Nov 2: 24·416666666666666666 + 24 = 10.000000000000000008
 #   Nov 3: 24·416666666666666666 + 24 = 10.000000000000000008
 #   Nov 4: 24·416666666666666666 +  1 =  9.999999999999999985
-# (A day-level split would give 10, 10, 10 + 1e-18; the hourly cut of DESIGN's "spread over the days by
-# time" + largest remainder gives the figures above, which still sum exactly to the line.)
+# (A day-level split would give 10, 10, 10 + 1e-18; the hourly cut by time + largest remainder of
+# docs/ledger.md#how-a-bill-line-is-split gives the figures above, which still sum exactly to the line.)
 STORAGE_BY_DAY = {NOV2: D("10.000000000000000008"), NOV3: D("10.000000000000000008"),
                   NOV4: D("9.999999999999999985")}
 assert sum(STORAGE_BY_DAY.values()) == STORAGE_LINE
@@ -259,13 +259,13 @@ def test_fleet_input_is_clean(fleet):
 
 
 def test_fleet_jobs_and_their_days(fleet):
-    # one fct_job_cost row per job and UTC day it held GPUs (DESIGN §5: a job crossing midnight is split)
+    # one fct_job_cost row per job and UTC day it held GPUs (docs/ledger.md#days-are-utc: a job crossing midnight is split)
     assert set(job_rows(fleet)) == {("1001", NOV2), ("1002", NOV2), ("2001", NOV2), ("3001", NOV2),
                                     ("3002", NOV2), ("4001", NOV2), ("4001", NOV3), ("5001", NOV1)}
 
 
 def test_fleet_every_day_sums_exactly_to_the_bill(fleet):
-    # DESIGN §3 Conservation: per day Σ effective_cost = the day's share of the bill, same for billed_cost
+    # docs/ledger.md#conservation: per day Σ effective_cost = the day's share of the bill, same for billed_cost
     got = day_totals(fleet)
     for day, bill in FLEET_BILL.items():
         assert got.get(day) == (bill, bill), day
@@ -323,7 +323,7 @@ def test_s1_run_efficiency(fleet):
     assert kept == tokens - 50_000        # step 550 (after the 05:00 checkpoint at step 500) rolled back
     assert cost == D("414")               # node cost of both jobs: 216 + 198
     assert goodput == pytest.approx(productive_s / all_s, rel=1e-12)
-    # DESIGN §4 formulas with the run_config shape (PaLM attention by default)
+    # docs/ledger.md#efficiency-metrics formulas with the run_config shape (PaLM attention by default)
     fpt = 6 * 6.7e9 + 12 * 32 * 32 * 128 * 4096                    # 46 642 450 944
     assert mfu == pytest.approx(kept * fpt / (productive_s * H100_BF16_PEAK), rel=1e-9)
     assert eff_mfu == pytest.approx(kept * fpt / (all_s * H100_BF16_PEAK), rel=1e-9)
@@ -337,7 +337,7 @@ def test_s1_run_efficiency(fleet):
 
 def test_s2_hung_job_is_allocated_idle_not_failed(fleet):
     jobs = job_rows(fleet)
-    # 8 GPUs × 8 h at util 0: allocated_idle outranks failed_job (DESIGN §3 precedence)
+    # 8 GPUs × 8 h at util 0: allocated_idle outranks failed_job (docs/ledger.md#categories precedence)
     assert_job(jobs[("2001", NOV2)], team="research", project="p2", state="TIMEOUT", gpus=8,
                gpu_seconds=s(8), effective_cost=D("288"), allocated_idle_gpu_seconds=s(8),
                failed_job_gpu_seconds=0.0, productive_gpu_seconds=0.0, rerun_loss_gpu_seconds=0.0,
@@ -460,7 +460,7 @@ def test_s7_tax_and_credit_spread_by_pretax_cost(taxes):
 #   productive   p1    12 × 2.50 = 30.00 effective, 0 billed, 8 × 12 h GPU-seconds
 #   idle_unalloc infra 12 × 2.50 = 30.00 effective, 0 billed
 #   unused_commitment infra 24 × 0.50 = 12.00 effective, 0 billed (sp-1 covered pool-r's node)
-#   the Purchase: 0 effective, 72 billed (its category is not pinned by DESIGN; only its total is)
+#   the Purchase: 0 effective, 72 billed (its category is not pinned by docs/ledger.md; only its total is)
 # Bill: effective 60 + 12 + 0 = 72; billed 0 + 0 + 72 = 72.
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The `gpuledger` command (DESIGN §6)."""
+"""The `gpuledger` command (docs/operations.md#commands)."""
 
 from __future__ import annotations
 

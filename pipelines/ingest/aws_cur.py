@@ -1,34 +1,10 @@
 """AWS Cost and Usage Report files (CSV, CSV.gz, Parquet) → FOCUS rows → staging.stg_focus__bill_lines.
 
-Reads legacy CUR (`lineItem/UnblendedCost` headers) and CUR 2.0 / Athena (`line_item_unblended_cost`)
-exports, a chunk of records at a time and only the columns the mapping needs (`chunks.read_chunks`),
-builds a frame of FOCUS columns with vectorised polars expressions, and hands it to
-`focus.from_focus_frame`, so casting, the FocusBillLine contract and quarantine are the FOCUS path's.
-Amounts and times are worked out here once, from the CUR columns, and handed over typed.
-
-The mapping follows the focus_converters `aws-cur` rules (shared/reference/billing-focus-cur-opencost.md
-§2.1) with FOCUS ≥ 1.0 semantics for credits and refunds:
-
-* ChargeCategory from `LineItemType` (`CHARGE_CATEGORY`; Credit → `Credit`, Refund → `Usage`, keeping the
-  negative amount). An unknown type goes on as `lineItem/LineItemType=<value>`, which the contract
-  quarantines, naming it (passing the bare value on would let a type spelled `Adjustment` through).
-* EffectiveCost is the amortized cost: `SavingsPlanEffectiveCost` on SP-covered usage, the unused part
-  of the commitment on SP recurring fees (`TotalCommitmentToDate − UsedCommitment`) and RI fees
-  (`UnusedAmortizedUpfrontFeeForBillingPeriod + UnusedRecurringFee`), `reservation/EffectiveCost` on RI
-  usage, 0 on SP negations, SP upfront fees and RI upfront fees (`Fee` rows carrying a reservation ARN;
-  their amount reaches EffectiveCost amortized through the RI usage and RIFee rows), else UnblendedCost.
-  Amounts are read exactly, whatever the notation (AWS writes float64 text, `1.2E-7`; CUR 2.0
-  Parquet writes DOUBLE), and sums are exact: stored at 1e-18 with their rounding (`money`).
-* BilledCost = NetUnblendedCost, else UnblendedCost; ListCost = pricing/publicOnDemandCost.
-* An SP recurring fee or RI fee with a non-zero unused part is the commitment's unused cost:
-  `CommitmentDiscountStatus = Unused` (ResourceId falls back to the commitment ARN, as FOCUS puts it);
-  SP-covered and RI-covered usage is `Used`. Both carry the commitment's ARN as CommitmentDiscountId.
-* Tags: a JSON object of the user tags, keys without their `user:` / `user_` prefix, empty values dropped.
-
-A money, quantity or time value that is present but unreadable is reported as `<CUR column>=<value>`,
-so the quarantine reason names the CUR column (e.g. `BilledCost 'lineItem/NetUnblendedCost=1,5' is not
-a number`), and the row's other amounts are kept with it.
-"""
+Legacy CUR and CUR 2.0 / Athena headers are mapped to FOCUS columns with vectorised polars expressions
+(amounts and times worked out here once, from the CUR columns) and handed to
+`focus.from_focus_frame`, so casting, the contract and quarantine are the FOCUS path's. The mapping
+(focus-converters `aws-cur` rules, FOCUS ≥ 1.0 credits and refunds) and what is refused:
+docs/ingest/aws_cur.md."""
 
 from __future__ import annotations
 
@@ -113,7 +89,7 @@ CHARGE_CATEGORY: dict[str, str] = {
 
 # lineItem/ProductCode -> FOCUS ServiceCategory; any other product code is `Other`. Only codes whose
 # category is unambiguous are listed: the ledger uses Storage / Networking / Compute for project-tagged
-# lines (DESIGN §3), everything else lands in `other`.
+# lines (docs/ledger.md), everything else lands in `other`.
 SERVICE_CATEGORY: dict[str, str] = {
     "AmazonEC2": "Compute",
     "AmazonEKS": "Compute",

@@ -1,4 +1,5 @@
-"""Trainer events (runs/**/*.jsonl) → staging.stg_runs__events rows."""
+"""Trainer events (runs/**/*.jsonl) → staging.stg_runs__events rows. The events and what is refused:
+docs/ingest/runs.md."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """sacct exports (`-P` parsable2 with a header line, or `-p`/custom delimiter with a configured column
 list) → staging.stg_scheduler__job_allocations rows, times converted from the cluster's zone to UTC.
 
-Blank lines and `#` comment lines are skipped and counted. A State outside sacct's state codes is
-quarantined, naming it, unless the config's `slurm.state_map` says which state it means: the ledger's
-categories depend on the state, so a state it does not know is never guessed."""
+A State outside sacct's codes is quarantined unless `slurm.state_map` maps it: the ledger's categories
+depend on the state, so none is guessed. Columns, states, times and what is refused:
+docs/ingest/slurm.md."""
 
 from __future__ import annotations
 
