@@ -5,8 +5,10 @@ ChargeCategory, BilledCost and EffectiveCost are required; the others are read w
 columns 1.1 added (CapacityReservationId/Status, CommitmentDiscountQuantity/Unit, SkuMeter,
 SkuPriceDetails, ServiceSubcategory) and 1.2 added (InvoiceId, BillingAccountType, PricingCurrency…)
 are simply optional. 1.3 renames ProviderName to ServiceProviderName (with HostProviderName beside
-it): both spellings are read. Extra columns, with or without the `x_` prefix (the FinOps sample has an
-`Id`), are ignored, except `x_LineItemId`, the line id.
+it): both spellings are read. What the FOCUS export carries from its origin lines (account and
+sub-account names, publisher, invoice issuer, ListCost, ContractedCost, quantities…) is staged with
+the line. Extra columns, with or without the `x_` prefix (the FinOps sample has an `Id`), are
+ignored, except `x_LineItemId`, the line id.
 
 Amounts are read exactly from their text, stored at 1e-18 with the rounding kept beside them
 (`money`); a file is read a chunk of records at a time, only the columns staging reads (`chunks`)."""
@@ -46,6 +48,7 @@ REQUIRED = ["ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "BilledCos
 STRING_COLUMNS: dict[str, tuple[str, ...]] = {
     "line_id": ("x_LineItemId",),
     "billing_account_id": ("BillingAccountId",),
+    "billing_account_name": ("BillingAccountName",),
     "billing_currency": ("BillingCurrency",),
     "charge_category": ("ChargeCategory",),
     "charge_class": ("ChargeClass",),
@@ -53,12 +56,16 @@ STRING_COLUMNS: dict[str, tuple[str, ...]] = {
     "charge_description": ("ChargeDescription",),
     "pricing_category": ("PricingCategory",),
     "pricing_unit": ("PricingUnit",),
+    "pricing_currency": ("PricingCurrency",),
     "consumed_unit": ("ConsumedUnit",),
     "commitment_discount_id": ("CommitmentDiscountId",),
     "commitment_discount_type": ("CommitmentDiscountType",),
     "commitment_discount_category": ("CommitmentDiscountCategory",),
     "commitment_discount_status": ("CommitmentDiscountStatus",),
     "provider_name": ("ServiceProviderName", "ProviderName"),
+    "host_provider_name": ("HostProviderName",),
+    "publisher_name": ("PublisherName",),
+    "invoice_issuer_name": ("InvoiceIssuerName",),
     "invoice_id": ("InvoiceId",),
     "region_id": ("RegionId",),
     "resource_id": ("ResourceId",),
@@ -66,8 +73,10 @@ STRING_COLUMNS: dict[str, tuple[str, ...]] = {
     "resource_type": ("ResourceType",),
     "service_category": ("ServiceCategory",),
     "service_name": ("ServiceName",),
+    "service_subcategory": ("ServiceSubcategory",),
     "sku_id": ("SkuId",),
     "sub_account_id": ("SubAccountId",),
+    "sub_account_name": ("SubAccountName",),
     "tags": ("Tags",),
 }
 MONEY_COLUMNS = {
