@@ -15,7 +15,7 @@ import json
 import os
 from collections import defaultdict
 from datetime import date, datetime, timedelta
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from pathlib import Path
 
 UNIT = Decimal("1e-18")
@@ -99,7 +99,8 @@ def line_hour_metric_units(landing: Path, column: str) -> dict[tuple[str, int], 
             out[(rel, n)] = None
             continue
         hours, weights = _hours(row)
-        units = int((Decimal(text) / UNIT).to_integral_value())   # half-even, as staging rounds amounts
+        with localcontext(prec=100):   # quantities reach 1e30 units: no rounding but the one below
+            units = int(Decimal(text).scaleb(18).to_integral_value())   # half-even, as staging rounds
         out[(rel, n)] = dict(zip(hours, _split(units, weights)))
     return out
 
