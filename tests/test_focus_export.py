@@ -442,6 +442,9 @@ def build_multi(root: Path) -> Landing:
     L.line(utc(2026, 11, 1, 12), utc(2026, 11, 3, 12), "Usage", D("9.99"), resource_id="vol-1",
            resource_type="volume", service="Storage", tags={"project": "p1"},
            extra=_metrics("12.345678901234567891", "9.99", "1234567890123.5", "1234567890123.5"))
+    # from 23:30 the day before: 2 of its 2.5 hours (and of each amount) are the day's
+    L.line(utc(2026, 11, 1, 23, 30), utc(2026, 11, 2, 2), "Usage", D("2.5"), resource_id="vol-2",
+           resource_type="volume", service="Storage", tags={"project": "p1"}, extra=_metrics("3.1", "2.5", "2.5", "2.5"))
     L.line(utc(2026, 11, 2), utc(2026, 11, 3), "Tax", D("5.55"), extra=_metrics("5.55", "5.55"))
     L.line(utc(2026, 11, 2), utc(2026, 11, 3), "Credit", D("-1.11"), extra=_metrics("-1.11", "-1.11"))
     L.line(utc(2026, 11, 2), utc(2026, 11, 3), "Credit", D("-0.50"), tags={"project": "p2"},
@@ -520,9 +523,10 @@ def test_multi_other_lines_by_method(multi):
     owner = by_method["gpuledger-commitment-owner"]
     assert {(r["AllocatedResourceId"], r["CommitmentDiscountStatus"]) for r in owner} == {("infra", "Unused")}
     assert sum(r["EffectiveCost"] for r in by_method["gpuledger-commitment-owner"]) == 6 * D("0.333333333333333333")
-    # tagged: the storage line's day (half of 48 h) to p1, the tagged credit to p2
+    # tagged: the storage lines' day (half of 48 h; 2 of 2.5 h) to p1, the tagged credit to p2
     assert sorted((r["AllocatedResourceId"], r["ChargeCategory"], r["EffectiveCost"])
-                  for r in by_method["gpuledger-tag"]) == [("p1", "Usage", D("4.995")), ("p2", "Credit", D("-0.50"))]
+                  for r in by_method["gpuledger-tag"]) == [("p1", "Usage", D("2.0")), ("p1", "Usage", D("4.995")),
+                                                           ("p2", "Credit", D("-0.50"))]
     # shared (the networking line and the Purchase's BilledCost) by GPU cost: only p1 and p2 used GPUs
     shared = by_method["gpuledger-proportional-gpu-cost"]
     assert {r["AllocatedResourceId"] for r in shared} == {"p1", "p2"}
@@ -539,9 +543,12 @@ def test_multi_other_lines_by_method(multi):
 
 def test_multi_split_metrics_sum_exactly_and_follow_the_cost(multi):
     L, export = multi
-    # 26 staged lines with ListCost and ContractedCost; PricingQuantity on all but tax and credits (23),
-    # ConsumedQuantity also not on the unused commitment and the purchase (16); the quarantined line: none
-    assert _assert_split_metrics_exact(export, L.landing) == 26 + 26 + 23 + 16
+    # 27 staged lines with ListCost and ContractedCost; PricingQuantity on all but tax and credits (24),
+    # ConsumedQuantity also not on the unused commitment and the purchase (17); the quarantined line: none
+    assert _assert_split_metrics_exact(export, L.landing) == 27 + 27 + 24 + 17
+    # the line from 23:30 the day before: 2/2.5 of it is the day's, by time as EffectiveCost is
+    (late,) = [r for r in export.rows if r["ResourceId"] == "vol-2"]
+    assert (late["EffectiveCost"], late["ListCost"], late["PricingQuantity"]) == (D("2"), D("2.48"), D("2"))
     assert _assert_split_follows_the_cost(export) > 0
     # the shared networking line's 98765432109876.5 GB split over the projects by GPU cost, exactly
     shared = [r for r in export.rows if r["AllocatedMethodId"] == "gpuledger-proportional-gpu-cost"
