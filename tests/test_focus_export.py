@@ -412,7 +412,8 @@ ACCOUNT = {"BillingAccountId": "000123456789", "BillingAccountName": "acme-payer
 
 def _metrics(list_cost: str, contracted: str, quantity: str | None = None, consumed: str | None = None) -> dict:
     m = {**ACCOUNT, "ListCost": list_cost, "ContractedCost": contracted}
-    return m | ({"PricingQuantity": quantity} if quantity else {}) | ({"ConsumedQuantity": consumed} if consumed else {})
+    quantities = {"PricingQuantity": quantity, "ConsumedQuantity": consumed}
+    return m | {k: v for k, v in quantities.items() if v}
 
 
 def build_multi(root: Path) -> Landing:
@@ -444,7 +445,8 @@ def build_multi(root: Path) -> Landing:
            extra=_metrics("12.345678901234567891", "9.99", "1234567890123.5", "1234567890123.5"))
     # from 23:30 the day before: 2 of its 2.5 hours (and of each amount) are the day's
     L.line(utc(2026, 11, 1, 23, 30), utc(2026, 11, 2, 2), "Usage", D("2.5"), resource_id="vol-2",
-           resource_type="volume", service="Storage", tags={"project": "p1"}, extra=_metrics("3.1", "2.5", "2.5", "2.5"))
+           resource_type="volume", service="Storage", tags={"project": "p1"},
+           extra=_metrics("3.1", "2.5", "2.5", "2.5"))
     L.line(utc(2026, 11, 2), utc(2026, 11, 3), "Tax", D("5.55"), extra=_metrics("5.55", "5.55"))
     L.line(utc(2026, 11, 2), utc(2026, 11, 3), "Credit", D("-1.11"), extra=_metrics("-1.11", "-1.11"))
     L.line(utc(2026, 11, 2), utc(2026, 11, 3), "Credit", D("-0.50"), tags={"project": "p2"},
