@@ -52,7 +52,7 @@ FOCUS_COLUMNS: tuple[str, ...] = (
 )
 _TIMESTAMPS = ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd")
 # DECIMAL(38,18): summable metrics, each origin's rows summing exactly to the origin's
-DECIMALS = ("PricingQuantity", "ConsumedQuantity", "ListCost", "ContractedCost", "EffectiveCost", "BilledCost")
+_DECIMALS = ("PricingQuantity", "ConsumedQuantity", "ListCost", "ContractedCost", "EffectiveCost", "BilledCost")
 # the metrics split here (ledger tables hold no pieces of them), as focus_line_day names them
 _SPLIT_METRICS = {"list_cost": "ListCost", "contracted_cost": "ContractedCost",
                   "pricing_quantity": "PricingQuantity", "consumed_quantity": "ConsumedQuantity"}
@@ -65,7 +65,7 @@ _PREPARE = ("exports/focus_allocation.line_metrics", "lib/largest_remainder",
 _TEMP_TABLES = ("focus_export", "focus_day", "focus_line_metrics", "focus_line_day", "focus_origins",
                 "focus_pieces", "split_input", "split_output")
 # text columns: guarded against spreadsheet formulas in the CSV
-_TEXT = tuple(c for c in FOCUS_COLUMNS if c not in (*_TIMESTAMPS, *DECIMALS, "x_OriginQuarantined"))
+_TEXT = tuple(c for c in FOCUS_COLUMNS if c not in (*_TIMESTAMPS, *_DECIMALS, "x_OriginQuarantined"))
 
 
 def part_file(out: Path) -> Path:
