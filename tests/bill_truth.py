@@ -16,7 +16,7 @@ import json
 import os
 from collections import defaultdict
 from datetime import date, datetime, timedelta
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from pathlib import Path
 
 UNIT = Decimal("1e-18")
@@ -66,7 +66,9 @@ def line_hour_units(landing: Path) -> dict[tuple[str, int], dict[datetime, tuple
     return {(rel, n): _hour_units(row) for rel, n, row in bill_lines(landing)}
 
 
-def _hour_units(row: dict) -> dict[datetime, tuple[int, int]]:
+def _hours(row: dict) -> tuple[list[datetime], list[int]]:
+    """The hours a line's charge period covers, with the microseconds it covers of each (a point in time:
+    its hour, weight 1)."""
     start, end = _ts(row["ChargePeriodStart"]), _ts(row["ChargePeriodEnd"])
     hour = start.replace(minute=0, second=0, microsecond=0)
     hours, weights = ([hour], [1]) if end <= start else ([], [])
@@ -77,9 +79,31 @@ def _hour_units(row: dict) -> dict[datetime, tuple[int, int]]:
             hours.append(hour)
             weights.append(w)
         hour = nxt
+    return hours, weights
+
+
+def _hour_units(row: dict) -> dict[datetime, tuple[int, int]]:
+    hours, weights = _hours(row)
     e = _split(int(Decimal(row["EffectiveCost"]) / UNIT), weights)
     b = _split(int(Decimal(row["BilledCost"]) / UNIT), weights)
     return dict(zip(hours, zip(e, b)))
+
+
+def line_hour_metric_units(landing: Path, column: str) -> dict[tuple[str, int], dict[datetime, int] | None]:
+    """(file, 1-based data row) → hour → that hour's piece of the line's `column` (ListCost, PricingQuantity…,
+    as written, rounded half-even to 1e-18) in units of 1e-18, cut like EffectiveCost; None for a line
+    that leaves the column empty."""
+    out: dict[tuple[str, int], dict[datetime, int] | None] = {}
+    for rel, n, row in bill_lines(landing):
+        text = (row.get(column) or "").strip()
+        if not text:
+            out[(rel, n)] = None
+            continue
+        hours, weights = _hours(row)
+        with localcontext(prec=100):   # quantities reach 1e30 units: no rounding but the one below
+            units = int(Decimal(text).scaleb(18).to_integral_value())   # half-even, as staging rounds
+        out[(rel, n)] = dict(zip(hours, _split(units, weights)))
+    return out
 
 
 def current_bill_files(landing: Path) -> list[Path]:

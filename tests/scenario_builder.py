@@ -30,6 +30,14 @@ FOCUS_COLUMNS = ["ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "Char
                  "BilledCost", "EffectiveCost", "ResourceId", "ResourceType", "ServiceCategory", "ServiceName",
                  "CommitmentDiscountId", "CommitmentDiscountStatus", "Tags"]
 DEFAULT_BILL = "bill.csv"
+
+
+def bill_columns(rows: list[dict]) -> list[str]:
+    """A bill file's header: FOCUS_COLUMNS, then the other FOCUS columns some row fills (`line(extra=…)`),
+    then BillingCurrency when some row has one."""
+    extra = dict.fromkeys(k for r in rows for k, v in r.items()
+                          if k not in FOCUS_COLUMNS and k not in ("_file", "BillingCurrency") and v != "")
+    return FOCUS_COLUMNS + list(extra) + (["BillingCurrency"] if any(r.get("BillingCurrency") for r in rows) else [])
 SACCT_COLUMNS = ["JobIDRaw", "JobID", "JobName", "User", "Account", "Partition", "State", "ExitCode", "Submit",
                  "Start", "End", "AllocTRES", "NodeList", "Comment", "Restarts", "QOS"]
 INVENTORY_COLUMNS = ["hostname", "cluster", "resource_id", "gpu_model", "gpu_count", "pool", "team"]
@@ -104,9 +112,10 @@ class Landing:
     def line(self, start: datetime, end: datetime, category: str, effective, billed=None, *,
              resource_id: str = "", resource_type: str = "", service: str = "", pricing: str = "",
              cd_id: str = "", cd_status: str = "", charge_class: str = "", tags: dict | None = None,
-             currency: str | None = None, file: str = DEFAULT_BILL) -> None:
+             currency: str | None = None, file: str = DEFAULT_BILL, extra: dict[str, str] | None = None) -> None:
         """A FOCUS row in bills/focus/<file>; `currency` fills BillingCurrency (the column is written only
-        when some row of the file has one)."""
+        when some row of the file has one); `extra` fills other FOCUS columns (ListCost, PricingQuantity,
+        BillingAccountName…), written when some row of the file has them."""
         self.bill_rows.append({
             "_file": file, "BillingCurrency": currency or "",
             "ChargePeriodStart": iso_z(start), "ChargePeriodEnd": iso_z(end), "ChargeCategory": category,
@@ -115,11 +124,12 @@ class Landing:
             "ResourceId": resource_id, "ResourceType": resource_type, "ServiceCategory": service,
             "ServiceName": service and f"{service} service", "CommitmentDiscountId": cd_id,
             "CommitmentDiscountStatus": cd_status, "Tags": json.dumps(tags) if tags is not None else "{}",
+            **(extra or {}),
         })
 
     def node_hours(self, hostname: str, first_hour: datetime, hours: int, effective, billed=None, *,
                    pricing: str = "Standard", cd_id: str = "", cd_status: str = "", currency: str | None = None,
-                   file: str = DEFAULT_BILL) -> None:
+                   file: str = DEFAULT_BILL, extra: dict[str, str] | None = None) -> None:
         """`hours` hourly instance lines of a GPU node (ChargeCategory Usage, ServiceCategory Compute,
         ResourceType instance, tagged with the node's hostname and cluster)."""
         node = next(n for n in self.nodes if n["hostname"] == hostname)
@@ -128,7 +138,7 @@ class Landing:
             self.line(a, a + timedelta(hours=1), "Usage", effective, billed, resource_id=node["resource_id"],
                       resource_type="instance", service="Compute", pricing=pricing, cd_id=cd_id,
                       cd_status=cd_status, tags={"node": hostname, "cluster": node["cluster"]},
-                      currency=currency, file=file)
+                      currency=currency, file=file, extra=extra)
 
     def take_bill_lines(self) -> list[dict]:
         """The bill lines added so far, removed from the default `bills/focus/bill.csv`, for `bill_file`."""
@@ -140,7 +150,7 @@ class Landing:
         modification time: deliveries are ordered by it."""
         p = self.landing / rel
         p.parent.mkdir(parents=True, exist_ok=True)
-        columns = FOCUS_COLUMNS + (["BillingCurrency"] if any(r.get("BillingCurrency") for r in rows) else [])
+        columns = bill_columns(rows)
         with (gzip.open(p, "wt", newline="") if rel.endswith(".gz") else p.open("w", newline="")) as fh:
             w = csv.DictWriter(fh, columns, lineterminator="\n", extrasaction="ignore")
             w.writeheader()
@@ -175,7 +185,7 @@ class Landing:
         land = self.landing
         for file in dict.fromkeys(r["_file"] for r in self.bill_rows):
             rows = [r for r in self.bill_rows if r["_file"] == file]
-            columns = FOCUS_COLUMNS + (["BillingCurrency"] if any(r["BillingCurrency"] for r in rows) else [])
+            columns = bill_columns(rows)
             p = land / "bills" / "focus" / file
             p.parent.mkdir(parents=True, exist_ok=True)
             with p.open("w", newline="") as fh:

@@ -80,6 +80,19 @@ def test_real_legacy_sample_converts_whole(real):
     assert set(s3["service_category"]) == {"Storage"}
     assert parsed.rows["tags"].null_count() == 1281  # the export has no resourceTags columns
 
+    # what the FOCUS export carries per line, as focus_converters names it: the invoicing entity issues the
+    # invoice, the legal entity (seller of record) publishes; ContractedCost of Usage and Tax is UnblendedCost
+    by_row = {r["_row"]: r for r in parsed.rows.iter_rows(named=True)}
+    for n, r in enumerate(rows, start=1):
+        got = by_row[n]
+        assert got["invoice_issuer_name"] == r["bill/InvoicingEntity"], n
+        assert got["publisher_name"] == r["lineItem/LegalEntity"], n
+        assert got["pricing_currency"] == (r["pricing/currency"] or None), n
+        assert got["contracted_cost"] == Decimal(r["lineItem/UnblendedCost"]), n
+        assert got["list_cost"] == Decimal(r["pricing/publicOnDemandCost"]), n
+    assert parsed.rows["contracted_cost"].sum() == REAL_EFFECTIVE_TOTAL
+    assert parsed.rows["billing_account_name"].null_count() == 1281   # legacy CUR has no account names
+
 
 # ---------------------------------------------------------------------------------------------------
 # synthetic files: one row per line type, legacy and CUR 2.0 headers
@@ -88,10 +101,14 @@ HEADERS = {  # concept -> (legacy, CUR 2.0 / Athena)
     "id": ("identity/LineItemId", "identity_line_item_id"),
     "interval": ("identity/TimeInterval", "identity_time_interval"),
     "payer": ("bill/PayerAccountId", "bill_payer_account_id"),
+    "payer_name": ("bill/PayerAccountName", "bill_payer_account_name"),
+    "invoicing": ("bill/InvoicingEntity", "bill_invoicing_entity"),
     "invoice": ("bill/InvoiceId", "bill_invoice_id"),
     "bp_start": ("bill/BillingPeriodStartDate", "bill_billing_period_start_date"),
     "bp_end": ("bill/BillingPeriodEndDate", "bill_billing_period_end_date"),
     "account": ("lineItem/UsageAccountId", "line_item_usage_account_id"),
+    "account_name": ("lineItem/UsageAccountName", "line_item_usage_account_name"),
+    "legal": ("lineItem/LegalEntity", "line_item_legal_entity"),
     "type": ("lineItem/LineItemType", "line_item_line_item_type"),
     "start": ("lineItem/UsageStartDate", "line_item_usage_start_date"),
     "end": ("lineItem/UsageEndDate", "line_item_usage_end_date"),
@@ -102,6 +119,7 @@ HEADERS = {  # concept -> (legacy, CUR 2.0 / Athena)
     "unblended": ("lineItem/UnblendedCost", "line_item_unblended_cost"),
     "net": ("lineItem/NetUnblendedCost", "line_item_net_unblended_cost"),
     "list": ("pricing/publicOnDemandCost", "pricing_public_on_demand_cost"),
+    "pricing_currency": ("pricing/currency", "pricing_currency"),
     "region": ("product/regionCode", "product_region_code"),
     "ri_arn": ("reservation/ReservationARN", "reservation_reservation_a_r_n"),
     "ri_eff": ("reservation/EffectiveCost", "reservation_effective_cost"),
@@ -119,6 +137,8 @@ SP = "arn:aws:savingsplans::111122223333:savingsplan/sp-0f1e2d"
 RI = "arn:aws:ec2:us-east-1:111122223333:reserved-instances/ri-77aa"
 BASE = {
     "interval": "2026-11-01T00:00:00Z/2026-11-01T01:00:00Z", "payer": "111122223333", "invoice": "INV-1",
+    "payer_name": "acme-payer", "invoicing": "Amazon Web Services, Inc.", "account_name": "ml-training",
+    "legal": "Amazon Web Services, Inc.", "pricing_currency": "USD",
     "bp_start": "2026-11-01T00:00:00Z", "bp_end": "2026-12-01T00:00:00Z", "account": "444455556666",
     "start": "2026-11-01T00:00:00Z", "end": "2026-11-01T01:00:00Z", "product": "AmazonEC2", "amount": "1.0",
     "currency": "USD", "region": "us-east-1",
@@ -137,7 +157,7 @@ ROWS = {
                      "unblended": "75.00", "tcd": "75.00", "used": "75.00", "sp_arn": SP},
                     {}, ("Purchase", "0", "75.00", None, SP)),
     "ri-covered": ({"type": "DiscountedUsage", "resource": "i-0f9e8d7c6b", "unblended": "0", "ri_eff": "20.50",
-                    "ri_arn": RI}, {"project": "llm-70b"}, ("Usage", "20.50", "0", "Used", RI)),
+                    "ri_arn": RI, "list": "32.77"}, {"project": "llm-70b"}, ("Usage", "20.50", "0", "Used", RI)),
     "ri-fee": ({"type": "RIFee", "unblended": "25.00", "ri_unused_upfront": "1.25", "ri_unused_recurring": "3.75",
                 "ri_arn": RI}, {}, ("Purchase", "5.00", "25.00", "Unused", RI)),
     "ri-upfront": ({"type": "Fee", "unblended": "1000.00", "ri_arn": RI}, {}, ("Purchase", "0", "1000.00", None, RI)),
@@ -235,6 +255,17 @@ def test_synthetic_commitment_lines(tmp_path, flavour):
     assert json.loads(got["ri-covered"]["tags"]) == {"project": "llm-70b"}
     assert got["credit"]["tags"] is None
     assert got["net-usage"]["list_cost"] == Decimal("12.00")
+    # ContractedCost: the cost before any commitment (UnblendedCost; on-demand for RI-covered usage; a
+    # plan's negation of covered usage is the plan's doing, so 0); a credit's List and Contracted are its Billed
+    contracted = {k: r["contracted_cost"] for k, r in got.items()}
+    assert contracted == {"sp-covered": Decimal("98.32"), "sp-negation": 0, "sp-fee": Decimal("75.00"),
+                          "sp-fee-used": Decimal("75.00"), "ri-covered": Decimal("32.77"), "ri-fee": Decimal("25.00"),
+                          "ri-upfront": Decimal("1000.00"), "credit": Decimal("-10.00"), "refund": Decimal("-4.20"),
+                          "tax": Decimal("7.77"), "net-usage": Decimal("10.00")}
+    assert got["credit"]["list_cost"] == Decimal("-10.00")
+    names = {(r["billing_account_name"], r["sub_account_name"], r["invoice_issuer_name"], r["publisher_name"],
+              r["pricing_currency"]) for r in got.values()}
+    assert names == {("acme-payer", "ml-training", "Amazon Web Services, Inc.", "Amazon Web Services, Inc.", "USD")}
     assert (got["sp-covered"]["resource_type"], got["sp-covered"]["service_category"]) == ("instance", "Compute")
     assert got["sp-covered"]["commitment_discount_type"] == "Savings Plan"
     assert got["ri-covered"]["commitment_discount_category"] == "Usage"

@@ -15,15 +15,17 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal as D
+from decimal import localcontext
 from fractions import Fraction
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from pipelines.exports import FOCUS_COLUMNS, export_focus
-from tests.bill_truth import UNIT, _ts, day_shares, line_currencies, line_hour_units
+from tests.bill_truth import UNIT, _ts, bill_lines, day_shares, line_currencies, line_hour_metric_units, line_hour_units
 from tests.e2e import run_pipeline, simulate_and_run
 from tests.scenario_builder import Activity, Landing, utc
 
@@ -31,6 +33,26 @@ NODE_METHOD = "gpuledger-gpu-seconds"
 METHODS = {NODE_METHOD, "gpuledger-tag", "gpuledger-proportional-gpu-cost", "gpuledger-proportional-pretax",
            "gpuledger-commitment-owner", "gpuledger-unattributed"}
 NODE_CATEGORIES = {"productive", "rerun_loss", "allocated_idle", "failed_job", "unmonitored"}
+
+# FOCUS 1.2's Mandatory columns, from the "Feature level" of each column file of the spec (FOCUS_Spec v1.2,
+# also listed in shared/reference/billing-focus-cur-opencost.md §1.1), not from the code under test.
+FOCUS_1_2_MANDATORY = (
+    "BilledCost", "BillingAccountId", "BillingAccountName", "BillingCurrency", "BillingPeriodEnd",
+    "BillingPeriodStart", "ChargeCategory", "ChargeClass", "ChargeDescription", "ChargePeriodEnd",
+    "ChargePeriodStart", "ContractedCost", "EffectiveCost", "InvoiceIssuerName", "ListCost", "PricingQuantity",
+    "PricingUnit", "ProviderName", "PublisherName", "ServiceCategory", "ServiceName",
+)
+# FOCUS 1.3's new Mandatory columns, and the columns of its data generator-calculated split cost allocation
+FOCUS_1_3_ADDED = ("HostProviderName", "ServiceProviderName", "AllocatedMethodId", "AllocatedMethodDetails",
+                   "AllocatedResourceId", "AllocatedResourceName", "AllocatedTags")
+# columns the spec says MUST NOT be null (1.2, and HostProviderName/ServiceProviderName in 1.3)
+NOT_NULL = ("BilledCost", "EffectiveCost", "ListCost", "ContractedCost", "BillingAccountId", "BillingCurrency",
+            "BillingPeriodStart", "BillingPeriodEnd", "ChargeCategory", "ChargePeriodStart", "ChargePeriodEnd",
+            "ProviderName", "PublisherName", "InvoiceIssuerName", "ServiceCategory", "ServiceName",
+            "HostProviderName", "ServiceProviderName")
+# summable metrics: costs and quantities (DECIMAL(38,18)), and those the ledger does not split itself
+METRICS = ("PricingQuantity", "ConsumedQuantity", "ListCost", "ContractedCost", "EffectiveCost", "BilledCost")
+SPLIT = ("ListCost", "ContractedCost", "PricingQuantity", "ConsumedQuantity")
 
 
 # --- the landing side, independent of the pipeline ------------------------------------------------
@@ -58,6 +80,7 @@ class Export:
     count: int                  # what export_focus returned for the CSV
     parquet: list[dict]
     parquet_count: int
+    schema: pa.Schema
 
 
 def _origin(row: dict) -> tuple[str, date]:
@@ -74,9 +97,10 @@ def _export(con: duckdb.DuckDBPyConnection, days: list[date], out_dir: Path) -> 
         rows = []
         for r in reader:
             r = {k: (v if v != "" else None) for k, v in r.items()}
-            r["EffectiveCost"], r["BilledCost"] = D(r["EffectiveCost"]), D(r["BilledCost"])
+            r |= {c: D(r[c]) for c in METRICS if r[c] is not None}
             rows.append(r)
-    return Export(rows, header, n_csv, pq.read_table(out_dir / "focus.parquet").to_pylist(), n_pq)
+    table = pq.read_table(out_dir / "focus.parquet")
+    return Export(rows, header, n_csv, table.to_pylist(), n_pq, table.schema)
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +123,65 @@ def _assert_origins_exact(export: Export, landing: Path, days: list[date]) -> No
     assert set(got) == set(want)    # one or more rows for every line's piece of every day, nothing else
     for key, (e, b) in want.items():
         assert tuple(got[key]) == (e, b), key
+
+
+def _units(v: D) -> int:
+    with localcontext(prec=100):
+        return int(v.scaleb(18))
+
+
+def _by_origin(export: Export) -> dict[tuple[str, date], list[dict]]:
+    rows: dict[tuple[str, date], list[dict]] = defaultdict(list)
+    for r in export.rows:
+        rows[_origin(r)].append(r)
+    return rows
+
+
+def _assert_split_metrics_exact(export: Export, landing: Path) -> int:
+    """ListCost, ContractedCost, PricingQuantity and ConsumedQuantity of each origin's rows sum exactly to
+    the line's share of the day (cut over its hours like EffectiveCost, tests/bill_truth.py); NULL on every
+    row where the line has none, or is quarantined (its columns are not staged). Returns the sums checked."""
+    checked = 0
+    for column in SPLIT:
+        hours = line_hour_metric_units(landing, column)
+        for (key, day), rows in _by_origin(export).items():
+            rel, n = key.rsplit("#", 1)
+            line = hours[(rel, int(n))]
+            values = [r[column] for r in rows]
+            if rows[0]["x_OriginQuarantined"] == "true" or line is None:
+                assert values == [None] * len(values), (column, key, day)
+                continue
+            want = sum(u for h, u in line.items() if h.date() == day)
+            assert None not in values and sum(_units(v) for v in values) == want, (column, key, day)
+            checked += 1
+    return checked
+
+
+def _assert_split_follows_the_cost(export: Export) -> int:
+    """Each row's share of a split metric is its share of the origin's EffectiveCost (BilledCost where
+    that is 0): within 2e-18 plus 1e-18 of the metric per piece and per 1e18 of the basis' units; and
+    exactly the row's own EffectiveCost (BilledCost) where the metric equals it at the origin. Returns the
+    rows checked."""
+    checked = 0
+    for key, rows in _by_origin(export).items():
+        if rows[0]["x_OriginQuarantined"] == "true":
+            continue
+        basis = next((b for b in ("EffectiveCost", "BilledCost") if sum(r[b] for r in rows) != 0), None)
+        if basis is None:
+            continue
+        total = sum(_units(r[basis]) for r in rows)
+        for column in SPLIT:
+            if rows[0][column] is None:
+                continue
+            amount = sum(_units(r[column]) for r in rows)
+            slack = 2 + Fraction(abs(amount) * len(rows), 10**18) + Fraction(abs(amount) * len(rows), abs(total))
+            for r in rows:
+                exact = Fraction(amount * _units(r[basis]), total)
+                assert abs(_units(r[column]) - exact) <= slack, (column, key, r)
+                if amount == total:
+                    assert r[column] == r[basis], (column, key, r)
+                checked += 1
+    return checked
 
 
 # --- the simulated fleet -----------------------------------------------------------------------------
@@ -219,10 +302,64 @@ def test_parquet_and_csv_hold_the_same_rows(sim_export):
             return format(v, "f")
         return str(v)
 
-    csv_rows = sorted(tuple(text(r[c]) if c not in ("EffectiveCost", "BilledCost") else format(r[c], "f")
+    csv_rows = sorted(tuple(text(r[c]) if c not in METRICS or r[c] is None else format(r[c], "f")
                             for c in FOCUS_COLUMNS) for r in sim_export.rows)
     pq_rows = sorted(tuple(text(r[c]) for c in FOCUS_COLUMNS) for r in sim_export.parquet)
     assert csv_rows == pq_rows
+
+
+def test_every_mandatory_focus_column_is_present(sim_export):
+    for columns in (sim_export.header, sim_export.schema.names):
+        assert [c for c in (*FOCUS_1_2_MANDATORY, *FOCUS_1_3_ADDED) if c not in columns] == []
+        # custom columns carry the x_ prefix and come after every FOCUS column
+        custom = [i for i, c in enumerate(columns) if c.startswith("x_")]
+        assert custom == list(range(len(columns) - len(custom), len(columns)))
+
+
+def test_parquet_columns_have_focus_types(sim_export):
+    for field in sim_export.schema:
+        if field.name in METRICS:
+            assert field.type == pa.decimal128(38, 18), field        # Decimal, never a float
+        elif field.name in ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd"):
+            assert pa.types.is_timestamp(field.type) and field.type.tz == "UTC", field
+        elif field.name != "x_OriginQuarantined":
+            assert field.type == pa.string(), field                    # ids like 481516234200 stay text
+
+
+def test_mandatory_columns_are_filled(sim_export):
+    rows = [r for r in sim_export.parquet if not r["x_OriginQuarantined"]]
+    assert rows
+    for r in rows:
+        assert [c for c in NOT_NULL if r[c] is None] == [], r
+        # PricingQuantity: null on Tax, present on Usage and Purchase that correct nothing
+        if r["ChargeCategory"] == "Tax":
+            assert r["PricingQuantity"] is None, r
+        elif r["ChargeCategory"] in ("Usage", "Purchase") and r["ChargeClass"] is None:
+            assert r["PricingQuantity"] is not None, r
+
+
+def test_dimensions_are_the_origin_lines(sim, sim_export):
+    lines = {f"{rel}#{n}": row for rel, n, row in bill_lines(sim.landing)}
+    carried = ("BillingAccountId", "BillingAccountName", "SubAccountId", "SubAccountName", "ProviderName",
+               "PublisherName", "InvoiceIssuerName", "InvoiceId", "PricingUnit", "ConsumedUnit", "ChargeDescription",
+               "ServiceCategory", "ServiceName", "RegionId", "SkuId", "ChargeFrequency", "PricingCategory")
+    for r in sim_export.parquet:
+        line = lines[r["x_OriginLineKey"]]
+        assert {c: r[c] for c in carried} == {c: line[c] or None for c in carried}, r["x_OriginLineKey"]
+        # the bill names no host provider: the service provider hosts its own services
+        assert r["ServiceProviderName"] == r["HostProviderName"] == line["ProviderName"]
+    assert {r["InvoiceIssuerName"] for r in sim_export.parquet} == {"AWS", "Kestrel GPU Cloud"}
+
+
+def test_split_metrics_sum_exactly_to_their_origin(sim, sim_export):
+    assert _assert_split_metrics_exact(sim_export, sim.landing) > 0
+
+
+def test_split_metrics_follow_the_rows_cost(sim_export):
+    assert _assert_split_follows_the_cost(sim_export) > 0
+    node_rows = [r for r in sim_export.rows if r["AllocatedMethodId"] == NODE_METHOD]
+    # committed node hours: ContractedCost is the EffectiveCost, ListCost the on-demand price above it
+    assert any(r["ContractedCost"] == r["EffectiveCost"] < r["ListCost"] for r in node_rows)
 
 
 def test_bad_arguments_and_read_only_use(sim, tmp_path):
@@ -252,7 +389,10 @@ def test_bad_arguments_and_read_only_use(sim, tmp_path):
 #   04: 9002 14400 allocated_idle, idle 14400       | 05: 9002 7200 allocated_idle, idle 21600
 # Beside it: sp-9's Unused rows and its Purchase, an untagged networking line (shared), a two-day
 # storage line of p1, tax, an untagged and a p2-tagged credit, an instance of no known node, and a
-# row with a bad ChargeCategory (quarantined with its money).
+# row with a bad ChargeCategory (quarantined with its money). Every line names its accounts and issuer
+# (`_names`) and carries ListCost, ContractedCost and quantities (`_metrics`): some equal to its
+# EffectiveCost, some not, quantities of 1e12 and 1e14 (1e30 units and more) on a line split over hours
+# and over projects.
 
 DAY = date(2026, 11, 2)
 WEIGHTS = {  # hour → {(job or None, category): GPU-seconds}
@@ -265,6 +405,17 @@ WEIGHTS = {  # hour → {(job or None, category): GPU-seconds}
 }
 
 
+ACCOUNT = {"BillingAccountId": "000123456789", "BillingAccountName": "acme-payer", "ProviderName": "Acme Cloud",
+           "PublisherName": "Acme Marketplace Seller", "InvoiceIssuerName": "Acme Cloud Inc.",
+           "SubAccountId": "0042", "SubAccountName": "ml-sub"}
+
+
+def _metrics(list_cost: str, contracted: str, quantity: str | None = None, consumed: str | None = None) -> dict:
+    m = {**ACCOUNT, "ListCost": list_cost, "ContractedCost": contracted}
+    quantities = {"PricingQuantity": quantity, "ConsumedQuantity": consumed}
+    return m | {k: v for k, v in quantities.items() if v}
+
+
 def build_multi(root: Path) -> Landing:
     L = Landing(root)
     L.config = {"teams": {"ml": {"projects": ["p1"]}, "research": {"projects": ["p2"]}},
@@ -272,27 +423,37 @@ def build_multi(root: Path) -> Landing:
                 "quarantine": {"max_share": 1.0}}
     L.node("m1", pool="pool-m", team="infra")
     node_tags = {"node": "m1", "cluster": "c1"}
-    L.node_hours("m1", utc(2026, 11, 2), 6, D("20.000000000000000001"))
+    L.node_hours("m1", utc(2026, 11, 2), 6, D("20.000000000000000001"),
+                 extra=_metrics("25.000000000000000003", "20.000000000000000001", "1", "1"))
     for h in range(6):
         L.line(utc(2026, 11, 2, h), utc(2026, 11, 2, h + 1), "Usage", D("7.777777777777777777"), D("0"),
                resource_id="i-m1", resource_type="instance", service="Compute", pricing="Committed",
-               cd_id="sp-9", cd_status="Used", tags=node_tags)
+               cd_id="sp-9", cd_status="Used", tags=node_tags,
+               extra=_metrics("25.000000000000000003", "25.000000000000000003", "1", "1"))
         L.line(utc(2026, 11, 2, h), utc(2026, 11, 2, h + 1), "Usage", D("0.333333333333333333"), D("0"),
                resource_id="sp-9", resource_type="Savings Plan", service="Compute", pricing="Committed",
-               cd_id="sp-9", cd_status="Unused")
+               cd_id="sp-9", cd_status="Unused", extra=_metrics("0.333333333333333333", "0.333333333333333333", "0.25"))
     L.line(utc(2026, 11, 2, 3, 30), utc(2026, 11, 2, 5), "Usage", D("1.500000000000000001"),
-           resource_id="i-m1", resource_type="instance", service="Compute", tags=node_tags)
+           resource_id="i-m1", resource_type="instance", service="Compute", tags=node_tags,
+           extra=_metrics("2.000000000000000007", "1.500000000000000001", "1.5", "1.5"))
     L.line(utc(2026, 11, 2), utc(2026, 11, 3), "Purchase", D("0"), D("50"), resource_id="sp-9",
-           resource_type="Savings Plan", service="Compute", cd_id="sp-9")
-    L.line(utc(2026, 11, 2), utc(2026, 11, 3), "Usage", D("3.000000000000000001"), service="Networking")
+           resource_type="Savings Plan", service="Compute", cd_id="sp-9", extra=_metrics("50", "50", "24"))
+    L.line(utc(2026, 11, 2), utc(2026, 11, 3), "Usage", D("3.000000000000000001"), service="Networking",
+           extra=_metrics("4", "3.000000000000000001", "98765432109876.5", "98765432109876.5"))
     L.line(utc(2026, 11, 1, 12), utc(2026, 11, 3, 12), "Usage", D("9.99"), resource_id="vol-1",
-           resource_type="volume", service="Storage", tags={"project": "p1"})
-    L.line(utc(2026, 11, 2), utc(2026, 11, 3), "Tax", D("5.55"))
-    L.line(utc(2026, 11, 2), utc(2026, 11, 3), "Credit", D("-1.11"))
-    L.line(utc(2026, 11, 2), utc(2026, 11, 3), "Credit", D("-0.50"), tags={"project": "p2"})
+           resource_type="volume", service="Storage", tags={"project": "p1"},
+           extra=_metrics("12.345678901234567891", "9.99", "1234567890123.5", "1234567890123.5"))
+    # from 23:30 the day before: 2 of its 2.5 hours (and of each amount) are the day's
+    L.line(utc(2026, 11, 1, 23, 30), utc(2026, 11, 2, 2), "Usage", D("2.5"), resource_id="vol-2",
+           resource_type="volume", service="Storage", tags={"project": "p1"},
+           extra=_metrics("3.1", "2.5", "2.5", "2.5"))
+    L.line(utc(2026, 11, 2), utc(2026, 11, 3), "Tax", D("5.55"), extra=_metrics("5.55", "5.55"))
+    L.line(utc(2026, 11, 2), utc(2026, 11, 3), "Credit", D("-1.11"), extra=_metrics("-1.11", "-1.11"))
+    L.line(utc(2026, 11, 2), utc(2026, 11, 3), "Credit", D("-0.50"), tags={"project": "p2"},
+           extra=_metrics("-0.5", "-0.5"))
     L.line(utc(2026, 11, 2), utc(2026, 11, 2, 6), "Usage", D("4.00"), resource_id="i-unknown",
-           resource_type="instance", service="Compute")
-    L.line(utc(2026, 11, 2), utc(2026, 11, 2, 1), "Bogus", D("2.22"))
+           resource_type="instance", service="Compute", extra=_metrics("4.4", "4", "6", "6"))
+    L.line(utc(2026, 11, 2), utc(2026, 11, 2, 1), "Bogus", D("2.22"), extra=_metrics("2.22", "2.22"))
     L.job("c1", "9001", account="acct1", start="2026-11-02T00:00:00", end="2026-11-02T02:20:00",
           state="COMPLETED", host="m1")
     L.job("c1", "9002", account="acct2", start="2026-11-02T03:00:00", end="2026-11-02T05:30:00",
@@ -364,9 +525,10 @@ def test_multi_other_lines_by_method(multi):
     owner = by_method["gpuledger-commitment-owner"]
     assert {(r["AllocatedResourceId"], r["CommitmentDiscountStatus"]) for r in owner} == {("infra", "Unused")}
     assert sum(r["EffectiveCost"] for r in by_method["gpuledger-commitment-owner"]) == 6 * D("0.333333333333333333")
-    # tagged: the storage line's day (half of 48 h) to p1, the tagged credit to p2
+    # tagged: the storage lines' day (half of 48 h; 2 of 2.5 h) to p1, the tagged credit to p2
     assert sorted((r["AllocatedResourceId"], r["ChargeCategory"], r["EffectiveCost"])
-                  for r in by_method["gpuledger-tag"]) == [("p1", "Usage", D("4.995")), ("p2", "Credit", D("-0.50"))]
+                  for r in by_method["gpuledger-tag"]) == [("p1", "Usage", D("2.0")), ("p1", "Usage", D("4.995")),
+                                                           ("p2", "Credit", D("-0.50"))]
     # shared (the networking line and the Purchase's BilledCost) by GPU cost: only p1 and p2 used GPUs
     shared = by_method["gpuledger-proportional-gpu-cost"]
     assert {r["AllocatedResourceId"] for r in shared} == {"p1", "p2"}
@@ -379,3 +541,47 @@ def test_multi_other_lines_by_method(multi):
     unplaced = by_method["gpuledger-unattributed"]
     assert sorted((r["AllocatedResourceId"], r["x_OriginQuarantined"], r["EffectiveCost"]) for r in unplaced) == [
         (None, "false", D("4.00")), (None, "true", D("2.22"))]
+
+
+def test_multi_split_metrics_sum_exactly_and_follow_the_cost(multi):
+    L, export = multi
+    # 27 staged lines with ListCost and ContractedCost; PricingQuantity on all but tax and credits (24),
+    # ConsumedQuantity also not on the unused commitment and the purchase (17); the quarantined line: none
+    assert _assert_split_metrics_exact(export, L.landing) == 27 + 27 + 24 + 17
+    # the line from 23:30 the day before: 2/2.5 of it is the day's, by time as EffectiveCost is
+    (late,) = [r for r in export.rows if r["ResourceId"] == "vol-2"]
+    assert (late["EffectiveCost"], late["ListCost"], late["PricingQuantity"]) == (D("2"), D("2.48"), D("2"))
+    assert _assert_split_follows_the_cost(export) > 0
+    # the shared networking line's 98765432109876.5 GB split over the projects by GPU cost, exactly
+    shared = [r for r in export.rows if r["AllocatedMethodId"] == "gpuledger-proportional-gpu-cost"
+              and r["ChargeCategory"] == "Usage"]
+    assert len(shared) == 2 and sum(r["PricingQuantity"] for r in shared) == D("98765432109876.5")
+    # the storage line's day is half its hours: half its 1234567890123.5 GB-months and its ListCost, to the
+    # 1e-18 of each of its 24 hours (each hour's piece is rounded to 1e-18)
+    (storage,) = [r for r in export.rows if r["ResourceId"] == "vol-1"]
+    assert abs(storage["PricingQuantity"] - D("617283945061.75")) <= 24 * UNIT
+    assert abs(storage["ListCost"] - D("12.345678901234567891") / 2) <= 24 * UNIT
+
+
+def test_multi_names_and_ids_are_the_bills_text(multi):
+    L, export = multi
+    for rows in (export.rows, export.parquet):
+        for r in rows:
+            if r["x_OriginQuarantined"] in (True, "true"):
+                assert r["BillingAccountId"] is r["PublisherName"] is r["ListCost"] is None
+                continue
+            assert {c: r[c] for c in ACCOUNT} == ACCOUNT, r   # 000123456789 stays text, zeros and all
+            assert r["HostProviderName"] == r["ServiceProviderName"] == "Acme Cloud"
+
+
+def test_export_of_an_older_warehouse_says_what_to_do(sim, tmp_path):
+    import shutil
+
+    old = tmp_path / "old.duckdb"
+    shutil.copy(sim.warehouse, old)
+    with duckdb.connect(str(old)) as con:
+        con.execute("ALTER TABLE staging.stg_focus__bill_lines DROP COLUMN publisher_name")
+    with duckdb.connect(str(old), read_only=True) as con:
+        with pytest.raises(ValueError, match=r"lack column\(s\) publisher_name .*`gpuledger run`"):
+            export_focus(con, sim.days[0], sim.days[0], tmp_path / "focus.csv")
+    assert not (tmp_path / "focus.csv").exists()

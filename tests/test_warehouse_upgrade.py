@@ -1,4 +1,5 @@
-"""A warehouse built before bill amounts kept their rounding gains the new columns in place."""
+"""A warehouse built before bill amounts kept their rounding, or before the FOCUS export carried its origin
+lines' names and issuers, gains the new columns in place."""
 
 from decimal import Decimal
 
@@ -46,6 +47,10 @@ def test_bootstrap_adds_the_rounding_columns_to_an_old_warehouse(tmp_path):
     assert staged == [(Decimal("1.25"), Decimal(0), Decimal(0))]
     assert quarantined == [(None, None)]
     assert types["effective_cost_rounding"] == types["billed_cost_rounding"] == "DECIMAL(38,38)"
+    # and the columns the FOCUS export carries from each origin line, NULL on the lines staged before
+    for column in ("billing_account_name", "sub_account_name", "publisher_name", "invoice_issuer_name",
+                   "host_provider_name", "service_subcategory", "pricing_currency"):
+        assert types[column] == "VARCHAR", column
 
 
 def test_a_warehouse_with_the_old_scheduler_table_keeps_its_rows_under_the_new_name(tmp_path):

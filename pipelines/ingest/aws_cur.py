@@ -28,9 +28,13 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "time_interval": ("identity/TimeInterval", "identity_time_interval"),
     "invoice_id": ("bill/InvoiceId", "bill_invoice_id"),
     "payer_account_id": ("bill/PayerAccountId", "bill_payer_account_id"),
+    "payer_account_name": ("bill/PayerAccountName", "bill_payer_account_name"),
+    "invoicing_entity": ("bill/InvoicingEntity", "bill_invoicing_entity"),
     "billing_period_start": ("bill/BillingPeriodStartDate", "bill_billing_period_start_date"),
     "billing_period_end": ("bill/BillingPeriodEndDate", "bill_billing_period_end_date"),
     "usage_account_id": ("lineItem/UsageAccountId", "line_item_usage_account_id"),
+    "usage_account_name": ("lineItem/UsageAccountName", "line_item_usage_account_name"),
+    "legal_entity": ("lineItem/LegalEntity", "line_item_legal_entity"),
     "line_item_type": ("lineItem/LineItemType", "line_item_line_item_type"),
     "usage_start": ("lineItem/UsageStartDate", "line_item_usage_start_date"),
     "usage_end": ("lineItem/UsageEndDate", "line_item_usage_end_date"),
@@ -45,6 +49,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "region": ("product/regionCode", "product_region_code", "product/region", "product_region"),
     "sku": ("product/sku", "product_sku"),
     "pricing_unit": ("pricing/unit", "pricing_unit"),
+    "pricing_currency": ("pricing/currency", "pricing_currency"),
     "public_on_demand_cost": ("pricing/publicOnDemandCost", "pricing_public_on_demand_cost"),
     "ri_arn": ("reservation/ReservationARN", "reservation_reservation_a_r_n", "reservation_reservation_arn"),
     "ri_effective_cost": ("reservation/EffectiveCost", "reservation_effective_cost"),
@@ -63,8 +68,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 }
 REQUIRED = ("line_item_type", "usage_start", "usage_end", "unblended_cost")
 # concepts that only describe a line: no check reads them and no amount depends on them
-DESCRIPTIVE = ("invoice_id", "payer_account_id", "usage_account_id", "product_code", "resource_id", "description",
-               "product_name", "region", "sku", "pricing_unit", "product_map")
+DESCRIPTIVE = ("invoice_id", "payer_account_id", "payer_account_name", "invoicing_entity", "usage_account_id",
+               "usage_account_name", "legal_entity", "product_code", "resource_id", "description", "product_name",
+               "region", "sku", "pricing_unit", "pricing_currency", "product_map")
 LEGACY_MARK, SNAKE_MARK = "lineItem/UnblendedCost", "line_item_unblended_cost"
 
 # LineItemType (case-insensitive) -> FOCUS ChargeCategory. Credit is a FOCUS Credit; a Refund keeps the
@@ -215,6 +221,8 @@ TIMES = {
     "charge_period_end": "usage_end",
 }
 QUANTITIES = ("usage_amount",)
+# the staging amounts worked out here from the CUR's (every FOCUS amount column)
+AMOUNTS = ("effective_cost", "billed_cost", "list_cost", "contracted_cost")
 # CUR money columns, read exactly (once per distinct value) before they are combined
 MONEY_CONCEPTS = (
     "unblended_cost", "net_unblended_cost", "public_on_demand_cost", "sp_effective_cost", "ri_effective_cost",
@@ -262,10 +270,22 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.D
     )
     net = amount("net_unblended_cost")
     net_present = net.struct.field("amount").is_not_null() | net.struct.field("problem").is_not_null()
+    billed = pl.when(net_present).then(net).otherwise(amount("unblended_cost"))
+    # FOCUS: a credit's ListCost and ContractedCost are its BilledCost. ContractedCost is the cost at the
+    # account's rates before any commitment: UnblendedCost (private-rate and EDP discounts are lines of
+    # their own, so they net out), the on-demand cost of RI-covered usage (the reservation's rate is a
+    # commitment's), and 0 on a savings plan's negation of the usage it covered.
+    contracted = (
+        pl.when(is_type("Credit")).then(billed)
+        .when(is_type("SavingsPlanNegation")).then(zero)
+        .when(is_type("DiscountedUsage")).then(amount("public_on_demand_cost"))
+        .otherwise(amount("unblended_cost"))
+    )
     raw = raw.with_columns(
         effective.alias("_amount.effective_cost"),
-        pl.when(net_present).then(net).otherwise(amount("unblended_cost")).alias("_amount.billed_cost"),
-        amount("public_on_demand_cost").alias("_amount.list_cost"),
+        billed.alias("_amount.billed_cost"),
+        pl.when(is_type("Credit")).then(billed).otherwise(amount("public_on_demand_cost")).alias("_amount.list_cost"),
+        contracted.alias("_amount.contracted_cost"),
     )
     # an unknown type goes on as `<column>=<value>`: never a valid category, so the contract rejects the
     # row naming it
@@ -303,8 +323,12 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.D
     focus_columns = {
         "x_LineItemId": line_id,
         "BillingAccountId": text["payer_account_id"],
+        "BillingAccountName": text["payer_account_name"],
         "SubAccountId": text["usage_account_id"],
+        "SubAccountName": text["usage_account_name"],
         "InvoiceId": text["invoice_id"],
+        "InvoiceIssuerName": text["invoicing_entity"],
+        "PublisherName": text["legal_entity"],
         "BillingCurrency": text["currency"],
         "BillingPeriodStart": time("billing_period_start"),
         "BillingPeriodEnd": time("billing_period_end"),
@@ -315,6 +339,7 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.D
         "PricingQuantity": quantity("usage_amount"),
         "ConsumedQuantity": pl.when(category == "Usage").then(quantity("usage_amount")),
         "PricingUnit": text["pricing_unit"],
+        "PricingCurrency": text["pricing_currency"],
         "CommitmentDiscountId": commitment_id,
         "CommitmentDiscountType": pl.when(is_type(*sp_types)).then(pl.lit("Savings Plan"))
         .when(ri).then(pl.lit("Reservation")),
@@ -334,13 +359,13 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.D
         "SkuId": text["sku"],
         "Tags": tags,
     }
-    given = {col: pl.col(f"_amount.{col}") for col in ("effective_cost", "billed_cost", "list_cost")}
+    given = {col: pl.col(f"_amount.{col}") for col in AMOUNTS}
     given |= {col: pl.col(_parsed(concept)) for col, concept in TIMES.items() if cols[concept]}
     frame = raw.select(
         "_row",
         *[expr.cast(pl.String).alias(name) for name, expr in focus_columns.items()],
         *[pl.col(c).alias(_payload_name(c)) for c in cur_names if c != "_row" and c not in tag_columns],
-        *[pl.col(f"_amount.{col}") for col in ("effective_cost", "billed_cost", "list_cost")],
+        *[pl.col(f"_amount.{col}") for col in AMOUNTS],
         *[pl.col(_parsed(concept)) for concept in TIMES.values() if cols[concept]],
     )
     return frame, given
