@@ -2,7 +2,7 @@
 
 Every exported row is checked against what the landing files say, computed here without the pipeline:
 a bill line's share of a UTC day is its hourly pieces by time, split in units of 1e-18 by largest
-remainder (tests/bill_truth.py), and the rows of each origin charge (line × day) must sum to it exactly.
+remainder (tests/support/bill_truth.py), and the rows of each origin charge (line × day) must sum to it exactly.
 Two warehouses: a simulated fleet (`simulate_and_run`), and a hand-built day on one node whose hours are
 priced by two or three bill lines at once, with every kind of non-node line beside it.
 """
@@ -23,9 +23,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.exports import FOCUS_COLUMNS, export_focus
-from tests.bill_truth import UNIT, _ts, day_shares, line_currencies, line_hour_units
-from tests.e2e import run_pipeline, simulate_and_run
-from tests.scenario_builder import Activity, Landing, utc
+from tests.support.bill_truth import UNIT, _ts, day_shares, line_currencies, line_hour_units
+from tests.support.pipeline import run_pipeline
+from tests.support.scenario_builder import Activity, Landing, utc
 
 NODE_METHOD = "gpuledger-gpu-seconds"
 METHODS = {NODE_METHOD, "gpuledger-tag", "gpuledger-proportional-gpu-cost", "gpuledger-proportional-pretax",
@@ -80,8 +80,8 @@ def _export(con: duckdb.DuckDBPyConnection, days: list[date], out_dir: Path) -> 
 
 
 @pytest.fixture(scope="module")
-def sim(tmp_path_factory):
-    return simulate_and_run(tmp_path_factory.mktemp("focus_sim"), date(2026, 11, 2), 2, 4, seed=5)
+def sim(simulated_ledger):
+    return simulated_ledger
 
 
 @pytest.fixture(scope="module")
