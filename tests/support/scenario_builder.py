@@ -1,4 +1,4 @@
-"""Builds small, hand-checkable landing zones for tests/test_ledger_scenarios.py.
+"""Builds small, hand-checkable landing zones for tests/e2e/test_ledger_scenarios.py.
 
 Everything here only *writes* landing files in the formats of docs/landing.md; it imports nothing from the
 pipeline, so the expected values in the scenarios stay independent of how the pipeline computes them.

@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from simulator import Knobs, simulate
-from tests.bill_truth import current_bill_files
+from tests.support.bill_truth import current_bill_files
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CATEGORIES = {"rerun_loss", "allocated_idle", "failed_job", "unmonitored", "productive", "idle_unallocated"}
 # 2026-10-31 + 2 days crosses the 2026-11-01 fall-back in America/Los_Angeles
 START = dt.date(2026, 10, 31)

@@ -13,7 +13,10 @@ import polars as pl
 import pytest
 
 from simulator import simulate
-from tests.e2e import assert_gpu_seconds_match_truth, run_pipeline
+from tests.support.pipeline import assert_gpu_seconds_match_truth, run_pipeline
+
+# a minute or more: runs in CI too (`-m "not slow"` leaves it out of a quick local run)
+pytestmark = pytest.mark.slow
 
 START = dt.date(2026, 3, 2)
 DAYS = 2

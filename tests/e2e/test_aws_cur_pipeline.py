@@ -9,9 +9,9 @@ from decimal import Decimal
 
 import duckdb
 
-from tests.e2e import run_pipeline
+from tests.support.pipeline import run_pipeline
 
-CUR_EFFECTIVE_TOTAL = Decimal("1.68230869740")  # the CUR's own sum of lineItem/UnblendedCost (tests/test_aws_cur.py)
+CUR_EFFECTIVE_TOTAL = Decimal("1.68230869740")  # the CUR's own sum of lineItem/UnblendedCost (tests/unit/test_aws_cur.py)
 
 
 def test_real_cur_runs_and_reconciles(real, tmp_path):

@@ -15,13 +15,12 @@ from pipelines.cli import EXAMPLE_QUERIES
 from pipelines.lib.publish import FINANCE_VIEWS
 from pipelines.lib.sandbox import open_read_only, refusal
 from tests.conftest import PROJECT_ROOT
-from tests.e2e import simulate_and_run
 
 
 @pytest.fixture(scope="module")
-def ledger(tmp_path_factory):
+def ledger(tmp_path_factory, simulated_ledger):
     root = tmp_path_factory.mktemp("sandbox")
-    run = simulate_and_run(root / "r", date(2026, 11, 2), 1, 2, seed=5)
+    run = simulated_ledger
     csv = root / "some.csv"
     csv.write_text("a,b\n1,2\n")
     published = run.warehouse.with_name(f"{run.warehouse.stem}.published.duckdb")

@@ -22,8 +22,13 @@ from hypothesis import strategies as st
 from pipelines.exports import export_focus
 from pipelines.lib.csv_cells import FORMULA_PREFIXES
 from pipelines.reports import write_team_report
-from tests.e2e import run_pipeline
-from tests.scenario_builder import Activity, Landing, utc
+import pytest
+
+from tests.support.pipeline import run_pipeline
+from tests.support.scenario_builder import Activity, Landing, utc
+
+# a minute or more: runs in CI too (`-m "not slow"` leaves it out of a quick local run)
+pytestmark = pytest.mark.slow
 
 DAY = date(2026, 11, 2)
 NASTY = [

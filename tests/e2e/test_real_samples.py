@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.test_slurm_parser import HB_COLUMNS
+from tests.unit.test_slurm_parser import HB_COLUMNS
 
 
 def _inspect(landing, config=None):

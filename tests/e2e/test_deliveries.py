@@ -30,8 +30,8 @@ from pipelines.ingest.sources import AWS_CUR, FOCUS
 from pipelines.ingest import landing
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import bootstrap, connect
-from tests.e2e import pipeline_env, run_pipeline
-from tests.scenario_builder import Landing, utc
+from tests.support.pipeline import pipeline_env, run_pipeline
+from tests.support.scenario_builder import Landing, utc
 
 DAY = date(2026, 11, 2)
 

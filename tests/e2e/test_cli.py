@@ -3,11 +3,10 @@
 import re
 import subprocess
 import sys
-from datetime import date
 
 import duckdb
 
-from tests.e2e import pipeline_env
+from tests.support.pipeline import pipeline_env
 
 
 def _gpuledger(*args, cwd=None):
@@ -46,10 +45,8 @@ def test_simulate_run_and_query(tmp_path):
     assert header == "n,paid" and row.split(",")[1] == "true"
 
 
-def test_query_refuses_writes_and_reports_bad_sql(tmp_path):
-    from tests.e2e import simulate_and_run
-
-    run = simulate_and_run(tmp_path / "r", date(2026, 11, 2), 1, 2, seed=5)
+def test_query_refuses_writes_and_reports_bad_sql(simulated_ledger):
+    run = simulated_ledger
     write = _gpuledger("query", "--warehouse", str(run.warehouse), "DELETE FROM marts.fct_cost_daily")
     assert write.returncode == 2 and write.stderr.startswith("query refused: DELETE is not a statement that only reads")
     bad = _gpuledger("query", "--warehouse", str(run.warehouse), "SELEC 1")
@@ -64,10 +61,8 @@ def test_run_rejects_a_missing_landing_dir(tmp_path):
     assert r.returncode == 2 and "does not exist" in r.stderr
 
 
-def test_report_command_writes_the_three_files(tmp_path):
-    from tests.e2e import simulate_and_run
-
-    run = simulate_and_run(tmp_path / "r", date(2026, 11, 2), 1, 2, seed=5)
+def test_report_command_writes_the_three_files(tmp_path, simulated_ledger):
+    run = simulated_ledger
     published = run.warehouse.with_name(f"{run.warehouse.stem}.published.duckdb")
     ok = _gpuledger("report", "--team", "pretrain", "--day", "2026-11-02", "--warehouse", str(published),
                     "--out", str(tmp_path / "out"))

@@ -12,8 +12,13 @@ import duckdb
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.bill_truth import current_bill_files
-from tests.e2e import run_pipeline
+import pytest
+
+from tests.support.bill_truth import current_bill_files
+from tests.support.pipeline import run_pipeline
+
+# a minute or more: runs in CI too (`-m "not slow"` leaves it out of a quick local run)
+pytestmark = pytest.mark.slow
 
 DAY = date(2026, 11, 2)
 KINDS = ["truncate", "flip", "garbage", "delete", "repeat", "nan", "quote"]

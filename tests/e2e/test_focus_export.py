@@ -2,7 +2,7 @@
 
 Every exported row is checked against what the landing files say, computed here without the pipeline:
 a bill line's share of a UTC day is its hourly pieces by time, split in units of 1e-18 by largest
-remainder (tests/bill_truth.py), and the rows of each origin charge (line × day) must sum to it exactly.
+remainder (tests/support/bill_truth.py), and the rows of each origin charge (line × day) must sum to it exactly.
 Two warehouses: a simulated fleet (`simulate_and_run`), and a hand-built day on one node whose hours are
 priced by two or three bill lines at once, with every kind of non-node line beside it.
 """
@@ -25,9 +25,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.exports import FOCUS_COLUMNS, export_focus
-from tests.bill_truth import UNIT, _ts, bill_lines, day_shares, line_currencies, line_hour_metric_units, line_hour_units
-from tests.e2e import run_pipeline, simulate_and_run
-from tests.scenario_builder import Activity, Landing, utc
+from tests.support.bill_truth import (UNIT, _ts, bill_lines, day_shares, line_currencies, line_hour_metric_units,
+                                      line_hour_units)
+from tests.support.pipeline import run_pipeline
+from tests.support.scenario_builder import Activity, Landing, utc
 
 NODE_METHOD = "gpuledger-gpu-seconds"
 METHODS = {NODE_METHOD, "gpuledger-tag", "gpuledger-proportional-gpu-cost", "gpuledger-proportional-pretax",
@@ -104,8 +105,8 @@ def _export(con: duckdb.DuckDBPyConnection, days: list[date], out_dir: Path) -> 
 
 
 @pytest.fixture(scope="module")
-def sim(tmp_path_factory):
-    return simulate_and_run(tmp_path_factory.mktemp("focus_sim"), date(2026, 11, 2), 2, 4, seed=5)
+def sim(simulated_ledger):
+    return simulated_ledger
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +140,7 @@ def _by_origin(export: Export) -> dict[tuple[str, date], list[dict]]:
 
 def _assert_split_metrics_exact(export: Export, landing: Path) -> int:
     """ListCost, ContractedCost, PricingQuantity and ConsumedQuantity of each origin's rows sum exactly to
-    the line's share of the day (cut over its hours like EffectiveCost, tests/bill_truth.py); NULL on every
+    the line's share of the day (cut over its hours like EffectiveCost, tests/support/bill_truth.py); NULL on every
     row where the line has none, or is quarantined (its columns are not staged). Returns the sums checked."""
     checked = 0
     for column in SPLIT:

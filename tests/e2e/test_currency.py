@@ -22,8 +22,8 @@ import duckdb
 import pytest
 
 from pipelines.exports import export_focus
-from tests.e2e import run_pipeline
-from tests.scenario_builder import Activity, Landing, utc
+from tests.support.pipeline import run_pipeline
+from tests.support.scenario_builder import Activity, Landing, utc
 
 DAY = date(2026, 11, 2)
 EXPECTED = {  # (currency, team, project, category) -> (effective cost, GPU-seconds)

@@ -13,9 +13,9 @@ import yaml
 import duckdb
 import pytest
 
-from tests.bill_truth import day_shares
+from tests.support.bill_truth import day_shares
 from tests.conftest import PROJECT_ROOT
-from tests.e2e import run_pipeline, simulate_and_run
+from tests.support.pipeline import run_pipeline, simulate_and_run
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from tests.crash_support import PROJECT_ROOT, Ledger, scratch_dir, simulate
+from tests.support.crash_support import PROJECT_ROOT, Ledger, scratch_dir, simulate
 
 
 @pytest.fixture(scope="module")

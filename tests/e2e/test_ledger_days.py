@@ -13,7 +13,7 @@ from decimal import Decimal as D
 import duckdb
 import pytest
 
-from tests.scenario_builder import Activity, Landing, utc
+from tests.support.scenario_builder import Activity, Landing, utc
 
 DAY = date(2018, 6, 18)
 

@@ -6,8 +6,8 @@ import dagster as dg
 import pytest
 
 from pipelines.definitions import defs
-from tests.bill_truth import current_bill_files
-from tests.e2e import pipeline_env, run_pipeline, simulate_and_run
+from tests.support.bill_truth import current_bill_files
+from tests.support.pipeline import pipeline_env, run_pipeline, simulate_and_run
 
 
 def _tick(name, when):

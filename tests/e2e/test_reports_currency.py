@@ -38,8 +38,8 @@ import pytest
 from pipelines.reports import period_of, write_team_report
 from pipelines.reports.data import load
 from pipelines.reports.fmt import money, money_short
-from tests.e2e import run_pipeline
-from tests.scenario_builder import Activity, Landing, utc
+from tests.support.pipeline import run_pipeline
+from tests.support.scenario_builder import Activity, Landing, utc
 
 DAY = date(2026, 11, 2)
 TEAM = "ml"
@@ -324,7 +324,7 @@ def test_csv_has_the_currency_and_reconciles_per_currency(reports):
 
 
 def test_headless_chromium_renders_every_currency(reports, tmp_path):
-    from tests.test_reports import _chromium, _headless
+    from tests.e2e.test_reports import _chromium, _headless
 
     chromium = _chromium()
     if chromium is None:

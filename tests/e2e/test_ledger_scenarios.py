@@ -1,7 +1,7 @@
 """Hand-computed ledger scenarios (docs/landing.md, docs/ledger.md, docs/tables.md).
 
 Every expected number below is worked out on paper from the rules in docs/ledger.md and the landing
-files these tests write (tests/scenario_builder.py) — never from the pipeline's SQL. Prices are round so the arithmetic is
+files these tests write (tests/support/scenario_builder.py) — never from the pipeline's SQL. Prices are round so the arithmetic is
 clean: a GPU node at $36.00 an hour is $0.00125 per GPU-second for its 8 GPUs.
 
 To keep the file well under a minute, the scenarios that place money without spreading it (1–6: node
@@ -25,8 +25,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.e2e import run_pipeline
-from tests.scenario_builder import Activity, Landing, utc
+from tests.support.pipeline import run_pipeline
+from tests.support.scenario_builder import Activity, Landing, utc
 
 NOV1, NOV2, NOV3, NOV4 = date(2026, 11, 1), date(2026, 11, 2), date(2026, 11, 3), date(2026, 11, 4)
 HOUR = 3600

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipelines.ingest import aws_cur
-from tests.e2e import run_pipeline
+from tests.support.pipeline import run_pipeline
 
 UNIT, HALF = Decimal("1e-18"), Decimal("0.5e-18")
 DAY, SPAN_START, SPAN_END = date(2026, 11, 2), date(2026, 11, 3), date(2026, 11, 4)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.crash_support import PROJECT_ROOT, Ledger, mart_rows, scratch_dir, simulate
+from tests.support.crash_support import PROJECT_ROOT, Ledger, mart_rows, scratch_dir, simulate
 
 TRIALS = 5
 SEED = 20261102

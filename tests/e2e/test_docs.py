@@ -18,7 +18,7 @@ import duckdb
 import pytest
 
 from tests.conftest import PROJECT_ROOT
-from tests.e2e import simulate_and_run
+from tests.support.pipeline import simulate_and_run
 
 DOCS = PROJECT_ROOT / "docs"
 # what `git ls-files` would hold of text: generated folders and dot folders are not the repository's
@@ -67,7 +67,7 @@ def anchors(page: Path) -> set[str]:
 def test_repository_walk_sees_code_sql_tests_and_docs():
     rels = {p.relative_to(PROJECT_ROOT).as_posix() for p in repository_files()}
     assert {"README.md", "docs/ledger.md", "sql/marts/fct_cost_daily.sql", "pipelines/ingest/focus.py",
-            "tests/test_docs.py", "Makefile"} <= rels
+            "tests/e2e/test_docs.py", "Makefile"} <= rels
     assert not any(r.startswith((".venv/", ".git/", "data/")) for r in rels)
 
 

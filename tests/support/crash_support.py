@@ -17,7 +17,7 @@ from typing import Iterator
 
 import duckdb
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 START = date(2026, 11, 2)
 _environ_guard = threading.Lock()
 

@@ -6,10 +6,13 @@ from datetime import date
 
 import pytest
 
-from tests.bill_truth import day_shares
-from tests.e2e import assert_gpu_seconds_match_truth, run_pipeline, simulate_and_run
+from tests.support.bill_truth import day_shares
+from tests.support.pipeline import assert_gpu_seconds_match_truth, run_pipeline, simulate_and_run
 
 from simulator import Knobs
+
+# a minute or more: runs in CI too (`-m "not slow"` leaves it out of a quick local run)
+pytestmark = pytest.mark.slow
 
 # seed, knobs: the default rates, and rates forced up so that interruptions and stalls surely happen
 CASES = [(3, None), (11, Knobs(interrupt_rate_per_gpu_day=0.3, stall_rate_per_job_day=1.0))]

@@ -8,8 +8,8 @@ from decimal import Decimal as D
 import duckdb
 import pytest
 
-from tests.e2e import run_pipeline
-from tests.scenario_builder import Activity, Landing, utc
+from tests.support.pipeline import run_pipeline
+from tests.support.scenario_builder import Activity, Landing, utc
 
 DAY = date(2026, 11, 2)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import html
 import io
-import os
 import re
 import shutil
 import subprocess
@@ -20,7 +19,6 @@ import pytest
 from pipelines.reports import period_of, write_team_report
 from pipelines.reports.data import load
 from tests.conftest import PROJECT_ROOT
-from tests.e2e import simulate_and_run
 
 TEAM = "pretrain"  # in this simulation it has runs, interruptions, failed jobs and idle nodes
 SCRIPT = "<script>alert(1)</script>"
@@ -30,8 +28,8 @@ GPU = WASTE + ("productive",)
 
 
 @pytest.fixture(scope="module")
-def ledger(tmp_path_factory):
-    return simulate_and_run(tmp_path_factory.mktemp("report_ledger"), date(2026, 11, 2), 2, 4, seed=5)
+def ledger(simulated_ledger):
+    return simulated_ledger
 
 
 @pytest.fixture(scope="module")
@@ -274,7 +272,7 @@ def test_warehouse_without_marts_gets_a_clear_error(tmp_path):
 
 
 def test_the_daily_run_writes_each_configured_teams_report(tmp_path):
-    from tests.e2e import simulate_and_run
+    from tests.support.pipeline import simulate_and_run
 
     run = simulate_and_run(tmp_path / "r", date(2026, 11, 2), 1, 2, seed=6)
     written = sorted(p.relative_to(run.root / "reports").as_posix() for p in (run.root / "reports").rglob("*.html"))
