@@ -130,6 +130,15 @@ def sync(
             report.files_unchanged += 1
         else:
             changed.append((path, rel, size, sha))
+    # a file taken in before and gone from the landing zone now takes its rows out (a day's run only
+    # looks at its neighbours' `day=` folders: a file outside them is not gone, just not looked at)
+    for rel in sorted(known):
+        if not (root / rel).exists():
+            with transaction(con):
+                _delete_file(con, source, rel)
+                con.execute("DELETE FROM ops.landed_files WHERE source = $source AND file = $file",
+                            {"source": source.name, "file": rel})
+            report.files_removed.append(rel)
 
     # Parsing the next file (polars) overlaps writing this one (DuckDB): both release the GIL.
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -144,15 +153,20 @@ def sync(
     return report
 
 
+def _delete_file(con: duckdb.DuckDBPyConnection, source: Source, rel: str) -> None:
+    """Takes out every staging and quarantine row a landing file gave (its table is a constant)."""
+    con.execute(f"DELETE FROM {source.qualified_table} WHERE _file = $file", {"file": rel})
+    con.execute("DELETE FROM ops.quarantine WHERE source = $source AND file = $file AND origin = 'landing'",
+                {"source": source.name, "file": rel})
+
+
 def _write_file(
     con: duckdb.DuckDBPyConnection, source: Source, rel: str, size: int, sha: str, parsed: Parsed,
     report: SyncReport,
 ) -> None:
     first, last = file_span(parsed.rows, source)
     with transaction(con):
-        con.execute(f"DELETE FROM {source.qualified_table} WHERE _file = $file", {"file": rel})
-        con.execute("DELETE FROM ops.quarantine WHERE source = $source AND file = $file AND origin = 'landing'",
-                    {"source": source.name, "file": rel})
+        _delete_file(con, source, rel)
         insert_rows(con, source, parsed.rows, rel)
         if parsed.rejects.height:
             con.register("incoming_rejects", parsed.rejects)

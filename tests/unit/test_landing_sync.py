@@ -87,3 +87,37 @@ def test_hive_day_folders_limit_a_daily_read(tmp_path):
     (root / "telemetry" / "dcgm" / "loose.csv").write_text("")
     found = [rel for _, rel in landing.discover(root, DCGM, date(2026, 11, 2))]
     assert found == [f"telemetry/dcgm/day=2026-11-0{d}/h1.parquet" for d in (1, 2, 3)] + ["telemetry/dcgm/loose.csv"]
+
+
+def test_a_removed_scheduler_file_takes_its_rows_out_and_a_far_day_folder_is_not_removed(tmp_path):
+    from pipelines.ingest.sources import DCGM, SLURM
+
+    root = tmp_path / "landing"
+    folder = root / "scheduler" / "slurm" / "c1"
+    folder.mkdir(parents=True)
+    header = "JobIDRaw|JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|AllocTRES|NodeList"
+    row = "{0}|{0}|t|u|a|gpu|COMPLETED|0:0|2026-11-02T00:00:00|2026-11-02T00:00:00|2026-11-02T01:00:00|gres/gpu=8|g1"
+    (folder / "a.psv").write_text(header + "\n" + row.format(1) + "\n")
+    (folder / "b.psv").write_text(header + "\n" + row.format(2) + "\n" + "1|1|x\n")   # a broken line: quarantined
+    con = connect(tmp_path / "w.duckdb")
+    bootstrap(con)
+    landing.sync(con, root, SLURM, OrgConfig())
+    (folder / "b.psv").unlink()
+    report = landing.sync(con, root, SLURM, OrgConfig())
+    assert report.files_removed == ["scheduler/slurm/c1/b.psv"]
+    assert con.execute("SELECT job_key FROM staging.stg_scheduler__job_allocations").fetchall() == [("1",)]
+    assert con.execute("SELECT count(*) FROM ops.quarantine").fetchone()[0] == 0
+    assert con.execute("SELECT file FROM ops.landed_files").fetchall() == [("scheduler/slurm/c1/a.psv",)]
+    # telemetry of a day far from the one running is only not looked at: it stays
+    far = root / "telemetry" / "dcgm" / "day=2026-10-01"
+    far.mkdir(parents=True)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"timestamp": pa.array([1_759_276_800_000_000], pa.timestamp("us", tz="UTC")),
+                             "hostname": ["h1"], "gpu": pa.array([0], pa.int32()),
+                             "metric": ["DCGM_FI_DEV_GPU_UTIL"], "value": [1.0]}), far / "h1.parquet")
+    landing.sync(con, root, DCGM, OrgConfig())
+    landing.sync(con, root, DCGM, OrgConfig(), day=date(2026, 11, 2))
+    assert con.execute("SELECT count(*) FROM staging.stg_dcgm__gpu_minutes").fetchone()[0] == 1
+    con.close()
