@@ -47,7 +47,10 @@ def test_reaping_fails_only_the_dead_and_frees_their_slots():
     for run_id, tags in runs.items():
         instance.add_run(DagsterRun(job_name="daily_ledger", run_id=run_id, status=DagsterRunStatus.STARTED, tags=tags))
     instance.add_run(DagsterRun(job_name="daily_ledger", run_id="done", status=DagsterRunStatus.SUCCESS, tags=dead))
-    assert reap_dead_runs(instance) == ["dead"]
-    assert {r: instance.get_run_by_id(r).status.value for r in [*runs, "done"]} == {
-        "dead": "FAILURE", "alive": "STARTED", "elsewhere": "STARTED", "done": "SUCCESS"}
+    # killed between creating its run and starting it
+    instance.add_run(DagsterRun(job_name="daily_ledger", run_id="never", status=DagsterRunStatus.NOT_STARTED,
+                                tags=dead))
+    assert sorted(reap_dead_runs(instance)) == ["dead", "never"]
+    assert {r: instance.get_run_by_id(r).status.value for r in [*runs, "done", "never"]} == {
+        "dead": "FAILURE", "alive": "STARTED", "elsewhere": "STARTED", "done": "SUCCESS", "never": "FAILURE"}
     assert reap_dead_runs(instance) == []
