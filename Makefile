@@ -11,7 +11,7 @@ SEED   ?= 7
 END    := $(shell date -u -d "$(START) +$$(( $(DAYS) - 1 )) days" +%F)
 export DAGSTER_HOME := $(CURDIR)/dagster_home
 
-.PHONY: setup demo test clean bench bench-cur
+.PHONY: setup demo test clean bench bench-cur system-deps
 
 $(BIN)/gpuledger: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,14 @@ demo: setup
 
 test: setup
 	$(BIN)/pytest
+
+# The system packages tests use: Chromium renders the HTML report (the test skips without it).
+# Debian's package; needs root (CI runs as root).
+system-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "chromium is missing: sudo apt-get install chromium (the report rendering test skips without it)"; fi; }
 
 clean:
 	rm -rf data $(VENV)

@@ -78,8 +78,8 @@ class FocusBillLine(_Contract):
         )
 
 
-class SlurmJobRecord(_Contract):
-    """A `sacct -P` record: an allocation or a step."""
+class SchedulerJobAllocation(_Contract):
+    """A scheduler's record of a job allocation: a `sacct -P` allocation or step, or a Kubernetes pod."""
 
     cluster: str = pa.Field(str_length={"min_value": 1})
     job_key: str = pa.Field(str_length={"min_value": 1})

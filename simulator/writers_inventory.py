@@ -25,7 +25,7 @@ def config_yaml(fleet: Fleet, kubernetes_cluster: str | None = None, months: lis
     teams = "\n".join(f"  {t}: {{projects: [{', '.join(ps)}]}}" for t, ps in TEAMS.items())
     accounts = "\n".join(f"  {a}: {p}" for p, a in ACCOUNTS.items())
     clusters = "\n".join(
-        f"  {c.name}: {{scheduler: {'kubernetes' if c.name == kubernetes_cluster else 'slurm'}, timezone: {c.timezone}}}"
+        f"  {c.name}: {{timezone: {c.timezone}}}"
         for c in CLUSTERS)
     kube = "" if kubernetes_cluster is None else (
         "kubernetes:                  # pods' project is their `project` label; namespaces (team-<team>) are\n"
@@ -47,7 +47,7 @@ tag_keys:                    # canonical key -> accepted spellings on bill lines
   team: [team, Team, user:team]
   node: [node, hostname, Hostname]
   cluster: [cluster]
-clusters:                    # cluster -> scheduler and time zone of its sacct times (IANA name)
+clusters:                    # cluster -> time zone of its sacct times (IANA name)
 {clusters}
 {kube}pools:                       # node pool -> owning team (idle of reserved pools is charged to it);
                              # pools not listed here (the *-shared pools) have no owner: their idle is _unallocated
@@ -57,7 +57,6 @@ idle: {{min_stretch_minutes: 10, sm_active_threshold: 0.05}}   # allocated_idle:
                              # the threshold for at least min_stretch_minutes in a row within one job
 mfu_target: 0.40             # target MFU for mfu_adjusted_cost_per_mtok and mfu_gap_cost
 attention_flops: palm        # attention term of flops_per_token: palm = 12·L·H·Q·T, causal = 6·L·H·Q·T
-gpu_cost_share: {{default: 1.0}}   # share of a GPU node's cost that follows its GPUs, by instance type
 quarantine: {{max_share: 0.05}}    # data check: quarantined lines may hold at most this share of a day's cost
 fx:                          # west's GPU cloud bills in EUR: the finance views add *_reporting columns in USD
   reporting_currency: USD    # at these rates (USD per unit of the currency, per month; a fixed simulated rate)

@@ -1,7 +1,7 @@
 """Trainer event logs: runs/<run_id>.jsonl, one compact JSON object a line, in time order.
 
-Key order follows DESIGN §2's examples. run_config carries the job_id of the run's first job. Events after the
-end of the simulated window do not exist yet and are not written.
+Key order follows the examples of docs/ingest/runs.md. run_config carries the job_id of the run's first
+job. Events after the end of the simulated window do not exist yet and are not written.
 """
 from __future__ import annotations
 

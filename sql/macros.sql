@@ -3,6 +3,12 @@
 CREATE OR REPLACE MACRO money_units(x) AS
     trunc(x)::HUGEINT * 1000000000000000000::HUGEINT + ((x - trunc(x)) * 1000000000000000000)::HUGEINT;
 CREATE OR REPLACE MACRO units_money(u) AS (u::DECIMAL(38, 0) * 0.000000000000000001);
+-- A weight for splitting money by money: an amount in whole micro-units (1e-6), never negative. Coarse on
+-- purpose: the split itself stays exact, and weights this size keep the products within HUGEINT.
+CREATE OR REPLACE MACRO micro_units(x) AS greatest(0, money_units(x) // 1000000000000);
+-- Whether a charge period [ps, pe) touches the UTC day d; a point in time (pe = ps) belongs to its day.
+CREATE OR REPLACE MACRO overlaps_day(ps, pe, d) AS
+    ps < d::DATE + INTERVAL 1 DAY AND (pe > d::DATE OR (pe <= ps AND ps >= d::DATE));
 -- A JSON object as a map of its keys to their values as text. Keys and values are looked up as data,
 -- never pasted into a JSON path: a tag key or project name may hold any character (`"`, `*`, `$`…).
 -- Not an object (or not JSON): NULL.

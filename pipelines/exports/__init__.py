@@ -1,4 +1,4 @@
-"""Exports of the ledger in standard formats (DESIGN §6 `gpuledger export`)."""
+"""Exports of the ledger in standard formats (`gpuledger export`, docs/operations.md#the-focus-export)."""
 
 from pipelines.exports.focus import FOCUS_COLUMNS, export_focus
 

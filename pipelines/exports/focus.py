@@ -13,8 +13,13 @@ a read of it, not a second allocation:
   tax and untagged credits by pre-tax cost, each in the line's currency; unused commitment to its
   owning team), or one unallocated row for what the ledger marks `unattributed`.
 
-EffectiveCost and BilledCost of each origin's rows sum exactly (DECIMAL(38,18)) to the origin, in its
-BillingCurrency; AllocatedRatio in AllocatedMethodDetails is informative (a double). Text cells of the
+Every column FOCUS 1.2 makes mandatory is present, with the 1.3 ones (HostProviderName,
+ServiceProviderName, the Allocated* columns) beside them. Dimensions are the origin line's. Summable
+metrics of each origin's rows sum exactly (DECIMAL(38,18)) to the origin's, in its BillingCurrency, as
+FOCUS 1.3 split cost allocation asks: EffectiveCost and BilledCost as the ledger allocated them;
+ListCost, ContractedCost, PricingQuantity and ConsumedQuantity cut over the line's hours as the ledger
+cuts EffectiveCost, then split over the origin's rows in proportion to their EffectiveCost, both by
+largest remainder. AllocatedRatio in AllocatedMethodDetails is informative (a double). Text cells of the
 CSV that a spreadsheet would run as formulas are guarded (pipelines/lib/csv_cells.py).
 
 Only TEMP tables are written: the export runs on a read-only connection to the warehouse (the
@@ -30,25 +35,35 @@ from pathlib import Path
 import duckdb
 
 from pipelines.lib.csv_cells import guard_sql
-from pipelines.lib.warehouse import sql
+from pipelines.lib.warehouse import run_sql, sql, table_sql
 
 # The columns of the export, in order: FOCUS columns, then the `x_` ones.
 FOCUS_COLUMNS: tuple[str, ...] = (
-    "BillingAccountId", "BillingCurrency", "BillingPeriodStart", "BillingPeriodEnd",
+    "BillingAccountId", "BillingAccountName", "BillingCurrency", "BillingPeriodStart", "BillingPeriodEnd",
     "ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "ChargeClass", "ChargeDescription",
-    "ChargeFrequency", "PricingCategory", "PricingUnit", "ConsumedUnit", "ServiceCategory", "ServiceName",
-    "ProviderName", "HostProviderName", "ServiceProviderName", "InvoiceId", "RegionId", "SubAccountId",
-    "ResourceId", "ResourceName", "ResourceType", "SkuId", "CommitmentDiscountId", "CommitmentDiscountType",
-    "CommitmentDiscountCategory", "CommitmentDiscountStatus", "Tags", "EffectiveCost", "BilledCost",
+    "ChargeFrequency", "PricingCategory", "PricingQuantity", "PricingUnit", "PricingCurrency",
+    "ConsumedQuantity", "ConsumedUnit", "ServiceCategory", "ServiceSubcategory", "ServiceName",
+    "ProviderName", "PublisherName", "InvoiceIssuerName", "HostProviderName", "ServiceProviderName",
+    "InvoiceId", "RegionId", "SubAccountId", "SubAccountName", "ResourceId", "ResourceName", "ResourceType",
+    "SkuId", "CommitmentDiscountId", "CommitmentDiscountType", "CommitmentDiscountCategory",
+    "CommitmentDiscountStatus", "Tags", "ListCost", "ContractedCost", "EffectiveCost", "BilledCost",
     "AllocatedMethodId", "AllocatedMethodDetails", "AllocatedResourceId", "AllocatedResourceName",
     "AllocatedTags", "x_OriginLineKey", "x_OriginQuarantined",
 )
 _TIMESTAMPS = ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd")
+# DECIMAL(38,18): summable metrics, each origin's rows summing exactly to the origin's
+_DECIMALS = ("PricingQuantity", "ConsumedQuantity", "ListCost", "ContractedCost", "EffectiveCost", "BilledCost")
+# the metrics split here (ledger tables hold no pieces of them), as focus_line_day names them
+_SPLIT_METRICS = {"list_cost": "ListCost", "contracted_cost": "ContractedCost",
+                  "pricing_quantity": "PricingQuantity", "consumed_quantity": "ConsumedQuantity"}
 
-_QUERY = "exports/focus_allocation"
-_TEMP_TABLES = ("focus_export", "focus_day")
+# per day (sql/exports/focus_allocation/): cut the lines' other metrics over their hours, build the
+# origins and pieces and split those metrics over the pieces, then the query of the day's rows
+_STEPS = table_sql("exports/focus_allocation")
+_TEMP_TABLES = ("focus_export", "focus_day", "focus_line_metrics", "focus_line_day", "focus_origins",
+                "focus_pieces", "metric_split_input", "metric_splits", "piece_split_input", "piece_splits")
 # text columns: guarded against spreadsheet formulas in the CSV
-_TEXT = tuple(c for c in FOCUS_COLUMNS if c not in (*_TIMESTAMPS, "EffectiveCost", "BilledCost", "x_OriginQuarantined"))
+_TEXT = tuple(c for c in FOCUS_COLUMNS if c not in (*_TIMESTAMPS, *_DECIMALS, "x_OriginQuarantined"))
 
 
 def part_file(out: Path) -> Path:
@@ -73,6 +88,10 @@ def export_focus(con: duckdb.DuckDBPyConnection, start: date, end: date, out: Pa
     days = [start + timedelta(days=i) for i in range((end - start).days + 1)]
 
     try:
+        stale = _missing_staged_columns(con)
+        if stale:
+            raise ValueError(f"the warehouse's bill lines lack column(s) {', '.join(stale)} that the export carries: "
+                             "it was built by an older gpuledger; any `gpuledger run` adds them")
         have = {d for (d,) in con.execute(
             "SELECT DISTINCT day FROM intermediate.int_bill_line_hours WHERE day BETWEEN $start AND $end",
             {"start": start, "end": end}).fetchall()}
@@ -88,10 +107,27 @@ def export_focus(con: duckdb.DuckDBPyConnection, start: date, end: date, out: Pa
             con.execute(f"DROP TABLE IF EXISTS temp.main.{table}")
 
 
+_STAGED_COLUMNS = """SELECT column_name FROM information_schema.columns
+                      WHERE table_schema = 'staging' AND table_name = 'stg_focus__bill_lines'"""
+
+
+def _missing_staged_columns(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The columns of staging.stg_focus__bill_lines, as this version defines it, that the warehouse
+    lacks (the export's connection is read-only: it cannot add them itself)."""
+    with duckdb.connect() as blank:
+        blank.execute("CREATE SCHEMA staging")
+        blank.execute(sql("staging/stg_focus__bill_lines"))
+        want = [c for (c,) in blank.execute(_STAGED_COLUMNS).fetchall()]
+    have = {c for (c,) in con.execute(_STAGED_COLUMNS).fetchall()}
+    return [c for c in want if c not in have]
+
+
 def _build(con: duckdb.DuckDBPyConnection, days: list[date]) -> int:
     """Builds temp table focus_export with the rows of `days`, checking each day; returns its row count."""
     for i, day in enumerate(days):
-        con.execute(f"CREATE OR REPLACE TEMP TABLE focus_day AS {sql(_QUERY)}", {"day": day})
+        for script in _STEPS.prepare:
+            run_sql(con, script, {"day": day})
+        con.execute(f"CREATE OR REPLACE TEMP TABLE focus_day AS {sql(_STEPS.query)}", {"day": day})
         _check_day(con, day)
         if i == 0:
             con.execute("CREATE OR REPLACE TEMP TABLE focus_export AS SELECT * FROM focus_day")
@@ -101,7 +137,8 @@ def _build(con: duckdb.DuckDBPyConnection, days: list[date]) -> int:
 
 
 def _check_day(con: duckdb.DuckDBPyConnection, day: date) -> None:
-    """Every origin's rows sum exactly to its share of the day in the bill, line by line."""
+    """Every origin's rows sum exactly to its share of the day in the bill, line by line: EffectiveCost
+    and BilledCost to the ledger's, the metrics split here to the line's share of the day."""
     bad = con.execute(
         """WITH origins AS (
                SELECT line_key, sum(effective_cost) AS e, sum(billed_cost) AS b
@@ -115,6 +152,22 @@ def _check_day(con: duckdb.DuckDBPyConnection, day: date) -> None:
            ORDER BY 1 LIMIT 5""", {"day": day}).fetchall()
     if bad:
         raise ValueError(f"FOCUS export of {day}: allocated rows do not sum to their origin line: {bad}")
+    sums = ", ".join(f"sum({column}) AS {metric}" for metric, column in _SPLIT_METRICS.items())  # constants
+    bad = con.execute(
+        f"""WITH rows AS (
+                SELECT x_OriginLineKey AS line_key, {sums} FROM focus_day GROUP BY 1
+            ),
+            got AS (
+                UNPIVOT rows ON {", ".join(_SPLIT_METRICS)} INTO NAME metric VALUE amount
+            )
+            SELECT d.line_key, d.metric, units_money(d.units), g.amount
+            FROM focus_line_day d
+            SEMI JOIN focus_origins USING (line_key)   -- the lines the ledger has for the day
+            LEFT JOIN got g USING (line_key, metric)
+            WHERE g.amount IS DISTINCT FROM units_money(d.units)
+            ORDER BY 1, 2 LIMIT 5""").fetchall()
+    if bad:
+        raise ValueError(f"FOCUS export of {day}: allocated rows' split metrics do not sum to their origin: {bad}")
 
 
 def _write(con: duckdb.DuckDBPyConnection, fmt: str, out: Path) -> None:

@@ -1,34 +1,10 @@
 """AWS Cost and Usage Report files (CSV, CSV.gz, Parquet) → FOCUS rows → staging.stg_focus__bill_lines.
 
-Reads legacy CUR (`lineItem/UnblendedCost` headers) and CUR 2.0 / Athena (`line_item_unblended_cost`)
-exports, a chunk of records at a time and only the columns the mapping needs (`chunks.read_chunks`),
-builds a frame of FOCUS columns with vectorised polars expressions, and hands it to
-`focus.from_focus_frame`, so casting, the FocusBillLine contract and quarantine are the FOCUS path's.
-Amounts and times are worked out here once, from the CUR columns, and handed over typed.
-
-The mapping follows the focus_converters `aws-cur` rules (shared/reference/billing-focus-cur-opencost.md
-§2.1) with FOCUS ≥ 1.0 semantics for credits and refunds:
-
-* ChargeCategory from `LineItemType` (`CHARGE_CATEGORY`; Credit → `Credit`, Refund → `Usage`, keeping the
-  negative amount). An unknown type goes on as `lineItem/LineItemType=<value>`, which the contract
-  quarantines, naming it (passing the bare value on would let a type spelled `Adjustment` through).
-* EffectiveCost is the amortized cost: `SavingsPlanEffectiveCost` on SP-covered usage, the unused part
-  of the commitment on SP recurring fees (`TotalCommitmentToDate − UsedCommitment`) and RI fees
-  (`UnusedAmortizedUpfrontFeeForBillingPeriod + UnusedRecurringFee`), `reservation/EffectiveCost` on RI
-  usage, 0 on SP negations, SP upfront fees and RI upfront fees (`Fee` rows carrying a reservation ARN;
-  their amount reaches EffectiveCost amortized through the RI usage and RIFee rows), else UnblendedCost.
-  Amounts are read exactly, whatever the notation (AWS writes float64 text, `1.2E-7`; CUR 2.0
-  Parquet writes DOUBLE), and sums are exact: stored at 1e-18 with their rounding (`money`).
-* BilledCost = NetUnblendedCost, else UnblendedCost; ListCost = pricing/publicOnDemandCost.
-* An SP recurring fee or RI fee with a non-zero unused part is the commitment's unused cost:
-  `CommitmentDiscountStatus = Unused` (ResourceId falls back to the commitment ARN, as FOCUS puts it);
-  SP-covered and RI-covered usage is `Used`. Both carry the commitment's ARN as CommitmentDiscountId.
-* Tags: a JSON object of the user tags, keys without their `user:` / `user_` prefix, empty values dropped.
-
-A money, quantity or time value that is present but unreadable is reported as `<CUR column>=<value>`,
-so the quarantine reason names the CUR column (e.g. `BilledCost 'lineItem/NetUnblendedCost=1,5' is not
-a number`), and the row's other amounts are kept with it.
-"""
+Legacy CUR and CUR 2.0 / Athena headers are mapped to FOCUS columns with vectorised polars expressions
+(amounts and times worked out here once, from the CUR columns) and handed to
+`focus.from_focus_frame`, so casting, the contract and quarantine are the FOCUS path's. The mapping
+(focus-converters `aws-cur` rules, FOCUS ≥ 1.0 credits and refunds) and what is refused:
+docs/ingest/aws_cur.md."""
 
 from __future__ import annotations
 
@@ -52,9 +28,13 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "time_interval": ("identity/TimeInterval", "identity_time_interval"),
     "invoice_id": ("bill/InvoiceId", "bill_invoice_id"),
     "payer_account_id": ("bill/PayerAccountId", "bill_payer_account_id"),
+    "payer_account_name": ("bill/PayerAccountName", "bill_payer_account_name"),
+    "invoicing_entity": ("bill/InvoicingEntity", "bill_invoicing_entity"),
     "billing_period_start": ("bill/BillingPeriodStartDate", "bill_billing_period_start_date"),
     "billing_period_end": ("bill/BillingPeriodEndDate", "bill_billing_period_end_date"),
     "usage_account_id": ("lineItem/UsageAccountId", "line_item_usage_account_id"),
+    "usage_account_name": ("lineItem/UsageAccountName", "line_item_usage_account_name"),
+    "legal_entity": ("lineItem/LegalEntity", "line_item_legal_entity"),
     "line_item_type": ("lineItem/LineItemType", "line_item_line_item_type"),
     "usage_start": ("lineItem/UsageStartDate", "line_item_usage_start_date"),
     "usage_end": ("lineItem/UsageEndDate", "line_item_usage_end_date"),
@@ -69,6 +49,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "region": ("product/regionCode", "product_region_code", "product/region", "product_region"),
     "sku": ("product/sku", "product_sku"),
     "pricing_unit": ("pricing/unit", "pricing_unit"),
+    "pricing_currency": ("pricing/currency", "pricing_currency"),
     "public_on_demand_cost": ("pricing/publicOnDemandCost", "pricing_public_on_demand_cost"),
     "ri_arn": ("reservation/ReservationARN", "reservation_reservation_a_r_n", "reservation_reservation_arn"),
     "ri_effective_cost": ("reservation/EffectiveCost", "reservation_effective_cost"),
@@ -87,8 +68,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 }
 REQUIRED = ("line_item_type", "usage_start", "usage_end", "unblended_cost")
 # concepts that only describe a line: no check reads them and no amount depends on them
-DESCRIPTIVE = ("invoice_id", "payer_account_id", "usage_account_id", "product_code", "resource_id", "description",
-               "product_name", "region", "sku", "pricing_unit", "product_map")
+DESCRIPTIVE = ("invoice_id", "payer_account_id", "payer_account_name", "invoicing_entity", "usage_account_id",
+               "usage_account_name", "legal_entity", "product_code", "resource_id", "description", "product_name",
+               "region", "sku", "pricing_unit", "pricing_currency", "product_map")
 LEGACY_MARK, SNAKE_MARK = "lineItem/UnblendedCost", "line_item_unblended_cost"
 
 # LineItemType (case-insensitive) -> FOCUS ChargeCategory. Credit is a FOCUS Credit; a Refund keeps the
@@ -113,7 +95,7 @@ CHARGE_CATEGORY: dict[str, str] = {
 
 # lineItem/ProductCode -> FOCUS ServiceCategory; any other product code is `Other`. Only codes whose
 # category is unambiguous are listed: the ledger uses Storage / Networking / Compute for project-tagged
-# lines (DESIGN §3), everything else lands in `other`.
+# lines (docs/ledger.md), everything else lands in `other`.
 SERVICE_CATEGORY: dict[str, str] = {
     "AmazonEC2": "Compute",
     "AmazonEKS": "Compute",
@@ -239,6 +221,8 @@ TIMES = {
     "charge_period_end": "usage_end",
 }
 QUANTITIES = ("usage_amount",)
+# the staging amounts worked out here from the CUR's (every FOCUS amount column)
+AMOUNTS = ("effective_cost", "billed_cost", "list_cost", "contracted_cost")
 # CUR money columns, read exactly (once per distinct value) before they are combined
 MONEY_CONCEPTS = (
     "unblended_cost", "net_unblended_cost", "public_on_demand_cost", "sp_effective_cost", "ri_effective_cost",
@@ -286,10 +270,22 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.D
     )
     net = amount("net_unblended_cost")
     net_present = net.struct.field("amount").is_not_null() | net.struct.field("problem").is_not_null()
+    billed = pl.when(net_present).then(net).otherwise(amount("unblended_cost"))
+    # FOCUS: a credit's ListCost and ContractedCost are its BilledCost. ContractedCost is the cost at the
+    # account's rates before any commitment: UnblendedCost (private-rate and EDP discounts are lines of
+    # their own, so they net out), the on-demand cost of RI-covered usage (the reservation's rate is a
+    # commitment's), and 0 on a savings plan's negation of the usage it covered.
+    contracted = (
+        pl.when(is_type("Credit")).then(billed)
+        .when(is_type("SavingsPlanNegation")).then(zero)
+        .when(is_type("DiscountedUsage")).then(amount("public_on_demand_cost"))
+        .otherwise(amount("unblended_cost"))
+    )
     raw = raw.with_columns(
         effective.alias("_amount.effective_cost"),
-        pl.when(net_present).then(net).otherwise(amount("unblended_cost")).alias("_amount.billed_cost"),
-        amount("public_on_demand_cost").alias("_amount.list_cost"),
+        billed.alias("_amount.billed_cost"),
+        pl.when(is_type("Credit")).then(billed).otherwise(amount("public_on_demand_cost")).alias("_amount.list_cost"),
+        contracted.alias("_amount.contracted_cost"),
     )
     # an unknown type goes on as `<column>=<value>`: never a valid category, so the contract rejects the
     # row naming it
@@ -327,8 +323,12 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.D
     focus_columns = {
         "x_LineItemId": line_id,
         "BillingAccountId": text["payer_account_id"],
+        "BillingAccountName": text["payer_account_name"],
         "SubAccountId": text["usage_account_id"],
+        "SubAccountName": text["usage_account_name"],
         "InvoiceId": text["invoice_id"],
+        "InvoiceIssuerName": text["invoicing_entity"],
+        "PublisherName": text["legal_entity"],
         "BillingCurrency": text["currency"],
         "BillingPeriodStart": time("billing_period_start"),
         "BillingPeriodEnd": time("billing_period_end"),
@@ -339,6 +339,7 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.D
         "PricingQuantity": quantity("usage_amount"),
         "ConsumedQuantity": pl.when(category == "Usage").then(quantity("usage_amount")),
         "PricingUnit": text["pricing_unit"],
+        "PricingCurrency": text["pricing_currency"],
         "CommitmentDiscountId": commitment_id,
         "CommitmentDiscountType": pl.when(is_type(*sp_types)).then(pl.lit("Savings Plan"))
         .when(ri).then(pl.lit("Reservation")),
@@ -358,13 +359,13 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.D
         "SkuId": text["sku"],
         "Tags": tags,
     }
-    given = {col: pl.col(f"_amount.{col}") for col in ("effective_cost", "billed_cost", "list_cost")}
+    given = {col: pl.col(f"_amount.{col}") for col in AMOUNTS}
     given |= {col: pl.col(_parsed(concept)) for col, concept in TIMES.items() if cols[concept]}
     frame = raw.select(
         "_row",
         *[expr.cast(pl.String).alias(name) for name, expr in focus_columns.items()],
         *[pl.col(c).alias(_payload_name(c)) for c in cur_names if c != "_row" and c not in tag_columns],
-        *[pl.col(f"_amount.{col}") for col in ("effective_cost", "billed_cost", "list_cost")],
+        *[pl.col(f"_amount.{col}") for col in AMOUNTS],
         *[pl.col(_parsed(concept)) for concept in TIMES.values() if cols[concept]],
     )
     return frame, given

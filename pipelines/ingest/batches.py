@@ -16,7 +16,7 @@ import duckdb
 import polars as pl
 
 from pipelines.ingest.common import QUARANTINE_SCHEMA
-from pipelines.lib.landing import SyncReport
+from pipelines.ingest.landing import SyncReport
 from pipelines.lib.warehouse import transaction
 
 Changed = tuple[Path, str, int, str]  # (absolute path, path under the landing root, size, sha256)

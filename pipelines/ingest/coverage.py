@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pipelines.ingest.sources import AWS_CUR, FOCUS, KUBERNETES, SLURM
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.landing import discover, file_span
+from pipelines.ingest.landing import discover, file_span
 
 DECIDING = (FOCUS, AWS_CUR, SLURM, KUBERNETES)
 

@@ -31,7 +31,7 @@ from pipelines.ingest.batches import BatchFile, Changed, batches, in_order, quar
 from pipelines.ingest.common import NULL_TOKENS, empty_rejects
 from pipelines.ingest.plausible import SLACK, checked, earliest_plausible, rejects_of
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.landing import SyncReport
+from pipelines.ingest.landing import SyncReport
 from pipelines.lib.warehouse import run_sql, sql
 
 TABLE = "staging.stg_dcgm__gpu_minutes"

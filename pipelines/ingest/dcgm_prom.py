@@ -2,44 +2,9 @@
 same validated long samples as the Parquet/CSV path: the lines are parsed here into a long frame and
 handed to `pipelines.ingest.dcgm.from_frame`, so contract, sentinels and quarantine are one DCGM path.
 
-Parse rules (Prometheus text format 0.0.4, as `expfmt` reads it):
-- A sample line is `metric_name[{label="value",...}] value [timestamp]`, with spaces or tabs between
-  the parts, a trailing comma allowed in the label set, and leading/trailing blanks and a `\\r` before
-  the newline tolerated. Label values are double-quoted with the escapes `\\\\`, `\\"` and `\\n` (any
-  other escape is an error); commas, braces, `=` and `#` inside quotes are just text. The quoted-name
-  form of text format 1.0 (`{"metric.name",label="v"}`, `"label.name"="v"`) is understood too.
-- The value is a Go float: decimal or exponent notation, hex floats, `NaN`, `+Inf`, `-Inf` (any case).
-  NaN and ±Inf parse, and the `DcgmSample` contract then quarantines them. The timestamp is an integer
-  in milliseconds since the epoch; one before 2000 or from 2100 on is quarantined as a unit mistake
-  (seconds or microseconds written where milliseconds belong).
-- Comment lines (`# HELP`, `# TYPE`, any `#` line, also OpenMetrics' `# EOF`) and blank lines are skipped.
-- A line that does not parse, is not UTF-8, or repeats a series (same name and full label set) at the
-  same timestamp becomes a quarantine row with the reason, `row_ref` `line N` (1-based, counting every
-  line of the file) and `payload` `{"line": <the source line>}`. Samples the contract rejects get the
-  same `line N` / payload. A malformed line is never a crash, and the rest of the file still loads.
-- Only `DCGM_FI_*` metrics are kept; other well-formed samples (the exporter's `DCGM_EXP_*`, node or
-  process metrics in the same scrape) are counted in `dropped["not_dcgm"]`. DCGM's "not supported"
-  sentinels are dropped and counted by `from_frame` (`dropped["unsupported_sentinel"]`).
-- Labels used: `hostname`/`Hostname` (lower case wins if both), `gpu`, `UUID`/`uuid`, `modelName`,
-  `GPU_I_ID` (the MIG instance: MIG series keep it as `gpu_instance`, so they are never summed with
-  the whole-GPU series), `hpc_job`, `namespace` + `pod` (the job label `namespace/pod` when `hpc_job` is
-  absent; an empty label such as `pod=""` is an absent one). Every other label (`device`,
-  `pci_bus_id`, `GPU_I_PROFILE`, `container`, label-type fields such as `DCGM_FI_DRIVER_VERSION`, …)
-  is ignored; it still tells series apart for the duplicate check.
-
-Timestamps. A sample's own timestamp is used when the line has one. A line without one (dcgm-exporter
-does not write them; a saved `curl` of the endpoint has none) takes the scrape time of the file, which is,
-in this order:
-1. the scrape time in the file name: the last `_`/`-`/`.`-separated part of the name before `.prom`,
-   either an ISO 8601 UTC time `YYYYMMDDTHHMMSS[.fff]Z` or `YYYY-MM-DDTHH[:-]MM[:-]SS[.fff]Z`
-   (e.g. `node07_20261102T000030Z.prom`), or epoch seconds (10 digits, `node07_1762041630.prom`) or
-   epoch milliseconds (13 digits, `node07_1762041630000.prom`); a fraction is kept to the millisecond,
-   and a "stamp" that is no valid date or falls outside 2000..2100 (a job id?) is not one;
-2. else the file's modification time (UTC, truncated to the millisecond). That is deterministic for a
-   given file but moves when a file is copied without keeping times (`cp` without `-p`): deliver
-   scrapes with timestamps or a stamped name. `scrape_time()` tells which one a file gets.
-Every timestamp is naive UTC at microsecond precision, as staged by the Parquet/CSV path.
-"""
+The parse rules (text format 0.0.4 as `expfmt` reads it, and 1.0's quoted names), the scrape time of a
+line without a timestamp (`scrape_time()`: the stamp in the file name, else the modification time) and
+what is quarantined: docs/ingest/dcgm.md#prometheus-scrapes-prom."""
 
 from __future__ import annotations
 

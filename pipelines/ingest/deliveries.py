@@ -1,61 +1,12 @@
 """The delivery rule: which of a bill source's landed files are the bill, and which an exporter has
 since re-delivered. Sync, `inspect` and the restatement sensor all decide through `decide` here.
 
-How exporters re-deliver (read in AWS's documentation):
-
-- Legacy CUR ("Understanding your report versions", docs.aws.amazon.com/cur/latest/userguide/
-  understanding-report-versions.html): with new report versions, every refresh of the month lands in
-  `<prefix>/<report>/<yyyymmdd-yyyymmdd>/<assemblyId>/<report>-<n>.csv.gz` with a new
-  `<report>-Manifest.json`; "AWS builds on previous reports until the end of the billing period", so a
-  refresh repeats every earlier line. The manifest holds `assemblyId`, `account`, `billingPeriod`
-  `{start, end}` (basic ISO 8601, `20261101T000000.000Z`, end exclusive), `bucket`, `reportName` and
-  `reportKeys`: the S3 keys of that refresh's files.
-- AWS Data Exports / CUR 2.0 ("Data Exports manifest file reference", …/dataexports-manifest.html, and
-  "Understanding export delivery", …/dataexports-export-delivery.html): each execution writes a
-  `Manifest.json` (`<export>-Manifest.json` under `<export>/metadata/BILLING_PERIOD=YYYY-MM/`, the data
-  under `<export>/data/BILLING_PERIOD=YYYY-MM/`) with `executionId`, `exportArn`, `columns` and
-  `dataFiles`, the `s3://bucket/key` URIs of that execution's files, which AWS recommends ingesting
-  exactly; we also read its billing period.
-- Azure and GCP FOCUS exports rewrite a month-to-date file or add a new one beside the old, each
-  holding every earlier line of the month again.
-
-The rule, per bill source (`focus`, `aws_cur`):
-
-1. Copies. Files with the same SHA-256 are one content: one path is current for it (the first, in
-   path order, of those the newest manifest names, else the first in path order), the others are
-   `duplicate` with `superseded_by` naming that path.
-2. Manifests. A manifest is a `*manifest.json` under the source's folder with `reportKeys` or
-   `dataFiles`. It governs its billing-period folder: the folder it lies in, or the one above when its
-   own folder is named by its `assemblyId`/`executionId`, or for `…/metadata/<partition>/` the matching
-   `…/data/<partition>/`; and the folders of the files it names, likewise. Manifests of one folder and
-   billing period are deliveries of one report; the newest (modification time, then path) whose files
-   have all landed wins — a newer one still arriving leaves the earlier delivery current, and its
-   missing keys are reported. A file under a governed folder (whose lines are of that billing period,
-   when they can be read) is current only if a manifest of the winning delivery names it; otherwise it
-   is `superseded` by that manifest. A key names a file when either ends with the other at a `/` (the
-   file's path taken below the source's folder, the key without `s3://`).
-3. Coverage, for every other file. A readable file's coverage is the set of (BillingAccountId,
-   billing period) of its lines — the billing period is BillingPeriodStart's day, else the first of
-   the month the charge starts in; a missing account is a value of its own — its span, from the first
-   to the last ChargePeriodStart of its lines, and its lines. G covers F when G's set contains F's, G's
-   span contains F's, and G repeats F's lines. A line is known by its key (charge period, category,
-   class, accounts, resource, SKU, service, region, commitment and pricing category; not its amounts,
-   which a restatement changes, nor a CUR line id, which AWS does not keep between refreshes); each
-   file keeps the 256 smallest hashes of its line keys, and G repeats F's lines when every one of F's
-   hashes at or below G's 256th smallest is among G's — exact for files of up to 256 distinct lines;
-   when none of F's hashes is that small, G is not taken to repeat F. Files rank by span length, then
-   number of billing scopes, then modification time, then path; F is `superseded` when a file ranking
-   above it covers it, and names the current file at the end of that chain. So a month-to-date
-   refresh, which repeats every earlier line and adds days, supersedes every earlier delivery of the
-   month, restated or not, while daily files, files of other accounts or months, and files holding
-   other lines of the same days (a credits file beside the usage export, the parts of a split export)
-   never supersede each other. Spans are of charge *starts*: a monthly fee would otherwise stretch a
-   daily file over the whole month. Files a current manifest names are parts of one delivery and
-   never supersede each other.
-4. A file that cannot be read (no line could be) is `unreadable`: its rows are the quarantine row that
-   says so, it supersedes nothing, and only a manifest supersedes it. Its days come from its name
-   (`days_from_name`) or from the billing period of the manifest that names it.
-"""
+Per bill source, in order: byte-identical copies count once (`duplicate`); a manifest (`reportKeys` of
+a legacy CUR, `dataFiles` of AWS Data Exports) governs its billing-period folder, its newest complete
+delivery is current and every other file there is `superseded`; any other file is superseded by a file
+that covers it (its billing accounts and periods, its span of charge starts, and its lines, known by a
+sample of 256 line-key hashes); a file that cannot be read is `unreadable` and supersedes nothing. How
+exporters re-deliver, and the rule in full: docs/landing.md#deliveries."""
 
 from __future__ import annotations
 

@@ -1,15 +1,8 @@
 """FOCUS 1.0–1.2 bill files (CSV, CSV.gz, Parquet) → staging.stg_focus__bill_lines rows.
 
-Versions: every column read here has the same name from 1.0 to 1.2, and only ChargePeriodStart/End,
-ChargeCategory, BilledCost and EffectiveCost are required; the others are read when present, so the
-columns 1.1 added (CapacityReservationId/Status, CommitmentDiscountQuantity/Unit, SkuMeter,
-SkuPriceDetails, ServiceSubcategory) and 1.2 added (InvoiceId, BillingAccountType, PricingCurrency…)
-are simply optional. 1.3 renames ProviderName to ServiceProviderName (with HostProviderName beside
-it): both spellings are read. Extra columns, with or without the `x_` prefix (the FinOps sample has an
-`Id`), are ignored, except `x_LineItemId`, the line id.
-
-Amounts are read exactly from their text, stored at 1e-18 with the rounding kept beside them
-(`money`); a file is read a chunk of records at a time, only the columns staging reads (`chunks`)."""
+A file is read a chunk of records at a time, only the columns staging reads (`chunks`); amounts are
+read exactly and stored at 1e-18 with their rounding (`money`); rows that fail the FocusBillLine
+contract are quarantined with their money. What is read and refused: docs/ingest/focus.md."""
 
 from __future__ import annotations
 
@@ -46,6 +39,7 @@ REQUIRED = ["ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "BilledCos
 STRING_COLUMNS: dict[str, tuple[str, ...]] = {
     "line_id": ("x_LineItemId",),
     "billing_account_id": ("BillingAccountId",),
+    "billing_account_name": ("BillingAccountName",),
     "billing_currency": ("BillingCurrency",),
     "charge_category": ("ChargeCategory",),
     "charge_class": ("ChargeClass",),
@@ -53,12 +47,16 @@ STRING_COLUMNS: dict[str, tuple[str, ...]] = {
     "charge_description": ("ChargeDescription",),
     "pricing_category": ("PricingCategory",),
     "pricing_unit": ("PricingUnit",),
+    "pricing_currency": ("PricingCurrency",),
     "consumed_unit": ("ConsumedUnit",),
     "commitment_discount_id": ("CommitmentDiscountId",),
     "commitment_discount_type": ("CommitmentDiscountType",),
     "commitment_discount_category": ("CommitmentDiscountCategory",),
     "commitment_discount_status": ("CommitmentDiscountStatus",),
     "provider_name": ("ServiceProviderName", "ProviderName"),
+    "host_provider_name": ("HostProviderName",),
+    "publisher_name": ("PublisherName",),
+    "invoice_issuer_name": ("InvoiceIssuerName",),
     "invoice_id": ("InvoiceId",),
     "region_id": ("RegionId",),
     "resource_id": ("ResourceId",),
@@ -66,8 +64,10 @@ STRING_COLUMNS: dict[str, tuple[str, ...]] = {
     "resource_type": ("ResourceType",),
     "service_category": ("ServiceCategory",),
     "service_name": ("ServiceName",),
+    "service_subcategory": ("ServiceSubcategory",),
     "sku_id": ("SkuId",),
     "sub_account_id": ("SubAccountId",),
+    "sub_account_name": ("SubAccountName",),
     "tags": ("Tags",),
 }
 MONEY_COLUMNS = {

@@ -1,4 +1,5 @@
-"""The optional node inventory (inventory/nodes.csv) → staging.stg_inventory__nodes rows."""
+"""The optional node inventory (inventory/nodes.csv) → staging.stg_inventory__nodes rows.
+Columns and what is refused: docs/ingest/inventory.md."""
 
 from __future__ import annotations
 

@@ -1,47 +1,9 @@
-"""Kubernetes pod records → staging.stg_slurm__job_records rows, one allocation row per GPU pod.
+"""Kubernetes pod records (`kubectl get pods -o json` items, one a line) →
+staging.stg_scheduler__job_allocations rows, one allocation row per GPU pod, beside Slurm records.
 
-Landing: `scheduler/kubernetes/<cluster>/**/*.jsonl`, one `kubectl get pods -o json` item a line (batch Job,
-Kueue-admitted and Kubeflow PyTorchJob pods alike). A line holding a whole `{"kind": "List"|"PodList",
-"items": [...]}` is expanded into its items, and a file that is one pretty-printed JSON document (plain
-`kubectl get pods -o json > file`) is read as if it were one line. Pods are staged beside Slurm records, so
-the ledger reads one table of job allocations; every pod is an allocation (`is_step = FALSE`):
-
-- `cluster` the folder under `scheduler/kubernetes/`; `job_key` = `metadata.uid` (else `namespace/name`);
-  `job_id` = `namespace/name`, exactly the DCGM exporter's Kubernetes job label, which the ledger matches;
-- `job_name` the controlling owner (the Job, PyTorchJob, …; `ownerReferences` entry with `controller: true`,
-  else the first), else the pod name; `user_name` the label, else the annotation, `gpuledger.dev/user` or `user`;
-- `account` = the pod's **project**, so that the ledger's account → project lookup finds it: the value of
-  the first of `kubernetes.project_labels` (config; default `project`, `gpuledger.dev/project`) the pod
-  carries, else `kubernetes.namespaces[<namespace>]`, else the namespace itself. A `slurm_accounts` entry
-  for that value still applies on top, as for any account;
-- `partition` the `spec.nodeSelector` instance type (`node.kubernetes.io/instance-type`, or its `beta.`
-  spelling); `qos` = `spec.priorityClassName`;
-- `state` from `status.phase`: Succeeded → COMPLETED, Running → RUNNING, Pending → PENDING, Failed →
-  TIMEOUT (pod or container reason `DeadlineExceeded`), PREEMPTED (reason `Evicted`/`Preempted`/
-  `Preempting`, or a true `DisruptionTarget` condition), NODE_FAIL (`DisruptionTarget` by
-  `DeletionByTaintManager`), OUT_OF_MEMORY (a container's `state` or `lastState` terminated `OOMKilled`),
-  else FAILED, checked in that order (the pod-level cause is the final one). Any other phase, `Unknown`
-  included (node lost), is quarantined;
-- `exit_code` `N:0` of the first terminated container with a non-zero exit code, else of the first
-  terminated container (Kubernetes reports signals as 128+N in the code itself);
-- `submit_ts` = `metadata.creationTimestamp`, `start_ts` = `status.startTime` (NULL while pending), `end_ts`
-  for Succeeded/Failed pods the latest container `state.terminated.finishedAt`, or, when no container
-  recorded one (an evicted pod often has none), the latest condition `lastTransitionTime`; NULL otherwise;
-- `gpus` = Σ over containers of `nvidia.com/gpu` + `amd.com/gpu` (limits, else requests; quantities are
-  strings in the JSON), or the largest init container's request when larger (Kubernetes' effective pod
-  request). MIG slices (`nvidia.com/mig-<profile>`) are not whole GPUs: they count 0 here and are listed in
-  `alloc_tres` (`gres/gpu=0,nvidia.com/mig-1g.10gb=1,node=1`); MIG series are attributed separately;
-- `node_count` 1, `node_list` = `spec.nodeName`, `hosts` = [nodeName] (NULL while unscheduled);
-- `run_id` the first label present of `gpuledger.dev/run-id`, `run_id` (not a PyTorchJob's
-  `training.kubeflow.org/job-name`: its master and worker pods run side by side, and the ledger reads
-  the jobs of a run as one after another, so a failed master would look resumed by its worker);
-  `restarts` = Σ containers' `restartCount`; `comment`, `cancelled_by`, arrays, `parent_job_key` NULL.
-
-Pods requesting no GPU (nor MIG slice) are skipped, counted in `dropped["no_gpu"]`. Lines that are not JSON
-or not a pod object, pods without `metadata.name`, GPU quantities that are not whole numbers, unknown phases,
-unparseable times and pods finishing before they started are quarantined (`row_ref` `line N`, or
-`line N item K` inside a list) through the `SlurmJobRecord` contract, like any sacct record.
-"""
+`job_id` is `namespace/name`, the DCGM exporter's job label; `account` is the pod's project (label,
+namespace mapping, namespace), so the ledger's account → project lookup finds it. How each column is
+read, how phases map to sacct states, and what is refused: docs/ingest/kubernetes.md."""
 
 from __future__ import annotations
 
@@ -51,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from models.landing import SlurmJobRecord
+from models.landing import SchedulerJobAllocation
 from pipelines.ingest.common import RAW, Parsed, cast_failures, clip, file_reject, json_line, split_by_contract, to_utc
 from pipelines.ingest.slurm import STAGED
 from pipelines.lib.config import OrgConfig
@@ -321,7 +283,7 @@ def _stage(df: pl.DataFrame, file: str, cluster: str) -> Parsed:
     )
     staged, rejects = split_by_contract(
         df,
-        SlurmJobRecord,
+        SchedulerJobAllocation,
         source=SOURCE,
         file=file,
         staged_columns=STAGED,

@@ -3,7 +3,7 @@
 Exporters write money as plain decimals (`12.5`, `-3`, `.5`), with an exponent (`1.2E-7`, `5e+3`), as
 float64 round-trip text with 19 or more decimals (`0.0007458096045417008`), or as Parquet DOUBLE, which
 is read through its shortest round-trip decimal text (polars' Float64 → String gives the same decimal
-value as Python's `repr(float)`; tests/test_money.py holds it to that). Every such value is read exactly
+value as Python's `repr(float)`; tests/unit/test_money.py holds it to that). Every such value is read exactly
 and stored at the warehouse's fixed scale, DECIMAL(38,18), rounded half-even to 1e-18. What the rounding
 took away is kept beside it: `rounding` = (exact value) − (stored value), a DECIMAL(38,38) of at most
 0.5e-18 in magnitude, so stored + rounding is what the file says. A value with digits below 1e-38 has

@@ -1,4 +1,5 @@
-"""Trainer events (runs/**/*.jsonl) → staging.stg_runs__events rows.
+"""Trainer events (runs/**/*.jsonl) → staging.stg_runs__events rows. The events and what is refused:
+docs/ingest/runs.md.
 
 The lines are read column-wise by DuckDB's JSON functions (sql/staging/stg_runs__events.lines.sql);
 the few lines DuckDB might read differently from Python's json (see there) and every line that is not

@@ -17,7 +17,7 @@ from pipelines.ingest.batches import BatchFile, Changed, batches, in_order, quar
 from pipelines.ingest.common import Parsed
 from pipelines.ingest.plausible import checked
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.landing import SyncReport
+from pipelines.ingest.landing import SyncReport
 
 TABLE = "staging.stg_runs__events"
 # Bytes of landing text per batch (one transaction): a few hundred trainer files, about half a GiB of

@@ -1,9 +1,9 @@
 """sacct exports (`-P` parsable2 with a header line, or `-p`/custom delimiter with a configured column
-list) → staging.stg_slurm__job_records rows, times converted from the cluster's zone to UTC.
+list) → staging.stg_scheduler__job_allocations rows, times converted from the cluster's zone to UTC.
 
-Blank lines and `#` comment lines are skipped and counted. A State outside sacct's state codes is
-quarantined, naming it, unless the config's `slurm.state_map` says which state it means: the ledger's
-categories depend on the state, so a state it does not know is never guessed."""
+A State outside sacct's codes is quarantined unless `slurm.state_map` maps it: the ledger's categories
+depend on the state, so none is guessed. Columns, states, times and what is refused:
+docs/ingest/slurm.md."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from models.landing import SlurmJobRecord
+from models.landing import SchedulerJobAllocation
 from pipelines.ingest.common import Parsed, blank_to_null, cast_failures, file_reject, split_by_contract, to_utc
 from pipelines.lib.config import SLURM_STATES, ClusterConfig
 
@@ -159,7 +159,7 @@ def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, zone: str,
     )
     staged, rejects = split_by_contract(
         df,
-        SlurmJobRecord,
+        SchedulerJobAllocation,
         source=SOURCE,
         file=file,
         staged_columns=STAGED,

@@ -12,7 +12,7 @@ from pipelines.ingest import (aws_cur, dcgm, dcgm_batch, dcgm_prom, focus, inven
 from pipelines.ingest.common import Parsed
 from pipelines.ingest.plausible import guarded, guarded_chunks
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.landing import Source
+from pipelines.ingest.landing import Source
 
 
 def _dcgm(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
@@ -37,7 +37,6 @@ FOCUS = Source(
     parse=guarded("focus", lambda path, rel, cfg: focus.parse(path, rel, default_currency=cfg.default_currency)),
     summary_chunks=guarded_chunks(
         "focus", lambda path, rel, cfg: focus.parse_chunks(path, rel, default_currency=cfg.default_currency)),
-    model=landing.FocusBillLine,
     staged_model=landing.FocusBillLine,
     # a charge period's end is exclusive: a line ending at midnight does not touch the next day
     span=(pl.col("charge_period_start"), pl.col("charge_period_end") - pl.duration(microseconds=1)),
@@ -50,18 +49,16 @@ AWS_CUR = Source(
     parse=guarded("aws_cur", lambda path, rel, cfg: aws_cur.parse(path, rel, default_currency=cfg.default_currency)),
     summary_chunks=guarded_chunks("aws_cur", lambda path, rel, cfg: aws_cur.parse_chunks(path, rel, default_currency=cfg.default_currency,
                                                                descriptive=False)),
-    model=landing.FocusBillLine,
     staged_model=landing.FocusBillLine,
     span=FOCUS.span,
     delivered=True,
 )
 SLURM = Source(
     name="slurm",
-    table="staging/stg_slurm__job_records",
+    table="staging/stg_scheduler__job_allocations",
     patterns=("scheduler/slurm/*/**/*.psv", "scheduler/slurm/*/**/*.txt"),
     parse=guarded("slurm", _slurm),
-    model=landing.SlurmJobRecord,
-    staged_model=landing.SlurmJobRecord,
+    staged_model=landing.SchedulerJobAllocation,
     span=(
         pl.coalesce("start_ts", "submit_ts"),
         pl.coalesce("end_ts", "start_ts", "submit_ts"),
@@ -69,11 +66,10 @@ SLURM = Source(
 )
 KUBERNETES = Source(
     name="kubernetes",
-    table="staging/stg_slurm__job_records",  # a pod is a job allocation like any other
+    table="staging/stg_scheduler__job_allocations",  # a pod is a job allocation like any other
     patterns=("scheduler/kubernetes/*/**/*.jsonl", "scheduler/kubernetes/*/**/*.json"),
     parse=guarded("kubernetes", _kubernetes),
-    model=landing.SlurmJobRecord,
-    staged_model=landing.SlurmJobRecord,
+    staged_model=landing.SchedulerJobAllocation,
     span=SLURM.span,
 )
 DCGM = Source(
@@ -81,7 +77,6 @@ DCGM = Source(
     table="staging/stg_dcgm__gpu_minutes",
     patterns=("telemetry/dcgm/**/*.parquet", "telemetry/dcgm/**/*.csv", "telemetry/dcgm/**/*.prom"),
     parse=guarded("dcgm", _dcgm),
-    model=landing.DcgmSample,
     staged_model=staging.DcgmGpuMinute,
     span=(pl.col("timestamp"), pl.col("timestamp")),
     rollup="staging/stg_dcgm__gpu_minutes.rollup",
@@ -93,7 +88,6 @@ RUNS = Source(
     table="staging/stg_runs__events",
     patterns=("runs/**/*.jsonl",),
     parse=guarded("runs", lambda path, rel, cfg: runs.parse(path, rel)),
-    model=landing.RunEvent,
     staged_model=landing.RunEvent,
     span=(pl.col("ts"), pl.col("ts")),
     batch=runs_batch.sync_batches,  # many files' lines in one column-wise read; empty and non-UTF-8 files one by one
@@ -103,7 +97,6 @@ INVENTORY = Source(
     table="staging/stg_inventory__nodes",
     patterns=("inventory/nodes.csv",),
     parse=guarded("inventory", lambda path, rel, cfg: inventory.parse(path, rel)),
-    model=landing.InventoryNode,
     staged_model=landing.InventoryNode,
     span=(pl.lit(None, dtype=pl.Datetime("us")), pl.lit(None, dtype=pl.Datetime("us"))),
 )

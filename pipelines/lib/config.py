@@ -67,7 +67,6 @@ class TeamConfig(_Section):
 
 
 class ClusterConfig(_Section):
-    scheduler: Literal["slurm", "kubernetes"] = "slurm"
     timezone: str = Field("UTC", description="IANA zone of the cluster's sacct times")
     # sacct exports without a header line (e.g. `sacct -p --noheader --delimiter=X -o ...`) need both.
     delimiter: str | None = Field(None, min_length=1)
@@ -169,11 +168,11 @@ class OrgConfig(_Section):
     tag_keys: dict[str, list[str]] = Field(default_factory=lambda: dict(DEFAULT_TAG_KEYS))
     clusters: dict[str, ClusterConfig] = Field(default_factory=dict)
     pools: dict[str, str] = Field(default_factory=dict, description="node pool -> owning team")
-    shared_cost_rule: Literal["gpu_cost"] = "gpu_cost"
+    # how untagged shared lines are split among projects: by their GPU cost or GPU-seconds of the day
+    shared_cost_rule: Literal["gpu_cost", "gpu_seconds"] = "gpu_cost"
     idle: IdleConfig = IdleConfig()
     mfu_target: float = Field(0.40, gt=0, le=1)
     attention_flops: Literal["palm", "causal"] = "palm"
-    gpu_cost_share: dict[str, float] = Field(default_factory=lambda: {"default": 1.0})
     quarantine: QuarantineConfig = QuarantineConfig()
     telemetry: TelemetryConfig = TelemetryConfig()
     budgets: dict[str, Budget] = Field(default_factory=dict, description="project -> monthly budget")
@@ -204,14 +203,6 @@ class OrgConfig(_Section):
         if unknown:
             raise ValueError(f"unknown tag key(s) {unknown}: known are {sorted(DEFAULT_TAG_KEYS)}")
         return {**DEFAULT_TAG_KEYS, **value}
-
-    @field_validator("gpu_cost_share")
-    @classmethod
-    def _shares(cls, value: dict[str, float]) -> dict[str, float]:
-        for kind, share in value.items():
-            if not 0 <= share <= 1:
-                raise ValueError(f"{kind}: {share} is not a share between 0 and 1")
-        return value
 
     @model_validator(mode="after")
     def _project_in_one_team(self) -> OrgConfig:

@@ -59,7 +59,9 @@ def reap_dead_runs(instance: dg.DagsterInstance) -> list[str]:
     """Marks failed every unfinished run of this host whose process is gone, frees the concurrency
     slots it held, and returns their run ids."""
     records = instance.get_run_records(dg.RunsFilter(
-        statuses=[dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING],
+        # NOT_STARTED too: a process killed between creating its run and starting it leaves one
+        statuses=[dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED,
+                  dg.DagsterRunStatus.CANCELING],
         tags={HOST_TAG: socket.gethostname()},
     ))
     reaped = []

@@ -12,13 +12,9 @@ from datetime import date
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from models.ledger_categories import NAMES as CATEGORIES
 from pipelines.lib.partitions import DAILY
 
-CATEGORIES = [
-    "productive", "rerun_loss", "allocated_idle", "failed_job", "unmonitored", "idle_unallocated",
-    "storage", "network", "compute_other", "other", "shared", "unused_commitment", "tax", "credit",
-    "unattributed",
-]
 
 
 @dataclass(frozen=True)

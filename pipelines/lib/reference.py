@@ -1,9 +1,12 @@
 """Loads the reference catalogs of models/ into the warehouse, so SQL joins them like any table."""
 
+from dataclasses import asdict
+
 import duckdb
 import polars as pl
 
 from models.gpu_catalog import PEAK_FLOPS, gpu_model_patterns
+from models.ledger_categories import CATEGORIES
 
 
 def load_reference(con: duckdb.DuckDBPyConnection) -> None:
@@ -19,3 +22,8 @@ def load_reference(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE OR REPLACE TABLE intermediate.ref_gpu_model_patterns AS SELECT * FROM patterns_in")
     con.unregister("peaks_in")
     con.unregister("patterns_in")
+    # a dimension of the published marts: finance and report SQL read it there
+    categories = pl.DataFrame([{"ord": i, **asdict(c)} for i, c in enumerate(CATEGORIES)])
+    con.register("categories_in", categories)
+    con.execute("CREATE OR REPLACE TABLE marts.dim_ledger_categories AS SELECT * FROM categories_in")
+    con.unregister("categories_in")

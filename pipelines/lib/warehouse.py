@@ -1,7 +1,11 @@
 """The DuckDB warehouse: where it lives, its SQL files, and the one way tables get written.
 
-SQL lives in `sql/<layer>/<table>.sql`, one file per table. Values are always bound as parameters
-(`$day`, `$file`), never formatted into the text.
+A table's SQL is in one place: `sql/<layer>/<table>.sql` when one query gives its rows, or the folder
+`sql/<layer>/<table>/` of numbered step files run in order, each named for what it produces; the step
+named for the table itself (`60_int_cost_allocations.sql`) is the query that gives the rows, the steps
+before it build the temp tables it reads, the steps after it write what follows from the rows (e.g.
+notes in ops.quarantine). Values are always bound as parameters (`$day`, `$file`), never formatted
+into the text.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Iterator
@@ -25,7 +30,7 @@ BOOTSTRAP_TABLES = (
     "ops/landed_files",
     "ops/quarantine",
     "staging/stg_focus__bill_lines",
-    "staging/stg_slurm__job_records",
+    "staging/stg_scheduler__job_allocations",
     "staging/stg_dcgm__gpu_minutes",
     "staging/stg_runs__events",
     "staging/stg_inventory__nodes",
@@ -38,8 +43,37 @@ def warehouse_path() -> Path:
 
 @cache
 def sql(name: str) -> str:
-    """The text of `sql/<name>.sql`, e.g. sql("staging/stg_slurm__job_records")."""
+    """The text of `sql/<name>.sql`, e.g. sql("staging/stg_scheduler__job_allocations")."""
     return (SQL_ROOT / f"{name}.sql").read_text()
+
+
+@dataclass(frozen=True)
+class TableSql:
+    """Where a daily table's SQL is (names as `sql` takes them)."""
+
+    table: str                  # "intermediate/int_cost_allocations"
+    prepare: tuple[str, ...]    # steps before the query
+    query: str                  # the SELECT that gives the day's rows
+    finish: tuple[str, ...]     # steps after the rows are written
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return (*self.prepare, self.query, *self.finish)
+
+
+@cache
+def table_sql(table: str) -> TableSql:
+    folder = SQL_ROOT / table
+    if not folder.is_dir():
+        return TableSql(table, (), table, ())
+    steps = sorted(p.stem for p in folder.glob("*.sql"))
+    own = table.rsplit("/", 1)[-1]
+    named = [s for s in steps if s.split("_", 1)[-1] == own]
+    if len(named) != 1:
+        raise RuntimeError(f"sql/{table}/ needs exactly one step named NN_{own}.sql, the query of its rows")
+    at = steps.index(named[0])
+    return TableSql(table, tuple(f"{table}/{s}" for s in steps[:at]), f"{table}/{named[0]}",
+                    tuple(f"{table}/{s}" for s in steps[at + 1:]))
 
 
 _PARAM = re.compile(r"\$([a-z_][a-z0-9_]*)")
@@ -62,26 +96,23 @@ def _bound(statement: str, params: dict[str, object]) -> dict[str, object]:
     return {k: params[k] for k in names}
 
 
-def write_day(
-    con: duckdb.DuckDBPyConnection, table: str, params: dict[str, object], prepare: tuple[str, ...] = (),
-    finish: tuple[str, ...] = (),
-) -> int:
+def write_day(con: duckdb.DuckDBPyConnection, table: str, params: dict[str, object]) -> int:
     """Replaces the rows of day `params['day']` in `table` (e.g. "marts/fct_cost_daily") by those of its
-    query sql/<table>.sql, as DELETE + INSERT in one transaction; `prepare` scripts run first, inside
-    it (they build the temp tables the query reads), `finish` scripts after it (they write what follows
-    from the rows, e.g. quarantine notices). A new table takes its columns from the query.
-    Returns the number of rows written."""
+    SQL (`table_sql`), as DELETE + INSERT in one transaction: the steps before the query run first,
+    inside it, the query gives the rows, the steps after it run last. A new table takes its columns
+    from the query. Returns the number of rows written."""
     qualified = table.replace("/", ".")  # a constant of the caller, never input
-    query = sql(table)
+    steps = table_sql(table)
+    query = sql(steps.query)
     bound = _bound(query, params)
     with transaction(con):
-        for script in prepare:
+        for script in steps.prepare:
             run_sql(con, script, params)
         con.execute(f"CREATE TABLE IF NOT EXISTS {qualified} AS SELECT * FROM ({query}) WHERE FALSE", bound)
         _add_new_columns(con, qualified, query, bound)
         con.execute(f"DELETE FROM {qualified} WHERE day = $day", {"day": params["day"]})
         con.execute(f"INSERT INTO {qualified} BY NAME {query}", bound)
-        for script in finish:
+        for script in steps.finish:
             run_sql(con, script, params)
         return con.execute(f"SELECT count(*) FROM {qualified} WHERE day = $day", {"day": params["day"]}).fetchall()[0][0]
 
@@ -95,16 +126,26 @@ def _add_new_columns(con: duckdb.DuckDBPyConnection, qualified: str, query: str,
             con.execute(f'ALTER TABLE {qualified} ADD COLUMN "{name}" {dtype}')
 
 
+# Tables a warehouse made by an older version has under another name: renamed in place, rows kept.
+RENAMED = {"staging.stg_slurm__job_records": "stg_scheduler__job_allocations"}
+
+
 def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
     """Creates the schemas and the tables every asset expects; safe to run any number of times."""
     for schema in SCHEMAS:
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")  # names are constants above
+    existing = {f"{s}.{t}" for s, t in con.execute(
+        "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()}
+    for old, new in RENAMED.items():
+        if old in existing and f"{old.split('.')[0]}.{new}" not in existing:
+            con.execute(f"ALTER TABLE {old} RENAME TO {new}")  # constants above
     for table in BOOTSTRAP_TABLES:
         con.execute(sql(table))
     from pipelines.lib.reference import load_reference  # reference data lives in models/
 
     load_reference(con)
     con.execute(sql("macros"))
+    con.execute(sql("lib/split_exactly"))
 
 
 @contextmanager

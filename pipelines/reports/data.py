@@ -20,29 +20,16 @@ from decimal import Decimal, localcontext
 
 import duckdb
 
+from models import ledger_categories
 from pipelines.lib.warehouse import sql
 from pipelines.reports.period import trend_window
 
-# The ledger's GPU node categories (DESIGN §3); the rest (storage, network, shared, tax ...) is not GPU time.
-GPU_CATEGORIES = ("productive", "rerun_loss", "allocated_idle", "failed_job", "unmonitored", "idle_unallocated")
-# Waste kinds, in the order the report lists them when they cost the same.
-# `unmonitored` is in it because the ledger never counts unobserved GPU time as used (DESIGN §3); so
-# waste = GPU cost − productive cost.
-WASTE_KINDS = ("idle_unallocated", "allocated_idle", "failed_job", "rerun_loss", "unmonitored")
-WASTE_LABELS = {
-    "idle_unallocated": "Idle GPUs, no job",
-    "allocated_idle": "Hung / idle jobs",
-    "failed_job": "Failed jobs",
-    "rerun_loss": "Work lost to interruptions",
-    "unmonitored": "Unmonitored (no telemetry)",
-}
-WASTE_HELP = {
-    "idle_unallocated": "billed GPUs of the team's pool that no job held",
-    "allocated_idle": "GPUs a job held at 0 % activity for 10+ minutes: hung jobs, idle notebooks, stalled loaders",
-    "failed_job": "jobs that ended failed, timed out, cancelled or out of memory and were not resumed",
-    "rerun_loss": "compute since the last checkpoint before a crash, plus restart time until training resumed",
-    "unmonitored": "allocated GPUs with no telemetry: not known to be used, so not counted as productive",
-}
+# GPU categories, waste kinds, labels and help: one table, models/ledger_categories.py. Waste kinds are
+# listed in that order when they cost the same.
+GPU_CATEGORIES = ledger_categories.GPU
+WASTE_KINDS = ledger_categories.WASTE
+WASTE_LABELS = {name: ledger_categories.BY_NAME[name].label for name in WASTE_KINDS}
+WASTE_HELP = {name: ledger_categories.BY_NAME[name].help for name in WASTE_KINDS}
 JOB_KINDS = ("allocated_idle", "failed_job", "unmonitored")  # rerun loss is per interruption
 TOP = 10  # rows per table
 HEATMAP_NODES = 30  # a heatmap taller than this stops being readable; the table lists the rest

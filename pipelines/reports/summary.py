@@ -5,29 +5,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from models import ledger_categories
 from pipelines.reports.data import WASTE_KINDS, WASTE_LABELS, Report, ReportData, RunEfficiency, Scope
 from pipelines.reports.fmt import currency_list, gpu_hours, money, pct
 
-# Ledger categories, bottom of the stack first: waste warm (red to amber) and on the axis, where its
-# height reads best, then productive green, the costs that are not GPU time cool (blue, purple, grey),
-# credits teal below zero.
-CATEGORY_STYLE = (
-    ("rerun_loss", "Lost to interruptions", "#9b2c2c"),
-    ("failed_job", "Failed jobs", "#e53e3e"),
-    ("allocated_idle", "Hung / idle jobs", "#dd6b20"),
-    ("idle_unallocated", "Idle GPUs, no job", "#f6ad55"),
-    ("unmonitored", "Unmonitored", "#b7791f"),
-    ("productive", "Productive GPU time", "#2f855a"),
-    ("storage", "Storage", "#3182ce"),
-    ("network", "Network", "#90cdf4"),
-    ("compute_other", "Other compute", "#5a67d8"),
-    ("shared", "Shared costs", "#9f7aea"),
-    ("unused_commitment", "Unused commitment", "#553c9a"),
-    ("other", "Other", "#a0aec0"),
-    ("unattributed", "Unattributed", "#718096"),
-    ("tax", "Tax", "#cbd5e0"),
-    ("credit", "Credits", "#38b2ac"),
-)
+# Ledger categories in the charts' stacking order, with their labels and colours (models/ledger_categories.py).
+CATEGORY_STYLE = tuple((c.name, c.label, c.colour) for c in ledger_categories.CATEGORIES)
 _STYLE = {c: (label, color) for c, label, color in CATEGORY_STYLE}
 
 
@@ -64,7 +47,7 @@ def biggest_contributor(d: ReportData, kind: str) -> str:
         host, _, unalloc, _, _ = max(d.idle_nodes, key=lambda n: (n[2], n[0]))
         if unalloc > 0:
             return f"node {host}: {gpu_hours(unalloc)} GPU-hours with no job"
-    if kind in ("idle_unallocated", "allocated_idle", "failed_job", "rerun_loss", "unmonitored") and d.cost(kind):
+    if kind in WASTE_KINDS and d.cost(kind):
         return "–"
     return ""
 

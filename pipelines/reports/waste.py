@@ -1,4 +1,5 @@
-"""A team's waste report (DESIGN §6 `gpuledger report`): `<out_dir>/<team>/<label>.html`, `.md`, `.csv`.
+"""A team's waste report (`gpuledger report`, docs/operations.md#commands):
+`<out_dir>/<team>/<label>.html`, `.md`, `.csv`.
 
 - HTML: headline (total cost, GPU cost, waste in money and % of GPU cost by kind, MFU against target),
   then charts (daily cost by category, idle GPU-hours by node and hour, rerun loss per run, MFU and

@@ -1,8 +1,9 @@
--- Every bill line of $day that is not a GPU node-hour, with the day's share of its cost and where
--- DESIGN §3 places it: `placement` is the ledger category (storage, network, compute_other, other for
--- project-tagged lines; shared; tax; credit; unused_commitment; unattributed), and `direct_team`,
--- `direct_project` say who gets it when it goes to one place (`is_direct`); shared lines, tax and
--- untagged credits are split by weight in int_cost_allocations. The FOCUS export reads the same rows,
+-- Every bill line of $day that is not a GPU node-hour, with the day's share of its cost and where the
+-- ledger places it (docs/ledger.md#lines-that-are-not-node-hours): `placement` is the ledger category
+-- (storage, network, compute_other, other for project-tagged lines; shared; tax; credit;
+-- unused_commitment; unattributed), and `direct_team`, `direct_project` say who gets it when it goes
+-- to one place (`is_direct`); shared lines, tax and untagged credits are split by weight in
+-- int_cost_allocations. The FOCUS export reads the same rows,
 -- so a line is placed one way only.
 SELECT $day::DATE AS day, *,
        CASE placement

@@ -22,7 +22,7 @@ latest AS (
     SELECT *,
            row_number() OVER (PARTITION BY cluster, job_key, start_ts
                               ORDER BY (end_ts IS NOT NULL) DESC, _file DESC, _row DESC) AS pick
-    FROM staging.stg_slurm__job_records
+    FROM staging.stg_scheduler__job_allocations
     -- a week ahead: whether a failed job was resumed is known only from the jobs that came after it
     WHERE NOT is_step AND start_ts IS NOT NULL AND start_ts < $day::DATE + INTERVAL 8 DAY
 ),

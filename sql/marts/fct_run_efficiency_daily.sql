@@ -1,5 +1,5 @@
--- Efficiency of each training run per day (DESIGN §4). A run's GPU-seconds and cost are those of its
--- jobs' allocations on the day, node cost only. Tokens are the day's step events; kept tokens exclude
+-- Efficiency of each training run per day (docs/ledger.md#efficiency-metrics). A run's GPU-seconds
+-- and cost are those of its jobs' allocations on the day, node cost only. Tokens are the day's step events; kept tokens exclude
 -- steps an interruption rolled back (steps of an interrupted job after its last saved checkpoint).
 -- flops_per_token = 6·N_active + c·L·H·Q·T with c = 12 (palm) or 6 (causal), stored with the value.
 -- A run without token events has NULL MFU. Cost is per billing currency: a run whose nodes were billed

@@ -13,10 +13,14 @@ CREATE TABLE IF NOT EXISTS ops.quarantine (
     billed_cost_rounding    DECIMAL(38, 38),
     charge_period_start TIMESTAMP,      -- UTC, when it parses: the days the money belongs to
     charge_period_end   TIMESTAMP,
-    day             DATE                -- the UTC day the row belongs to, when known
+    day             DATE,               -- the UTC day the row belongs to, when known
+    -- who wrote the row: 'landing' for the parsers, or the table whose step found it (e.g.
+    -- 'intermediate/int_nodes'), which replaces its own rows of a day when the day runs again
+    origin          VARCHAR DEFAULT 'landing'
 );
 -- warehouses made before the column existed
 ALTER TABLE ops.quarantine ADD COLUMN IF NOT EXISTS billing_currency VARCHAR;
 -- A warehouse built before amounts were kept with their rounding gains the columns (NULL: read as 0).
 ALTER TABLE ops.quarantine ADD COLUMN IF NOT EXISTS effective_cost_rounding DECIMAL(38, 38);
 ALTER TABLE ops.quarantine ADD COLUMN IF NOT EXISTS billed_cost_rounding DECIMAL(38, 38);
+ALTER TABLE ops.quarantine ADD COLUMN IF NOT EXISTS origin VARCHAR DEFAULT 'landing';

@@ -3,8 +3,8 @@
 WITH cost AS (
     SELECT team, billing_currency,
            sum(effective_cost) AS total,
-           sum(effective_cost) FILTER (category IN ('productive', 'rerun_loss', 'allocated_idle', 'failed_job',
-                                                    'unmonitored', 'idle_unallocated')) AS gpu_cost,
+           sum(effective_cost) FILTER (category IN (SELECT name FROM marts.dim_ledger_categories WHERE is_gpu))
+               AS gpu_cost,
            sum(effective_cost) FILTER (category = 'idle_unallocated') AS idle_unallocated,
            sum(effective_cost) FILTER (category = 'allocated_idle') AS allocated_idle,
            sum(effective_cost) FILTER (category = 'rerun_loss') AS rerun_loss,

@@ -1,5 +1,5 @@
 from pipelines.ingest.sources import AWS_CUR, FOCUS
-from pipelines.lib.ingest_asset import staging_asset
+from pipelines.ingest.staging_asset import staging_asset
 
 stg_focus__bill_lines = staging_asset(
     FOCUS,

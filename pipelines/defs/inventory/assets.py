@@ -1,5 +1,5 @@
 from pipelines.ingest.sources import INVENTORY
-from pipelines.lib.ingest_asset import staging_asset
+from pipelines.ingest.staging_asset import staging_asset
 
 stg_inventory__nodes = staging_asset(
     INVENTORY,

@@ -1,5 +1,5 @@
 from pipelines.defs.inventory.assets import stg_inventory__nodes
 from pipelines.ingest.sources import INVENTORY
-from pipelines.lib.ingest_asset import contract_check
+from pipelines.ingest.staging_asset import contract_check
 
 inventory_contract = contract_check(stg_inventory__nodes, INVENTORY)

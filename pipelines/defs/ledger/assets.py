@@ -1,18 +1,8 @@
 from pipelines.lib.sql_asset import sql_asset
 
-STAGING = [
-    "staging/stg_focus__bill_lines",
-    "staging/stg_slurm__job_records",
-    "staging/stg_dcgm__gpu_minutes",
-    "staging/stg_runs__events",
-    "staging/stg_inventory__nodes",
-]
-
 int_bill_line_hours = sql_asset(
     "intermediate/int_bill_line_hours",
-    deps=["staging/stg_focus__bill_lines"],
     group="ledger",
-    prepare=("intermediate/int_bill_line_hours.split_input", "lib/largest_remainder"),
     description="""The day's hourly pieces of every bill line, staged or quarantined: each line is cut
 over the hours of its charge period by time and its EffectiveCost and BilledCost split exactly
 (largest remainder), so a line spanning days lands on each day in proportion to time.""",
@@ -20,9 +10,7 @@ over the hours of its charge period by time and its EffectiveCost and BilledCost
 
 int_nodes = sql_asset(
     "intermediate/int_nodes",
-    deps=["intermediate/int_bill_line_hours", *STAGING],
     group="ledger",
-    finish=("intermediate/int_nodes.quarantine",),
     description="""GPU nodes known on the day, with cluster, cloud resource id, GPU model and count, pool and
 pool-owning team: from the inventory, else from bill tags, else from telemetry. A GPU model the
 catalog does not know is noted in ops.quarantine (MFU on it stays NULL).""",
@@ -30,7 +18,6 @@ catalog does not know is noted in ops.quarantine (MFU on it stays NULL).""",
 
 int_node_hours = sql_asset(
     "intermediate/int_node_hours",
-    deps=["intermediate/int_nodes", "intermediate/int_bill_line_hours"],
     group="ledger",
     description="""Each billed hour of each GPU node: its cost (EffectiveCost, BilledCost) and billed GPU
 capacity, from the instance lines matched to the node by ResourceId or node tag.""",
@@ -38,7 +25,6 @@ capacity, from the instance lines matched to the node by ResourceId or node tag.
 
 int_job_allocations = sql_asset(
     "intermediate/int_job_allocations",
-    deps=["intermediate/int_nodes", "intermediate/int_bill_line_hours", *STAGING],
     group="ledger",
     description="""Job allocations that held GPUs on the day (latest sacct record of each), with project,
 team and run, and the rerun-loss windows of interrupted and resuming jobs.""",
@@ -46,9 +32,7 @@ team and run, and the rerun-loss windows of interrupted and resuming jobs.""",
 
 int_job_conflicts = sql_asset(
     "intermediate/int_job_conflicts",
-    deps=["intermediate/int_job_allocations", "intermediate/int_nodes"],
     group="ledger",
-    finish=("intermediate/int_job_conflicts.quarantine",),
     description="""Jobs that claim GPUs a node does not have free (two jobs on the same GPUs at once): left
 out of the GPU-second ledger so no GPU-second counts twice, and their records quarantined with the
 jobs already holding the GPUs.""",
@@ -56,10 +40,7 @@ jobs already holding the GPUs.""",
 
 int_gpu_seconds = sql_asset(
     "intermediate/int_gpu_seconds",
-    deps=["intermediate/int_job_allocations", "intermediate/int_job_conflicts", "intermediate/int_nodes",
-          "staging/stg_dcgm__gpu_minutes"],
     group="ledger",
-    prepare=("intermediate/int_gpu_seconds.prepare",),
     description="""Allocated GPU-seconds per job, host, hour and category (rerun_loss, allocated_idle,
 failed_job, unmonitored, productive, in that precedence), by interval arithmetic over job windows,
 telemetry idle stretches and gaps, and rerun windows.""",
@@ -67,7 +48,6 @@ telemetry idle stretches and gaps, and rerun windows.""",
 
 int_bill_line_placements = sql_asset(
     "intermediate/int_bill_line_placements",
-    deps=["intermediate/int_bill_line_hours", "intermediate/int_node_hours"],
     group="ledger",
     description="""Every bill line of the day that is not a GPU node-hour, with its day share and where it
 goes: to its tagged project (storage, network, compute_other, other), shared by GPU cost, tax and
@@ -77,17 +57,7 @@ FOCUS export both read it.""",
 
 int_cost_allocations = sql_asset(
     "intermediate/int_cost_allocations",
-    deps=["intermediate/int_gpu_seconds", "intermediate/int_node_hours", "intermediate/int_job_allocations",
-          "intermediate/int_bill_line_placements"],
     group="ledger",
-    prepare=(
-        "intermediate/int_cost_allocations.nodes",
-        "lib/largest_remainder",
-        "intermediate/int_cost_allocations.lines",
-        "lib/largest_remainder",
-        "intermediate/int_cost_allocations.taxes",
-        "lib/largest_remainder",
-    ),
     description="""Every dollar of the day's bill placed on a team, project and category (and job and
 node for node-hours), by largest remainder so the day sums exactly to the bill.""",
 )

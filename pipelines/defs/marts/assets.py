@@ -2,7 +2,6 @@ from pipelines.lib.sql_asset import sql_asset
 
 fct_cost_daily = sql_asset(
     "marts/fct_cost_daily",
-    deps=["intermediate/int_cost_allocations"],
     group="marts",
     description="""Cost per day × team × project × category (productive, rerun_loss, allocated_idle,
 failed_job, unmonitored, idle_unallocated, storage, network, compute_other, other, shared,
@@ -12,7 +11,6 @@ exactly to the day's share of the bill.""",
 
 fct_job_cost = sql_asset(
     "marts/fct_job_cost",
-    deps=["intermediate/int_cost_allocations", "intermediate/int_gpu_seconds", "intermediate/int_job_allocations"],
     group="marts",
     description="""Each job's cost and GPU-seconds per day, split by ledger category, with its run, team,
 project and user.""",
@@ -20,7 +18,6 @@ project and user.""",
 
 fct_rerun_loss = sql_asset(
     "marts/fct_rerun_loss",
-    deps=["intermediate/int_cost_allocations", "intermediate/int_gpu_seconds", "intermediate/int_job_allocations"],
     group="marts",
     description="""Work lost to each interruption of a training run: GPU-seconds since the last
 checkpoint, restart GPU-seconds of the resuming job, and their cost.""",
@@ -28,7 +25,6 @@ checkpoint, restart GPU-seconds of the resuming job, and their cost.""",
 
 fct_idle_waste_daily = sql_asset(
     "marts/fct_idle_waste_daily",
-    deps=["intermediate/int_cost_allocations"],
     group="marts",
     description="""Idle GPU-seconds per day, team and node — billed but unallocated, and allocated but
 inactive — and what they cost.""",
@@ -36,8 +32,6 @@ inactive — and what they cost.""",
 
 fct_run_efficiency_daily = sql_asset(
     "marts/fct_run_efficiency_daily",
-    deps=["intermediate/int_cost_allocations", "intermediate/int_gpu_seconds", "intermediate/int_job_allocations",
-          "staging/stg_runs__events"],
     group="marts",
     description="""Per run and day: tokens and kept tokens, MFU (on productive GPU-seconds) and effective
 MFU (on all of the run's GPU-seconds), goodput, cost per 1M tokens, the cost of 1M tokens at the
@@ -46,7 +40,6 @@ target MFU, and the cost of running below target. The FLOPs convention is stored
 
 dim_nodes = sql_asset(
     "marts/dim_nodes",
-    deps=["intermediate/int_nodes"],
     group="marts",
     description="""GPU nodes per day: cluster, cloud resource id, GPU model (as reported and as the
 catalog knows it) and count, pool and owning team, and whether they came from the inventory, bill
@@ -55,14 +48,12 @@ tags or telemetry.""",
 
 dim_projects = sql_asset(
     "marts/dim_projects",
-    deps=["intermediate/int_cost_allocations"],
     group="marts",
     description="""Teams and projects carrying cost on the day, with their job count and cost.""",
 )
 
 fct_node_hourly = sql_asset(
     "marts/fct_node_hourly",
-    deps=["intermediate/int_cost_allocations"],
     group="marts",
     description="""Each billed node-hour by team and ledger category: GPU-seconds and cost. The hourly grain
 behind the idle-waste mart, for heatmaps of idle GPUs by node and hour.""",
@@ -70,7 +61,6 @@ behind the idle-waste mart, for heatmaps of idle GPUs by node and hour.""",
 
 fct_bill_daily = sql_asset(
     "marts/fct_bill_daily",
-    deps=["intermediate/int_bill_line_hours"],
     group="marts",
     description="""The bill as landed, per day and invoice month: the day's share of every line's
 EffectiveCost and BilledCost, with the quarantined lines' part shown apart. Reconciliation compares

@@ -1,5 +1,5 @@
 from pipelines.ingest.sources import RUNS
-from pipelines.lib.ingest_asset import staging_asset
+from pipelines.ingest.staging_asset import staging_asset
 
 stg_runs__events = staging_asset(
     RUNS,

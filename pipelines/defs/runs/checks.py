@@ -1,5 +1,5 @@
 from pipelines.defs.runs.assets import stg_runs__events
 from pipelines.ingest.sources import RUNS
-from pipelines.lib.ingest_asset import contract_check
+from pipelines.ingest.staging_asset import contract_check
 
 runs_contract = contract_check(stg_runs__events, RUNS)

@@ -1,7 +1,7 @@
 from pipelines.ingest.sources import KUBERNETES, SLURM
-from pipelines.lib.ingest_asset import staging_asset
+from pipelines.ingest.staging_asset import staging_asset
 
-stg_slurm__job_records = staging_asset(
+stg_scheduler__job_allocations = staging_asset(
     SLURM,
     KUBERNETES,
     group="scheduler",

@@ -1,5 +1,5 @@
-from pipelines.defs.scheduler.assets import stg_slurm__job_records
+from pipelines.defs.scheduler.assets import stg_scheduler__job_allocations
 from pipelines.ingest.sources import KUBERNETES, SLURM
-from pipelines.lib.ingest_asset import contract_check
+from pipelines.ingest.staging_asset import contract_check
 
-scheduler_contract = contract_check(stg_slurm__job_records, SLURM, KUBERNETES)
+scheduler_contract = contract_check(stg_scheduler__job_allocations, SLURM, KUBERNETES)

@@ -1,5 +1,5 @@
 from pipelines.ingest.sources import DCGM
-from pipelines.lib.ingest_asset import staging_asset
+from pipelines.ingest.staging_asset import staging_asset
 
 stg_dcgm__gpu_minutes = staging_asset(
     DCGM,

@@ -1,0 +1,284 @@
+"""`gpuledger inspect`: every landing file parsed, nothing written. What a platform engineer runs
+before wiring a new export in. The JSON shape is documented in the README and stable.
+
+Files are summarised one at a time, as they are parsed: bill money is summed per file and currency
+into exact Decimals, quarantine reasons are counted, and the other sources keep only the few columns
+their totals need, so a large landing zone is never held whole. A bill source counts its current
+deliveries only (pipelines/ingest/deliveries.py): what the warehouse would stage."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal, localcontext
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.ingest.common import Parsed, file_reject, refuses_file
+from pipelines.ingest.deliveries import CURRENT, UNREADABLE, find_manifests
+from pipelines.ingest.sources import ALL
+from pipelines.ingest.bill_deliveries import delivery_state
+from pipelines.lib.config import OrgConfig
+from pipelines.ingest.ignored import ignored_files
+from pipelines.ingest.landing import Source, discover
+
+MAX_REASONS = 20
+STATUSES = ("current", "superseded", "duplicate", "unreadable")
+# exact Decimal arithmetic for sums of DECIMAL(38,18) amounts and DECIMAL(38,38) roundings
+EXACT_DIGITS = 80
+# the columns each source's totals need, kept from every file's staged rows
+FACTS = {
+    "slurm": ("cluster", "job_key", "submit_ts", "start_ts", "end_ts", "is_step", "gpus", "_file", "_row"),
+    "dcgm": ("timestamp", "hostname", "gpu", "gpu_instance"),
+    "runs": ("run_id", "event", "tokens"),
+    "inventory": ("gpu_count",),
+}
+FACTS["kubernetes"] = FACTS["slurm"]
+
+
+def inspect_landing(root: Path, cfg: OrgConfig) -> dict[str, dict | list]:
+    report: dict[str, dict | list] = {}
+    for source in ALL:
+        entry = _bills(root, source, cfg) if source.delivered else _plain(root, source, cfg)
+        if entry is not None:
+            report[source.name] = entry
+    ignored = ignored_files(root)
+    if ignored:
+        report["ignored_files"] = ignored
+    return report
+
+
+def _plain(root: Path, source: Source, cfg: OrgConfig) -> dict | None:
+    files = discover(root, source)
+    if not files:
+        return None
+    summary = _Summary(bills=False)
+    for path, rel in files:
+        summary.add_file(source, _parsed_parts(source, path, rel, cfg))
+    return summary.report(source)
+
+
+def _bills(root: Path, source: Source, cfg: OrgConfig) -> dict | None:
+    """The current deliveries, summarised chunk by chunk. One file and no manifest is current by itself,
+    so the delivery rule, which reads every file whole, is only consulted when there is a choice."""
+    files = discover(root, source)
+    if not files:
+        return None
+    summary = _Summary(bills=True)
+    if len(files) == 1 and not find_manifests(root, source.folder)[0]:
+        path, rel = files[0]
+        summary.add_file(source, _parsed_parts(source, path, rel, cfg))
+        entry = summary.report(source)
+        unreadable = entry["quarantined"] and any(r["first_row"] == "file" for r in entry["reasons"])
+        status = "unreadable" if unreadable else "current"
+        entry["deliveries"] = {**{s: int(s == status) for s in STATUSES}, "manifests": 0}
+        return entry
+    state = delivery_state(root, source, cfg, {}, keep_bytes=0)
+    for rel, f in sorted(state.found.items()):
+        status = state.decisions[rel].status
+        if status == CURRENT:
+            summary.add_file(source, _parsed_parts(source, f.path, rel, cfg))
+        elif status == UNREADABLE:
+            summary.add_file(source, [Parsed(rows=pl.DataFrame(), rejects=file_reject(source.name, rel, f.reason))])
+    entry = summary.report(source)
+    entry["files"] = sum(1 for f in state.found.values() if f.facts is not None)
+    statuses = Counter(d.status for d in state.decisions.values())
+    entry["deliveries"] = {**{s: statuses.get(s, 0) for s in STATUSES}, "manifests": len(state.manifests)}
+    if set_aside := state.set_aside():
+        entry["set_aside"] = set_aside
+    if state.resolution.missing:
+        entry["missing_from_manifests"] = state.resolution.missing
+    return entry
+
+
+@dataclass
+class _Money:
+    """Exact sums of one currency's stored amounts and of their roundings."""
+
+    effective_cost: Decimal = Decimal(0)
+    billed_cost: Decimal = Decimal(0)
+    effective_cost_rounding: Decimal = Decimal(0)
+    billed_cost_rounding: Decimal = Decimal(0)
+
+    def add(self, row: dict) -> None:
+        with localcontext(prec=EXACT_DIGITS):
+            for name in ("effective_cost", "billed_cost", "effective_cost_rounding", "billed_cost_rounding"):
+                setattr(self, name, getattr(self, name) + (row[name] or Decimal(0)))
+
+    def written(self) -> dict:
+        """What the files wrote: stored + rounding, per measure, and the rounding the ledger records."""
+        with localcontext(prec=EXACT_DIGITS):
+            return {
+                "effective_cost": _text(self.effective_cost + self.effective_cost_rounding),
+                "billed_cost": _text(self.billed_cost + self.billed_cost_rounding),
+                "rounding": {"effective_cost": _text(self.effective_cost_rounding),
+                             "billed_cost": _text(self.billed_cost_rounding)},
+            }
+
+
+@dataclass
+class _Summary:
+    bills: bool
+    files: int = 0
+    accepted: int = 0
+    quarantined: int = 0
+    reasons: dict[str, dict] = field(default_factory=dict)  # reason -> rows, first file and row
+    dropped: Counter = field(default_factory=Counter)
+    facts: list[pl.DataFrame] = field(default_factory=list)
+    money: dict[str, _Money] = field(default_factory=dict)  # billing currency -> sums
+    defaulted: Counter = field(default_factory=Counter)  # default currency -> rows that took it
+    first_charge: datetime | None = None
+    last_charge: datetime | None = None
+
+    def add_file(self, source: Source, parts: Iterable[Parsed]) -> None:
+        """A file's parsed chunks, summarised one by one; a file refused part-way counts as refused
+        whole, as the pipeline stages nothing of it."""
+        own = _Summary(bills=self.bills)
+        for parsed in parts:
+            if refuses_file(parsed):
+                own = _Summary(bills=self.bills)
+            own.add(source, parsed)
+        self.files += 1
+        self.merge(own)
+
+    def merge(self, other: _Summary) -> None:
+        self.accepted += other.accepted
+        self.quarantined += other.quarantined
+        for reason, seen in other.reasons.items():
+            mine = self.reasons.setdefault(reason, {**seen, "rows": 0})
+            mine["rows"] += seen["rows"]
+        self.dropped.update(other.dropped)
+        self.facts.extend(other.facts)
+        for currency, money in other.money.items():
+            self.money.setdefault(currency, _Money()).add(vars(money))
+        self.defaulted.update(other.defaulted)
+        self.first_charge = min(filter(None, (self.first_charge, other.first_charge)), default=None)
+        self.last_charge = max(filter(None, (self.last_charge, other.last_charge)), default=None)
+
+    def add(self, source: Source, parsed: Parsed) -> None:
+        self.accepted += parsed.rows.height
+        self.quarantined += parsed.rejects.height
+        self.dropped.update(parsed.dropped)
+        self._count_reasons(parsed.rejects)
+        if parsed.rows.height == 0:
+            return
+        if self.bills:
+            self._add_bill_rows(parsed)
+        else:
+            self.facts.append(_facts(source, parsed.rows))
+
+    def _count_reasons(self, rejects: pl.DataFrame) -> None:
+        if rejects.height == 0:
+            return
+        by_reason = rejects.group_by("reason", maintain_order=True).agg(
+            pl.len().alias("rows"), pl.col("file").first(), pl.col("row_ref").first().alias("first_row")
+        )
+        for row in by_reason.iter_rows(named=True):  # one row per distinct reason of the file
+            seen = self.reasons.setdefault(row["reason"], {"reason": row["reason"], "rows": 0, "file": row["file"],
+                                                           "first_row": row["first_row"]})
+            seen["rows"] += row["rows"]
+
+    def _add_bill_rows(self, parsed: Parsed) -> None:
+        rows = parsed.rows
+        sums = rows.group_by("billing_currency").agg(
+            pl.col("effective_cost", "billed_cost", "effective_cost_rounding", "billed_cost_rounding").sum()
+        )
+        for row in sums.iter_rows(named=True):  # one row per currency of the file
+            self.money.setdefault(row["billing_currency"], _Money()).add(row)
+        self.defaulted.update(parsed.defaulted.get("billing_currency", {}))
+        first, last = rows.select(pl.col("charge_period_start").min(), pl.col("charge_period_end").max()).row(0)
+        self.first_charge = min(filter(None, (self.first_charge, first)), default=None)
+        self.last_charge = max(filter(None, (self.last_charge, last)), default=None)
+
+    def report(self, source: Source) -> dict:
+        entry = {
+            "files": self.files,
+            "rows": self.accepted + self.quarantined,
+            "quarantined": self.quarantined,
+            "reasons": sorted(self.reasons.values(), key=lambda r: -r["rows"])[:MAX_REASONS],
+        }
+        if self.dropped:
+            entry["dropped"] = dict(self.dropped)
+        if self.bills:
+            entry.update(self._bill_totals())
+        else:
+            facts = pl.concat(self.facts, how="diagonal_relaxed") if self.facts else pl.DataFrame()
+            entry.update(_totals(source, facts))
+        return entry
+
+    def _bill_totals(self) -> dict:
+        """Money per currency, never added across currencies: one currency (or none) gives the totals
+        at the top, more give `by_currency` instead."""
+        currencies = sorted(self.money)
+        totals: dict = {"currencies": currencies}
+        if len(currencies) <= 1:
+            totals.update((self.money[currencies[0]] if currencies else _Money()).written())
+        else:
+            totals["by_currency"] = {c: self.money[c].written() for c in currencies}
+        totals["default_currency_rows"] = dict(self.defaulted)
+        totals["first_charge"] = _iso(self.first_charge)
+        totals["last_charge"] = _iso(self.last_charge)
+        return totals
+
+
+def _parsed_parts(source: Source, path: Path, rel: str, cfg: OrgConfig) -> Iterable[Parsed]:
+    if source.summary_chunks is not None:
+        return source.summary_chunks(path, rel, cfg)
+    return [source.parse(path, rel, cfg)]
+
+
+def _facts(source: Source, rows: pl.DataFrame) -> pl.DataFrame:
+    """Keeps only what the totals need, so a fleet's telemetry is not held whole."""
+    kept = rows.select([c for c in FACTS.get(source.name, rows.columns) if c in rows.columns])
+    return kept.unique() if source.name == "dcgm" else kept
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _text(amount: Decimal) -> str:
+    return format(amount.normalize(), "f") if amount else "0"
+
+
+def _totals(source: Source, staged: pl.DataFrame) -> dict:
+    if source.name in ("slurm", "kubernetes"):
+        if staged.height == 0:
+            return {"jobs": 0, "steps": 0, "gpu_seconds": 0}
+        # A job is in every daily export it overlapped: keep its latest record. Submit tells a requeued
+        # instance (same JobIDRaw, new Submit) from the same job seen pending and then running.
+        latest = (
+            staged.with_columns(pl.coalesce("submit_ts", "start_ts").alias("_instance"))
+            .sort(["end_ts", "_file", "_row"], nulls_last=False)
+            .group_by(["cluster", "job_key", "_instance"], maintain_order=True)
+            .last()
+        )
+        allocations = latest.filter(~pl.col("is_step"))
+        ended = allocations.filter(pl.col("start_ts").is_not_null() & pl.col("end_ts").is_not_null())
+        seconds = ended.select(
+            ((pl.col("end_ts") - pl.col("start_ts")).dt.total_seconds() * pl.col("gpus").fill_null(0)).sum()
+        ).item()
+        return {"jobs": allocations.height, "steps": latest.filter(pl.col("is_step")).height,
+                "gpu_seconds": int(seconds or 0)}
+    if source.name == "dcgm":
+        if staged.height == 0:
+            return {"samples": 0, "hosts": 0, "gpus": 0, "first_ts": None, "last_ts": None}
+        samples = staged.unique()
+        return {
+            "samples": samples.height,
+            "hosts": samples["hostname"].n_unique(),
+            "gpus": samples.select("hostname", "gpu").unique().height,
+            "first_ts": _iso(samples["timestamp"].min()),
+            "last_ts": _iso(samples["timestamp"].max()),
+        }
+    if source.name == "runs":
+        if staged.height == 0:
+            return {"runs": 0, "events": 0, "tokens": 0}
+        return {"runs": staged["run_id"].n_unique(), "events": staged.height,
+                "tokens": int(staged.filter(pl.col("event") == "step")["tokens"].sum() or 0)}
+    if source.name == "inventory":
+        return {"nodes": staged.height, "gpus": int(staged["gpu_count"].sum() or 0) if staged.height else 0}
+    return {}

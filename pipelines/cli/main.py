@@ -1,0 +1,398 @@
+"""The `gpuledger` command (docs/operations.md#commands)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from datetime import date, timedelta
+from pathlib import Path
+
+from pipelines.lib.warehouse import PROJECT_ROOT
+
+# Money is shown beside its billing currency and never summed across currencies.
+EXAMPLE_QUERIES = [
+    "SELECT team, category, billing_currency, sum(effective_cost) AS cost FROM marts.fct_cost_daily GROUP BY ALL "
+    "ORDER BY billing_currency, cost DESC",
+    "SELECT job_id, user_name, state, allocated_idle_gpu_seconds / 3600 AS idle_gpu_hours, effective_cost, billing_currency "
+    "FROM marts.fct_job_cost ORDER BY allocated_idle_gpu_seconds DESC LIMIT 10",
+    "SELECT run_id, day, billing_currency, mfu, effective_mfu, goodput, cost_per_mtok, mfu_gap_cost "
+    "FROM marts.fct_run_efficiency_daily ORDER BY run_id, day, billing_currency",
+    "SELECT * FROM marts.fct_rerun_loss ORDER BY effective_cost DESC",
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="gpuledger", description="GPU cost ledger for LLM training.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sim = sub.add_parser("simulate", help="write a simulated fleet's landing zone and its ground truth")
+    sim.add_argument("--out", required=True, type=Path)
+    sim.add_argument("--start", required=True, type=date.fromisoformat)
+    sim.add_argument("--days", required=True, type=int)
+    sim.add_argument("--nodes", type=int, default=16)
+    sim.add_argument("--seed", type=int, default=7)
+    sim.add_argument("--kubernetes-cluster", help="write this cluster's jobs as Kubernetes pods instead of sacct")
+
+    run = sub.add_parser("run", help="materialize daily partitions through Dagster")
+    run.add_argument("--landing", required=True, type=Path)
+    run.add_argument("--warehouse", type=Path)
+    run.add_argument("--config", type=Path, help="organisation config YAML (default: built-in defaults)")
+    run.add_argument("--start", required=True, type=date.fromisoformat)
+    run.add_argument("--end", type=date.fromisoformat, help="last day, inclusive (default: --start)")
+
+    query = sub.add_parser("query", help="run read-only SQL against the published warehouse")
+    query.add_argument("sql")
+    query.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
+    query.add_argument("--csv", action="store_true", help="print CSV instead of a table")
+
+    insp = sub.add_parser("inspect", help="parse every landing file and report, without writing the warehouse")
+    insp.add_argument("--landing", required=True, type=Path)
+    insp.add_argument("--config", type=Path, help="organisation config YAML (cluster time zones, sacct columns)")
+    insp.add_argument("--json", action="store_true", help="one JSON object, a key per source")
+
+    report = sub.add_parser("report", help="write a team's waste report (HTML, Markdown, CSV)")
+    report.add_argument("--team", required=True)
+    when = report.add_mutually_exclusive_group(required=True)
+    when.add_argument("--day", help="YYYY-MM-DD")
+    when.add_argument("--month", help="YYYY-MM")
+    report.add_argument("--out", type=Path, help="folder (default: data/reports under the current directory)")
+    report.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
+
+    export = sub.add_parser("export", help="export the ledger's attribution")
+    export_kinds = export.add_subparsers(dest="kind", required=True)
+    focus = export_kinds.add_parser("focus", help="FOCUS 1.3 split-cost allocation rows")
+    focus.add_argument("--start", required=True, type=date.fromisoformat)
+    focus.add_argument("--end", type=date.fromisoformat, help="last day, inclusive (default: --start)")
+    focus.add_argument("--out", required=True, type=Path, help="FILE.csv or FILE.parquet")
+    focus.add_argument("--warehouse", type=Path, help="the live warehouse (default: $GPULEDGER_WAREHOUSE or data/warehouse.duckdb)")
+
+    config = sub.add_parser("config", help="the organisation config")
+    config_kinds = config.add_subparsers(dest="kind", required=True)
+    check = config_kinds.add_parser("check", help="validate a config file and print it as it will be used")
+    check.add_argument("file", type=Path)
+
+    args = parser.parse_args(argv)
+    if getattr(args, "warehouse", None) and args.command in ("run", "export"):
+        os.environ["GPULEDGER_WAREHOUSE"] = str(args.warehouse.resolve())
+    if args.command == "simulate":
+        return _simulate(args)
+    if args.command == "query":
+        return _query(args)
+    if args.command == "inspect":
+        return _inspect(args)
+    if args.command == "export":
+        return _export_focus(args)
+    if args.command == "report":
+        return _report(args)
+    if args.command == "config":
+        return _config_check(args)
+    return _run(args)
+
+
+def _config_check(args: argparse.Namespace) -> int:
+    from pipelines.lib.config import ConfigError, load_config
+
+    try:
+        cfg = load_config(args.file)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return 2
+    print(f"# {args.file}: valid. The config as it will be used, defaults filled in:")
+    sys.stdout.write(cfg.as_yaml())
+    return 0
+
+
+def _valid_config(path: Path | None) -> bool:
+    """Checks the config before anything runs, so a bad key stops the command with its name and line."""
+    from pipelines.lib.config import ConfigError, load_config
+
+    try:
+        load_config(path)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return False
+    return True
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from simulator import simulate
+
+    manifest = simulate(args.out, args.start, args.days, nodes=args.nodes, seed=args.seed,
+                        kubernetes_cluster=args.kubernetes_cluster)
+    print(f"simulated {args.days} day(s) from {args.start} on {args.nodes} nodes (seed {args.seed}) into {args.out}")
+    for source, facts in manifest.items():
+        if isinstance(facts, dict) and source != "simulator":
+            shown = ", ".join(f"{k} {v}" for k, v in facts.items() if not isinstance(v, (dict, list)) and k != "day_share_rounding")
+            print(f"  {source:<10} {shown}")
+            for currency, money in facts.get("by_currency", {}).items():   # bills: money per currency, never added
+                print(f"  {'':<10} {currency} effective_cost {money['effective_cost']}, "
+                      f"billed_cost {money['billed_cost']}, rows {money['rows']}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    end = args.end or args.start
+    if end < args.start:
+        print(f"--end {end} is before --start {args.start}", file=sys.stderr)
+        return 2
+    if not args.landing.is_dir():
+        print(f"landing directory {args.landing} does not exist", file=sys.stderr)
+        return 2
+    if not _valid_config(args.config):
+        return 2
+    if (problem := _landing_problem(args.landing)) is not None:
+        print(problem, file=sys.stderr)
+        return 2
+    if (problem := _fix_ledger_days(args, end)) is not None:
+        print(problem, file=sys.stderr)
+        return 2
+    # Resources read these when the definitions load, so set them first.
+    os.environ["GPULEDGER_LANDING"] = str(args.landing.resolve())
+    if args.config:
+        os.environ["GPULEDGER_CONFIG"] = str(args.config.resolve())
+    os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home"))
+    if not Path(os.environ["DAGSTER_HOME"]).is_dir():
+        print(f"DAGSTER_HOME={os.environ['DAGSTER_HOME']} is not a folder: create it and copy "
+              f"{PROJECT_ROOT / 'dagster_home' / 'dagster.yaml'} into it, or unset DAGSTER_HOME to use "
+              f"{PROJECT_ROOT / 'dagster_home'}", file=sys.stderr)
+        return 2
+
+    from pipelines.cli.console import print_table
+    from pipelines.ingest.ignored import ignored_files
+    from pipelines.lib.publish import published_path
+    from pipelines.cli.materialize import RunInterrupted, materialize_days
+    from pipelines.lib.sandbox import open_read_only
+    from pipelines.lib.warehouse import sql, warehouse_path
+
+    days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
+    _stop_on_signals()
+    try:
+        failed = materialize_days(days)
+    except RunInterrupted as stop:
+        print(f"\n{stop}", file=sys.stderr)
+        return 128 + (stop.signum or signal.SIGINT)
+    except KeyboardInterrupt as stop:
+        return _stopped(stop)
+    ignored = ignored_files(args.landing)
+    if not published_path().exists():
+        print(f"no day completed, so nothing was published to {published_path()}", file=sys.stderr)
+        _print_ignored(ignored)
+        _print_failures(failed)
+        return 1
+    with open_read_only(published_path()) as con:
+        print(f"\nwarehouse {warehouse_path()}\npublished for readers (SQL clients, gpuledger query): "
+              f"{published_path()}\n\nlanding files taken in, per source:")
+        print_table(con.sql(sql("reports/landing_summary")).pl())
+        _print_ignored(ignored)
+        print(f"\ncost and waste per team, {args.start} to {end} (in each bill's currency; waste % of the team's GPU node cost):")
+        print_table(con.sql(sql("reports/team_summary"), params={"start": args.start, "end": end}).pl())
+    print("\nnext, try:")
+    command = os.path.relpath(sys.argv[0]) if sys.argv[0].endswith("gpuledger") else "gpuledger"  # e.g. .venv/bin/gpuledger
+    for q in EXAMPLE_QUERIES:
+        print(f'  {command} query "{q}"')
+    _print_failures(failed)
+    return 1 if failed else 0
+
+
+def _landing_problem(root: Path) -> str | None:
+    """Why `root` cannot be a landing zone (no file any source reads), or None."""
+    from pipelines.ingest.sources import ALL
+    from pipelines.ingest.landing import discover
+
+    if any(discover(root, source) for source in ALL):
+        return None
+    where = "\n".join(f"  {root / p}" for source in ALL for p in source.patterns)
+    hint = (f"\ndid you mean {root / 'landing'}?" if any(discover(root / "landing", s) for s in ALL) else "")
+    return f"no landing files under {root}: the ledger reads files named like\n{where}{hint}"
+
+
+def _fix_ledger_days(args: argparse.Namespace, end: date) -> str | None:
+    """Fixes the ledger's first day for the daily partitions (the config's ledger.start, else the first
+    day the landing's bills and jobs cover) and says, in one line, why a requested day cannot run."""
+    from datetime import datetime, timezone
+
+    from pipelines.ingest.coverage import ledger_start
+    from pipelines.lib.config import load_config
+    from pipelines.lib.resources import LEDGER_START_ENV
+
+    cfg = load_config(args.config)
+    first = ledger_start(args.landing, cfg)
+    if first is None:
+        return (f"no bill line or job in {args.landing} has a date the ledger can use: check "
+                f"`gpuledger inspect --landing {args.landing}` for what was quarantined")
+    os.environ[LEDGER_START_ENV] = first.isoformat()
+    why = ("ledger.start in the config" if cfg.ledger.start
+           else "the earliest day the landing's bills and jobs cover; set ledger.start in the config to start earlier")
+    if args.start < first:
+        return f"{args.start} is before the ledger's first day, {first} ({why})"
+    last = datetime.now(timezone.utc).date() - timedelta(days=1)
+    if end > last:
+        return f"{end} is not over yet: the ledger runs complete UTC days, up to {last}"
+    return None
+
+
+def _print_failures(failed: list) -> None:
+    for day, reasons in failed:
+        print(f"FAILED {day}:", file=sys.stderr)
+        for reason in reasons:
+            print(f"  {reason}", file=sys.stderr)
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    import json
+
+    from pipelines.lib.config import load_config
+    from pipelines.cli.inspect import inspect_landing
+
+    if not args.landing.is_dir():
+        print(f"landing directory {args.landing} does not exist", file=sys.stderr)
+        return 2
+    if not _valid_config(args.config):
+        return 2
+    report = inspect_landing(args.landing, load_config(args.config))
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+        return 0
+    if not report:
+        print(f"no landing files found under {args.landing}")
+    listed = ("reasons", "dropped", "deliveries", "set_aside", "missing_from_manifests")
+    for source, facts in report.items():
+        if source == "ignored_files":
+            continue
+        shown = ", ".join(f"{k} {json.dumps(v) if isinstance(v, (dict, list)) else v}"
+                          for k, v in facts.items() if k not in listed)
+        print(f"{source:<10} {shown}")
+        if "deliveries" in facts:
+            print("  deliveries  " + ", ".join(f"{n} {what}" for what, n in facts["deliveries"].items()))
+        for reason in facts.get("reasons", []):
+            print(f"  quarantined {reason['rows']:>6} × {reason['reason']}  (first: {reason['file']} {reason['first_row']})")
+        for what, n in facts.get("dropped", {}).items():
+            print(f"  dropped     {n:>6} × {what}")
+        for f in facts.get("set_aside", []):
+            print(f"  {f['status']:<11} {f['file']}" + (f": {f['reason']}" if f["reason"] else ""))
+        for manifest, keys in facts.get("missing_from_manifests", {}).items():
+            print(f"  missing     {len(keys)} file(s) {manifest} names, e.g. {keys[0]}")
+    _print_ignored(report.get("ignored_files", []))
+    return 0
+
+
+def _print_ignored(ignored: list[dict]) -> None:
+    if ignored:
+        print(f"\nignored: {len(ignored)} file(s) no source reads")
+    for f in ignored:
+        print(f"  {f['file']}  ({f['reason']})")
+
+
+def _report(args: argparse.Namespace) -> int:
+    from pipelines.lib.publish import published_path
+    from pipelines.lib.sandbox import open_read_only
+    from pipelines.reports import DEFAULT_REPORTS, period_of, write_team_report
+
+    path = args.warehouse or published_path()
+    if not _readable(path):
+        return 2
+    try:
+        start, end, label = period_of(args.day, args.month)
+        with open_read_only(path) as con:
+            paths = write_team_report(con, args.team, start, end, label, args.out or DEFAULT_REPORTS)
+    except (ValueError, RuntimeError) as err:
+        print(f"report failed: {err}", file=sys.stderr)
+        return 2
+    for p in paths:
+        print(p)
+    return 0
+
+
+def _export_focus(args: argparse.Namespace) -> int:
+    from pipelines.exports.focus import export_focus, part_file
+    from pipelines.lib.sandbox import open_read_only
+    from pipelines.lib.warehouse import warehouse_path
+    from pipelines.lib.writer_lock import warehouse_lock
+
+    path = warehouse_path()
+    if not _readable(path):
+        return 2
+    _stop_on_signals()
+    try:
+        # The live warehouse, shared with other readers: a run writing it is waited for, not collided with.
+        with warehouse_lock(path, shared=True), open_read_only(path, writable=part_file(args.out)) as con:
+            rows = export_focus(con, args.start, args.end or args.start, args.out)
+    except KeyboardInterrupt as stop:
+        return _stopped(stop)
+    except ValueError as err:
+        print(f"export failed: {err}", file=sys.stderr)
+        return 1
+    print(f"wrote {rows:,} FOCUS 1.3 allocation rows for {args.start} to {args.end or args.start} into {args.out}")
+    return 0
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM, like SIGINT, raises KeyboardInterrupt (named after the signal), so a command waiting
+    for the warehouse or between Dagster's steps stops cleanly rather than being cut off; inside a
+    step Dagster handles both (it swaps these handlers while it executes, and puts them back)."""
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+
+def _stopped(stop: KeyboardInterrupt) -> int:
+    name = stop.args[0] if stop.args and stop.args[0] in signal.Signals.__members__ else "SIGINT"
+    print(f"\nstopped by {name}", file=sys.stderr)
+    return 128 + signal.Signals[name]
+
+
+def _readable(path: Path) -> bool:
+    if not path.exists():
+        print(f"no warehouse at {path}: run `gpuledger run` first, or pass --warehouse", file=sys.stderr)
+    return path.exists()
+
+
+def _query(args: argparse.Namespace) -> int:
+    """Runs one statement that only reads, on a sandboxed read-only connection (what is allowed, and
+    why: pipelines/lib/sandbox.py). Exit 2 and one line for what it refuses, 1 for SQL that fails."""
+    import duckdb
+
+    from pipelines.cli.console import print_table
+    from pipelines.lib.publish import published_path
+    from pipelines.lib.sandbox import open_read_only, refusal
+
+    path = args.warehouse or published_path()
+    if not _readable(path):
+        return 2
+    try:
+        refused = refusal(args.sql)
+        if refused:
+            print(f"query refused: {refused}", file=sys.stderr)
+            return 2
+        with open_read_only(path) as con:
+            result = con.sql(args.sql)
+            if result is None:
+                print("the statement returned no rows", file=sys.stderr)
+                return 0
+            frame = result.pl()
+    except duckdb.PermissionException as err:  # the sandbox: a file, extension or setting out of reach
+        detail = _one_line(err).removeprefix("Permission Error: ")
+        print(f"query refused: a SELECT that reaches outside the warehouse: {detail}", file=sys.stderr)
+        return 2
+    except duckdb.Error as err:
+        print(f"query failed: {err}", file=sys.stderr)
+        return 1
+    if args.csv:
+        from pipelines.lib.csv_cells import guard_frame
+
+        sys.stdout.write(guard_frame(frame).write_csv())
+    else:
+        print_table(frame)
+    return 0
+
+
+def _one_line(err: Exception) -> str:
+    return " ".join(str(err).split("\n")[0].split())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

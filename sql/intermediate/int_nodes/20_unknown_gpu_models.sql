@@ -1,0 +1,16 @@
+-- A GPU model the catalog does not know: the node's cost is attributed as usual, but no MFU can be
+-- computed for runs on it. Said once per day and node in ops.quarantine, against the row it came from.
+DELETE FROM ops.quarantine WHERE day = $day AND origin = 'intermediate/int_nodes';
+INSERT INTO ops.quarantine (source, file, row_ref, reason, payload, day, origin)
+SELECT CASE n.known_from WHEN 'inventory' THEN 'inventory' WHEN 'bill_tags' THEN 'focus' ELSE 'dcgm' END,
+       coalesce(inv._file, tel._file, '(bill tags)'),
+       coalesce('row ' || inv._row, 'host ' || n.hostname),
+       'GPU model ''' || n.gpu_model || ''' of node ' || n.hostname
+           || ' is not in the GPU catalog (models/gpu_catalog.py): its cost is attributed, but MFU on it stays NULL',
+       json_object('hostname', n.hostname, 'gpu_model', n.gpu_model), $day::DATE, 'intermediate/int_nodes'
+FROM intermediate.int_nodes n
+LEFT JOIN (SELECT hostname, min(_file) AS _file, min(_row) AS _row FROM staging.stg_inventory__nodes GROUP BY 1) inv
+       ON n.known_from = 'inventory' AND inv.hostname = n.hostname
+LEFT JOIN (SELECT hostname, min(_file) AS _file FROM staging.stg_dcgm__gpu_minutes WHERE day = $day GROUP BY 1) tel
+       ON tel.hostname = n.hostname
+WHERE n.day = $day AND n.gpu_model IS NOT NULL AND gpu_model_canonical(n.gpu_model) IS NULL;

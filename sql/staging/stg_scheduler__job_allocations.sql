@@ -1,0 +1,33 @@
+-- Job allocations as the schedulers record them: Slurm accounting records (sacct -P, allocations and
+-- their steps) and Kubernetes GPU pods (one allocation each), times converted to UTC. A job running
+-- across an export boundary appears once per export file; the ledger keeps the latest.
+CREATE TABLE IF NOT EXISTS staging.stg_scheduler__job_allocations (
+    _file           VARCHAR NOT NULL,
+    _row            BIGINT NOT NULL,
+    cluster         VARCHAR NOT NULL,
+    job_key         VARCHAR NOT NULL,   -- JobIDRaw when exported, else JobID: unique per job (and step)
+    job_id          VARCHAR NOT NULL,   -- JobID as users see it: 812, 5001_3, 812.batch
+    parent_job_key  VARCHAR,            -- for steps, the allocation's job_key
+    is_step         BOOLEAN NOT NULL,
+    array_job_id    VARCHAR,
+    array_task_id   VARCHAR,
+    job_name        VARCHAR,
+    user_name       VARCHAR,
+    account         VARCHAR,
+    partition       VARCHAR,
+    qos             VARCHAR,
+    state           VARCHAR NOT NULL,   -- COMPLETED, FAILED, CANCELLED, … ('CANCELLED by 123' → CANCELLED)
+    cancelled_by    VARCHAR,
+    exit_code       VARCHAR,
+    submit_ts       TIMESTAMP,
+    start_ts        TIMESTAMP,          -- NULL: never started (pending, cancelled before start)
+    end_ts          TIMESTAMP,          -- NULL: still running at export time
+    alloc_tres      VARCHAR,
+    gpus            INTEGER,            -- GPUs of the whole allocation (all nodes); NULL when AllocTRES has none
+    node_count      INTEGER,
+    node_list       VARCHAR,
+    hosts           VARCHAR[],          -- node_list expanded
+    comment         VARCHAR,
+    run_id          VARCHAR,            -- from `run_id=<id>` in the comment
+    restarts        INTEGER
+);

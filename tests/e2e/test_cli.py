@@ -1,0 +1,72 @@
+"""The gpuledger command end to end, as a user types it."""
+
+import re
+import subprocess
+import sys
+
+import duckdb
+
+from tests.support.pipeline import pipeline_env
+
+
+def _gpuledger(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_simulate_run_and_query(tmp_path):
+    sim = _gpuledger("simulate", "--out", str(tmp_path / "sim"), "--start", "2026-11-02", "--days", "1", "--nodes", "2")
+    assert sim.returncode == 0, sim.stderr
+    assert "focus" in sim.stdout and "slurm" in sim.stdout
+    # two bills, their money shown apart: west's GPU cloud in EUR, AWS in USD
+    assert re.search(r"EUR effective_cost \d+\.\d+", sim.stdout) and re.search(r"USD effective_cost \d+\.\d+", sim.stdout)
+
+    warehouse = tmp_path / "w.duckdb"
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    env_run = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "run", "--landing", str(tmp_path / "sim" / "landing"),
+         "--config", str(tmp_path / "sim" / "gpuledger.yaml"), "--warehouse", str(warehouse), "--start", "2026-11-02"],
+        capture_output=True, text=True, env={**__import__("os").environ, "DAGSTER_HOME": str(home)},
+    )
+    assert env_run.returncode == 0, env_run.stderr[-2000:]
+    assert "cost and waste per team" in env_run.stdout
+    assert "gpuledger query" in env_run.stdout  # the queries to try next
+    from pipelines.cli import EXAMPLE_QUERIES
+
+    with duckdb.connect(str(warehouse.with_name(f"{warehouse.stem}.published.duckdb")), read_only=True) as con:
+        for suggested in EXAMPLE_QUERIES:    # each runs, and shows money only beside its currency
+            columns = [d[0] for d in con.execute(suggested).description]
+            assert "billing_currency" in columns or not any("cost" in c for c in columns), suggested
+
+    q = _gpuledger("query", "--warehouse", str(warehouse), "--csv",
+                   "SELECT count(*) AS n, sum(effective_cost) > 0 AS paid FROM marts.fct_cost_daily")
+    assert q.returncode == 0, q.stderr
+    header, row = q.stdout.strip().splitlines()
+    assert header == "n,paid" and row.split(",")[1] == "true"
+
+
+def test_query_refuses_writes_and_reports_bad_sql(simulated_ledger):
+    run = simulated_ledger
+    write = _gpuledger("query", "--warehouse", str(run.warehouse), "DELETE FROM marts.fct_cost_daily")
+    assert write.returncode == 2 and write.stderr.startswith("query refused: DELETE is not a statement that only reads")
+    bad = _gpuledger("query", "--warehouse", str(run.warehouse), "SELEC 1")
+    assert bad.returncode == 1 and "query failed" in bad.stderr
+    with run.connect() as con:
+        assert con.execute("SELECT count(*) FROM marts.fct_cost_daily").fetchall()[0][0] > 0
+
+
+def test_run_rejects_a_missing_landing_dir(tmp_path):
+    with pipeline_env(tmp_path, tmp_path / "w.duckdb", None):
+        r = _gpuledger("run", "--landing", str(tmp_path / "nope"), "--start", "2026-11-02")
+    assert r.returncode == 2 and "does not exist" in r.stderr
+
+
+def test_report_command_writes_the_three_files(tmp_path, simulated_ledger):
+    run = simulated_ledger
+    published = run.warehouse.with_name(f"{run.warehouse.stem}.published.duckdb")
+    ok = _gpuledger("report", "--team", "pretrain", "--day", "2026-11-02", "--warehouse", str(published),
+                    "--out", str(tmp_path / "out"))
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.split() == [str(tmp_path / "out" / "pretrain" / f"2026-11-02.{ext}") for ext in ("html", "md", "csv")]
+    bad = _gpuledger("report", "--team", "pretrain", "--month", "2026-13", "--warehouse", str(published))
+    assert bad.returncode == 2 and "report failed" in bad.stderr

@@ -1,0 +1,93 @@
+"""The ledger against the simulator's own ground truth and against the bill computed from the files."""
+
+import csv
+import json
+from datetime import date
+
+import pytest
+
+from tests.support.bill_truth import day_shares
+from tests.support.pipeline import assert_gpu_seconds_match_truth, run_pipeline, simulate_and_run
+
+from simulator import Knobs
+
+# a minute or more: runs in CI too (`-m "not slow"` leaves it out of a quick local run)
+pytestmark = pytest.mark.slow
+
+# seed, knobs: the default rates, and rates forced up so that interruptions and stalls surely happen
+CASES = [(3, None), (11, Knobs(interrupt_rate_per_gpu_day=0.3, stall_rate_per_job_day=1.0))]
+
+
+@pytest.fixture(scope="module", params=CASES, ids=["seed3", "seed11-forced"])
+def ledger(request, tmp_path_factory):
+    seed, knobs = request.param
+    # 6 nodes over 3 days from Oct 31: crosses the Los Angeles fall-back on Nov 1
+    return simulate_and_run(tmp_path_factory.mktemp(f"seed{seed}"), date(2026, 10, 31), 3, 6, seed, knobs)
+
+
+def test_ingested_rows_equal_what_the_simulator_wrote(ledger):
+    manifest = json.loads((ledger.root / "truth" / "landing_manifest.json").read_text())
+    with ledger.connect() as con:
+        landed = {s: (f, r, q) for s, f, r, q in con.execute(
+            "SELECT source, count(*), sum(rows_staged), sum(rows_quarantined) FROM ops.landed_files GROUP BY source").fetchall()}
+        staged_samples = con.execute("SELECT sum(samples) FROM staging.stg_dcgm__gpu_minutes").fetchall()[0][0]
+    assert landed["focus"] == (manifest["focus"]["files"], manifest["focus"]["rows"], 0)
+    with ledger.connect() as con:
+        staged = dict(con.execute(
+            "SELECT billing_currency, count(*) FROM staging.stg_focus__bill_lines GROUP BY 1").fetchall())
+    assert staged == {c: t["rows"] for c, t in manifest["focus"]["by_currency"].items()}
+    assert landed["slurm"][1] == manifest["slurm"]["rows"] and landed["slurm"][2] == 0
+    assert landed["dcgm"] == (manifest["dcgm"]["files"], manifest["dcgm"]["rows"], 0)
+    assert landed["runs"] == (manifest["runs"]["files"], manifest["runs"]["events"], 0)
+    assert landed["inventory"][1] == manifest["inventory"]["rows"]
+    assert staged_samples == manifest["dcgm"]["samples"]
+
+
+def test_every_day_and_currency_sums_exactly_to_the_bill(ledger):
+    expected = {k: v for k, v in day_shares(ledger.landing).items() if k[0] in ledger.days}
+    assert {c for _, c in expected} == {"EUR", "USD"}    # west's GPU cloud bills in EUR, AWS in USD
+    with ledger.connect() as con:
+        got = {(d, c): (e, b) for d, c, e, b in con.execute(
+            "SELECT day, billing_currency, sum(effective_cost), sum(billed_cost) FROM marts.fct_cost_daily "
+            "GROUP BY ALL").fetchall()}
+    assert got == expected
+
+
+def test_gpu_seconds_per_day_team_category_match_truth(ledger):
+    assert_gpu_seconds_match_truth(ledger.root, ledger.warehouse)
+
+
+def test_run_tokens_and_rerun_loss_match_truth(ledger):
+    with (ledger.root / "truth" / "runs.csv").open() as fh:
+        truth = {(r["run_id"], r["day"]): r for r in csv.DictReader(fh)}
+    with ledger.connect() as con:
+        eff = {(r, d): (t, k) for r, d, t, k in con.execute(
+            "SELECT run_id, strftime(day, '%Y-%m-%d'), tokens, tokens_kept FROM marts.fct_run_efficiency_daily").fetchall()}
+        loss = {(r, d): (lo, rs) for r, d, lo, rs in con.execute(
+            """SELECT run_id, strftime(day, '%Y-%m-%d'), sum(lost_gpu_seconds), sum(restart_gpu_seconds)
+               FROM marts.fct_rerun_loss GROUP BY ALL""").fetchall()}
+    assert truth
+    if ledger.root.name.startswith("seed11"):  # the forced case must exercise interruptions
+        assert sum(float(t["lost_gpu_seconds"]) for t in truth.values()) > 0
+    for key, t in truth.items():
+        tokens, kept = eff.get(key, (0, 0))
+        assert tokens == pytest.approx(int(t["tokens"]), rel=0.01), key
+        assert kept == pytest.approx(int(t["tokens_kept"]), rel=0.01), key
+        lost, restart = loss.get(key, (0.0, 0.0))
+        assert lost == pytest.approx(float(t["lost_gpu_seconds"]), rel=0.01, abs=8 * 60), key
+        assert restart == pytest.approx(float(t["restart_gpu_seconds"]), rel=0.01, abs=8 * 60), key
+
+
+MARTS = ["fct_cost_daily", "fct_job_cost", "fct_rerun_loss", "fct_idle_waste_daily", "fct_run_efficiency_daily"]
+
+
+def test_rerunning_a_day_leaves_every_mart_identical(ledger):
+    day = ledger.days[1]
+
+    def snapshot():
+        with ledger.connect() as con:
+            return {m: con.execute(f"SELECT * FROM marts.{m} ORDER BY ALL").fetchall() for m in MARTS}
+
+    before = snapshot()
+    assert not run_pipeline(ledger.landing, ledger.warehouse, ledger.config, [day])
+    assert snapshot() == before
