@@ -38,22 +38,27 @@ matched AS (
 )
 SELECT job_uid, hostname, gpu, hpc_job FROM matched WHERE nth <= gpus_on_host;
 
+-- a slot's id is a number: the day's slot minutes are tens of millions of rows at fleet scale, and a
+-- text id on each was most of this step's memory
 CREATE OR REPLACE TEMP TABLE slots AS
 WITH labelled_hosts AS (SELECT DISTINCT hostname FROM minutes_near WHERE hpc_job IS NOT NULL),
 per_job AS (
     SELECT jh.*, (SELECT count(*) FROM labelled_slots ls WHERE ls.job_uid = jh.job_uid AND ls.hostname = jh.hostname) AS labelled,
            jh.hostname IN (SELECT hostname FROM labelled_hosts) AS host_labelled
     FROM job_hosts jh
+),
+all_slots AS (
+    SELECT p.job_uid, p.hostname, ls.gpu, ls.hpc_job,
+           1 AS multiplicity, 'gpu' AS mode, p.w_start, p.w_end, p.near_start, p.near_end
+    FROM per_job p JOIN labelled_slots ls ON ls.job_uid = p.job_uid AND ls.hostname = p.hostname
+    UNION ALL
+    SELECT p.job_uid, p.hostname, NULL, NULL,
+           p.gpus_on_host - p.labelled, CASE WHEN p.host_labelled THEN 'none' ELSE 'host' END, p.w_start, p.w_end,
+           p.near_start, p.near_end
+    FROM per_job p
+    WHERE p.gpus_on_host - p.labelled > 0 AND p.w_end > p.w_start
 )
-SELECT p.job_uid || '|' || p.hostname || '|' || ls.gpu AS slot_id, p.job_uid, p.hostname, ls.gpu, ls.hpc_job,
-       1 AS multiplicity, 'gpu' AS mode, p.w_start, p.w_end, p.near_start, p.near_end
-FROM per_job p JOIN labelled_slots ls ON ls.job_uid = p.job_uid AND ls.hostname = p.hostname
-UNION ALL
-SELECT p.job_uid || '|' || p.hostname || '|*', p.job_uid, p.hostname, NULL, NULL,
-       p.gpus_on_host - p.labelled, CASE WHEN p.host_labelled THEN 'none' ELSE 'host' END, p.w_start, p.w_end,
-       p.near_start, p.near_end
-FROM per_job p
-WHERE p.gpus_on_host - p.labelled > 0 AND p.w_end > p.w_start;
+SELECT row_number() OVER () AS slot_id, * FROM all_slots;
 
 -- each slot's telemetry minutes within its job's time: its own GPU's series (a requeued job keeps its
 -- JobID, so the label alone does not tell two instances apart), or the whole host's
@@ -67,6 +72,9 @@ SELECT s.slot_id, m.minute_ts, min(m.first_sample_ts), max(m.last_sample_ts), mi
 FROM slots s JOIN minutes_near m ON s.mode = 'host' AND m.hostname = s.hostname
 WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
 GROUP BY s.slot_id, m.minute_ts;
+
+-- the day's raw minutes are not read again: give their memory to the window functions below
+DROP TABLE minutes_near;
 
 -- idle: runs of idle minutes at least the configured stretch long. A run continues across a short
 -- telemetry gap (at most three scrape intervals between samples); a longer gap or an active minute ends it.
