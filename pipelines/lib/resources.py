@@ -60,7 +60,7 @@ def warehouse_resource() -> WarehouseResource:
     return WarehouseResource(
         database=str(warehouse_path()),
         connection_config={"threads": int(os.environ.get("GPULEDGER_THREADS", "2")),
-                           "memory_limit": os.environ.get("GPULEDGER_MEMORY_LIMIT", "6GB"),
+                           "memory_limit": os.environ.get("GPULEDGER_MEMORY_LIMIT", "4GB"),
                            "preserve_insertion_order": False},
     )
 
