@@ -50,8 +50,9 @@ clean:
 	find dagster_home -mindepth 1 ! -name dagster.yaml -exec rm -rf {} +
 
 SCALE ?= 1
+# REUSE=1 keeps the landing zone the last bench of this SCALE simulated
 bench: setup
-	$(BIN)/python -m pipelines.bench --scale $(SCALE)
+	$(BIN)/python -m pipelines.bench --scale $(SCALE) $(if $(REUSE),--reuse-landing)
 
 # inspect vs the FinOps focus-converter on a replicated real CUR of ROWS rows (files under /tmp)
 ROWS ?= 1000000

@@ -8,8 +8,11 @@ process so peak memory is its own:
            ledger, the marts) into a fresh warehouse.
 Prints both times, their ratio, peak memory and telemetry samples per second, then every step of the
 pipeline run (from the run Dagster recorded in DAGSTER_HOME) in the order it ran: when it started,
-how long it took, its share of the run; the time outside any step is Dagster's own (launching the
-run, planning, the event log). The figures are also written to data/bench/scale<n>/result.json.
+how long it took, its share of the run and the process's peak memory while it ran (resident memory
+sampled every 0.2 s); the time outside any step is Dagster's own (launching the run, planning, the
+event log). The figures are also written to data/bench/scale<n>/result.json.
+`--reuse-landing` keeps the landing zone a previous bench of the same scale simulated (the simulator
+is seeded, so it is the same day) and saves the minutes of simulating it again.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from datetime import date
 from pathlib import Path
@@ -64,15 +68,44 @@ def _pipeline(landing: Path, work: Path) -> dict:
 
     warehouse = work / "warehouse.duckdb"
     warehouse.unlink(missing_ok=True)
+    memory = _MemorySampler()
+    memory.start()
     start = time.perf_counter()
     code = main(["run", "--landing", str(landing), "--config", str(landing.parent / "gpuledger.yaml"),
                  "--warehouse", str(warehouse), "--start", DAY.isoformat()])
-    return {"seconds": time.perf_counter() - start, "exit_code": code, "steps": _steps()}
+    seconds = time.perf_counter() - start
+    memory.stop()
+    return {"seconds": seconds, "exit_code": code, "steps": _steps(memory)}
 
 
-def _steps() -> list[dict]:
+class _MemorySampler(threading.Thread):
+    """This process's resident memory every 0.2 s, with the wall-clock time of each sample, so each
+    step's peak can be read from the samples inside its start and end."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.samples: list[tuple[float, int]] = []
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        page = os.sysconf("SC_PAGE_SIZE")
+        with open("/proc/self/statm") as statm:
+            while not self._done.wait(0.2):
+                statm.seek(0)
+                self.samples.append((time.time(), int(statm.read().split()[1]) * page))
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+    def peak_mib(self, start: float, end: float) -> float | None:
+        inside = [rss for t, rss in self.samples if start <= t <= end]
+        return max(inside) / 2**20 if inside else None
+
+
+def _steps(memory: _MemorySampler) -> list[dict]:
     """Every step of the run this process just made, in the order they started (asset checks are
-    steps too): its key, its start in seconds from the run's start, and its seconds."""
+    steps too): its key, its start in seconds from the run's start, its seconds and peak memory."""
     import dagster as dg
 
     from pipelines.lib.dead_runs import PID_TAG
@@ -86,7 +119,8 @@ def _steps() -> list[dict]:
     if not timed:
         return []
     t0 = timed[0].start_time
-    return [{"step": s.step_key, "start": s.start_time - t0, "seconds": s.end_time - s.start_time} for s in timed]
+    return [{"step": s.step_key, "start": s.start_time - t0, "seconds": s.end_time - s.start_time,
+             "peak_mib": memory.peak_mib(s.start_time, s.end_time)} for s in timed]
 
 
 def _child(kind: str, landing: Path, work: Path) -> None:
@@ -109,6 +143,8 @@ def _measure(kind: str, landing: Path, work: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m pipelines.bench")
     parser.add_argument("--scale", type=int, default=1, help="512 × SCALE nodes of 8 GPUs")
+    parser.add_argument("--reuse-landing", action="store_true",
+                        help="keep the landing zone a previous bench of this scale simulated")
     parser.add_argument("--child", choices=["floor", "pipeline"], help=argparse.SUPPRESS)
     parser.add_argument("--landing", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
@@ -121,13 +157,16 @@ def main() -> None:
 
     nodes = 512 * args.scale
     work = PROJECT_ROOT / "data" / "bench" / f"scale{args.scale}"
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
-    start = time.perf_counter()
-    simulate(work / "sim", DAY, 1, nodes=nodes, seed=7)
-    print(f"simulated 1 day of {nodes} nodes ({nodes * 8:,} GPUs) in {time.perf_counter() - start:.1f} s")
     landing = work / "sim" / "landing"
+    if args.reuse_landing and (work / "sim" / "truth").is_dir():
+        print(f"reusing the landing zone of {nodes} nodes ({nodes * 8:,} GPUs) in {landing}")
+    else:
+        if work.exists():
+            shutil.rmtree(work)
+        work.mkdir(parents=True)
+        start = time.perf_counter()
+        simulate(work / "sim", DAY, 1, nodes=nodes, seed=7)
+        print(f"simulated 1 day of {nodes} nodes ({nodes * 8:,} GPUs) in {time.perf_counter() - start:.1f} s")
     floor = _measure("floor", landing, work)
     pipeline = _measure("pipeline", landing, work)
     if pipeline["exit_code"] != 0:
@@ -150,14 +189,18 @@ def _print_steps(pipeline: dict) -> None:
     total = pipeline["seconds"]
     in_steps = sum(s["seconds"] for s in steps)
     print(f"\npipeline steps, in the order they ran ({len(steps)} steps, {in_steps:.1f} s in steps):")
-    print(f"{'start s':>9}{'seconds':>9}{'share':>7}  step")
+    print(f"{'start s':>9}{'seconds':>9}{'share':>7}{'peak MiB':>10}  step")
     for s in steps:
-        print(f"{s['start']:>9.1f}{s['seconds']:>9.1f}{s['seconds'] / total:>7.0%}  {s['step']}")
+        peak = f"{s['peak_mib']:>10.0f}" if s.get("peak_mib") else f"{'-':>10}"
+        print(f"{s['start']:>9.1f}{s['seconds']:>9.1f}{s['seconds'] / total:>7.0%}{peak}  {s['step']}")
     # the run's steps run one after another (in-process executor), so the rest is Dagster's own
-    print(f"{'':>9}{total - in_steps:>9.1f}{(total - in_steps) / total:>7.0%}  outside any step "
+    print(f"{'':>9}{total - in_steps:>9.1f}{(total - in_steps) / total:>7.0%}{'':>10}  outside any step "
           "(Python and Dagster start-up, run planning, the event log, publishing)")
     slowest = max(steps, key=lambda s: s["seconds"])
     print(f"slowest step: {slowest['step']} {slowest['seconds']:.1f} s ({slowest['seconds'] / total:.0%} of the run)")
+    hungriest = max(steps, key=lambda s: s.get("peak_mib") or 0)
+    if hungriest.get("peak_mib"):
+        print(f"most memory: {hungriest['step']} {hungriest['peak_mib']:.0f} MiB")
 
 if __name__ == "__main__":
     main()
