@@ -30,8 +30,8 @@ from pipelines.ingest import dcgm
 from pipelines.ingest.batches import BatchFile, Changed, batches, in_order, quarantine_rows, write_batch
 from pipelines.ingest.common import NULL_TOKENS, empty_rejects
 from pipelines.ingest.plausible import SLACK, checked, earliest_plausible, rejects_of
-from pipelines.lib.config import OrgConfig
 from pipelines.ingest.landing import SyncReport
+from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import run_sql, sql
 
 TABLE = "staging.stg_dcgm__gpu_minutes"

@@ -16,8 +16,8 @@ from pipelines.ingest import runs
 from pipelines.ingest.batches import BatchFile, Changed, batches, in_order, quarantine_rows, write_batch
 from pipelines.ingest.common import Parsed
 from pipelines.ingest.plausible import checked
-from pipelines.lib.config import OrgConfig
 from pipelines.ingest.landing import SyncReport
+from pipelines.lib.config import OrgConfig
 
 TABLE = "staging.stg_runs__events"
 # Bytes of landing text per batch (one transaction): a few hundred trainer files, about half a GiB of
