@@ -15,8 +15,8 @@ import polars as pl
 from pipelines.ingest import runs
 from pipelines.ingest.batches import BatchFile, Changed, batches, in_order, quarantine_rows, write_batch
 from pipelines.ingest.common import Parsed
-from pipelines.ingest.plausible import checked
 from pipelines.ingest.landing import SyncReport
+from pipelines.ingest.plausible import checked
 from pipelines.lib.config import OrgConfig
 
 TABLE = "staging.stg_runs__events"
