@@ -141,8 +141,8 @@ def _stage(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list
     rejects = _rejects(con, batch, counts, cfg)
     con.register("dcgm_batch_files", counts.select("f", "file"))
     try:
-        write_batch(con, dcgm.SOURCE, TABLE, batch, known, counts, rejects, report=report, insert=lambda: con.execute(
-            f"INSERT INTO {TABLE} BY NAME {sql('staging/stg_dcgm__gpu_minutes.batch_rollup')}"))
+        write_batch(con, dcgm.SOURCE, TABLE, batch, known, counts, rejects, report=report, insert=lambda: run_sql(
+            con, "staging/stg_dcgm__gpu_minutes.batch_rollup", {}))
     finally:
         con.unregister("dcgm_batch_files")
     sentinels = int(counts["sentinels"].sum())

@@ -24,7 +24,7 @@ import polars as pl
 
 from pipelines.ingest.common import Parsed
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.warehouse import sql, transaction
+from pipelines.lib.warehouse import run_sql, sql, transaction
 
 HIVE_DAY = re.compile(r"(?:^|/)day=(\d{4}-\d{2}-\d{2})(?:/|$)")
 
@@ -39,7 +39,7 @@ class Source:
     parse: Callable[[Path, str, OrgConfig], Parsed]
     staged_model: type[pa.DataFrameModel]    # the contract of the staging table's rows
     span: tuple[pl.Expr, pl.Expr]  # first and last instant a parsed row covers (for the manifest)
-    rollup: str | None = None      # SQL turning parsed rows (as `dcgm_samples`) into staging rows
+    rollup: str | None = None      # SQL script rolling parsed rows (as `dcgm_samples`) up into staging
     delivered: bool = False        # files are deliveries that supersede each other (bills)
     # `parse` a chunk of the file at a time, for a summary (inspect) rather than staging: the rows
     # decide what is staged or quarantined and what it costs; columns that only describe may be null
@@ -202,7 +202,7 @@ def insert_rows(con: duckdb.DuckDBPyConnection, source: Source, rows: pl.DataFra
     con.register(view, rows)
     try:
         if source.rollup:
-            con.execute(f"INSERT INTO {source.qualified_table} BY NAME {sql(source.rollup)}", {"file": rel})
+            run_sql(con, source.rollup, {"file": rel})  # inserts the file's rolled-up rows
         else:
             con.execute(f"INSERT INTO {source.qualified_table} BY NAME SELECT * FROM incoming_rows")
     finally:

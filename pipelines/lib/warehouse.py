@@ -145,7 +145,8 @@ def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
 
     load_reference(con)
     con.execute(sql("macros"))
-    con.execute(sql("lib/split_exactly"))
+    for macros in ("lib/split_exactly", "lib/dcgm_rollup"):
+        con.execute(sql(macros))
 
 
 @contextmanager

@@ -256,9 +256,9 @@ def test_a_crash_in_a_batch_leaves_every_file_of_it_as_it_was(tmp_path, monkeypa
     before = _state(con)
     _write(root, "h1.parquet", _long("h1", minutes=1))
     _write(root, "h2.parquet", _long("h2"))
-    real = dcgm_batch.sql
-    monkeypatch.setattr(dcgm_batch, "sql", lambda name: (_ for _ in ()).throw(RuntimeError("disk full"))
-                        if name.endswith("batch_rollup") else real(name))
+    real = dcgm_batch.run_sql
+    monkeypatch.setattr(dcgm_batch, "run_sql", lambda con, name, params: (_ for _ in ()).throw(RuntimeError("disk full"))
+                        if name.endswith("batch_rollup") else real(con, name, params))
     with pytest.raises(RuntimeError):
         landing.sync(con, root, DCGM, OrgConfig(), DAY)
     assert _state(con) == before

@@ -1,0 +1,48 @@
+-- The DCGM rollup, one definition for both ways a file is staged (the per-file parser and the
+-- set-based batch pass): long samples → one row per scrape → one row per GPU-minute.
+
+-- dcgm_scrapes('rows'): rows (f, timestamp, hostname, gpu, gpu_instance, hpc_job, uuid, model_name,
+-- metric, value, ok, bad, sentinel) → one row per file `f` × scrape time × GPU × job label with the
+-- metrics side by side, from its ok rows, and how many of its rows were ok, bad and sentinels.
+CREATE OR REPLACE MACRO dcgm_scrapes(rows) AS TABLE
+SELECT f, timestamp, hostname, gpu, gpu_instance, hpc_job,
+       any_value(uuid)       FILTER (ok) AS uuid,
+       any_value(model_name) FILTER (ok) AS model_name,
+       max(value) FILTER (ok AND metric = 'DCGM_FI_DEV_GPU_UTIL')            AS gpu_util,
+       max(value) FILTER (ok AND metric = 'DCGM_FI_PROF_SM_ACTIVE')          AS sm_active,
+       max(value) FILTER (ok AND metric = 'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE') AS tensor_active,
+       max(value) FILTER (ok AND metric = 'DCGM_FI_DEV_POWER_USAGE')         AS power_w,
+       max(value) FILTER (ok AND metric = 'DCGM_FI_DEV_FB_USED')             AS fb_used_mib,
+       count(*) FILTER (ok)       AS ok_rows,
+       count(*) FILTER (bad)      AS bad_rows,
+       count(*) FILTER (sentinel) AS sentinel_rows
+FROM query_table(rows)
+GROUP BY f, timestamp, hostname, gpu, gpu_instance, hpc_job;
+
+-- dcgm_minutes('scrapes'): scrapes as dcgm_scrapes gives them → one row per file `f` × GPU-minute ×
+-- job label, the staging columns of stg_dcgm__gpu_minutes but `_file`. A row per scrape first, so
+-- `samples` counts scrapes exactly without a DISTINCT.
+CREATE OR REPLACE MACRO dcgm_minutes(scrapes) AS TABLE
+SELECT
+    f,
+    CAST(timestamp AS DATE)         AS day,
+    date_trunc('minute', timestamp) AS minute_ts,
+    hostname, gpu, gpu_instance,
+    any_value(uuid)                 AS uuid,
+    any_value(model_name)           AS model_name,
+    hpc_job,
+    count(*)::INTEGER               AS samples,
+    min(timestamp)                  AS first_sample_ts,
+    max(timestamp)                  AS last_sample_ts,
+    min(timestamp) FILTER (gpu_util > 0) AS first_busy_ts,
+    max(timestamp) FILTER (gpu_util > 0) AS last_busy_ts,
+    min(gpu_util)                   AS gpu_util_min,
+    max(gpu_util)                   AS gpu_util_max,
+    avg(gpu_util)                   AS gpu_util_avg,
+    max(sm_active)                  AS sm_active_max,
+    avg(sm_active)                  AS sm_active_avg,
+    avg(tensor_active)              AS tensor_active_avg,
+    avg(power_w)                    AS power_avg_w,
+    max(fb_used_mib)                AS fb_used_max_mib
+FROM query_table(scrapes)
+GROUP BY f, day, minute_ts, hostname, gpu, gpu_instance, hpc_job;
