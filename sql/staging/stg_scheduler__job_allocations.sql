@@ -23,7 +23,10 @@ CREATE TABLE IF NOT EXISTS staging.stg_scheduler__job_allocations (
     start_ts        TIMESTAMP,          -- NULL: never started (pending, cancelled before start)
     end_ts          TIMESTAMP,          -- NULL: still running at export time
     alloc_tres      VARCHAR,
-    gpus            INTEGER,            -- GPUs of the whole allocation (all nodes); NULL when AllocTRES has none
+    gpus            INTEGER,            -- whole GPUs of the allocation (all nodes); NULL when AllocTRES has none
+    gpu_slices      INTEGER[],          -- shares of GPUs held besides whole ones (MIG instances, stated fractions):
+                                        -- each in units of 1/7000 GPU (models/mig_profiles.py); NULL when none
+    gpu_index       INTEGER,            -- the physical GPU a shared slice is on, when the record says (Run:ai runai-gpu)
     node_count      INTEGER,
     node_list       VARCHAR,
     hosts           VARCHAR[],          -- node_list expanded
