@@ -24,9 +24,6 @@ CREATE TABLE IF NOT EXISTS staging.stg_scheduler__job_allocations (
     end_ts          TIMESTAMP,          -- NULL: still running at export time
     alloc_tres      VARCHAR,
     gpus            INTEGER,            -- whole GPUs of the allocation (all nodes); NULL when AllocTRES has none
-    gpu_slices      INTEGER[],          -- shares of GPUs held besides whole ones (MIG instances, stated fractions):
-                                        -- each in units of 1/7000 GPU (models/mig_profiles.py); NULL when none
-    gpu_index       INTEGER,            -- the physical GPU a shared slice is on, when the record says (Run:ai runai-gpu)
     node_count      INTEGER,
     node_list       VARCHAR,
     hosts           VARCHAR[],          -- node_list expanded
@@ -34,3 +31,8 @@ CREATE TABLE IF NOT EXISTS staging.stg_scheduler__job_allocations (
     run_id          VARCHAR,            -- from `run_id=<id>` in the comment
     restarts        INTEGER
 );
+-- Shares of GPUs held besides whole ones (MIG instances, stated fractions), each in units of 1/7000 of a
+-- GPU (models/mig_profiles.py), NULL when none; and the physical GPU such a slice is on when the record
+-- says (Run:ai's `runai-gpu`). A warehouse staged before them gains them, NULL on the rows staged then.
+ALTER TABLE staging.stg_scheduler__job_allocations ADD COLUMN IF NOT EXISTS gpu_slices INTEGER[];
+ALTER TABLE staging.stg_scheduler__job_allocations ADD COLUMN IF NOT EXISTS gpu_index INTEGER;
