@@ -33,3 +33,8 @@ CREATE OR REPLACE MACRO slices_on_host(slices, n, k) AS
          ELSE list_slice(coalesce(slices, []::INTEGER[]), (k - 1) * (len(slices) // n) + 1, k * (len(slices) // n)) END;
 -- A count of GPUs that may hold slices, as text without trailing zeros: 8.000 → '8', 0.500 → '0.5'.
 CREATE OR REPLACE MACRO gpu_count_text(x) AS rtrim(rtrim(x::VARCHAR, '0'), '.');
+-- GPU-seconds of an exact count of share-unit milliseconds, as a DOUBLE rounded to 1/65536 s (~15 µs):
+-- 3/7 of a second has no exact binary value, and sums of such multiples of 2^-16 (below 2^36 s) are
+-- exact, so every table adds GPU-seconds up to the same total in any order, run after run.
+CREATE OR REPLACE MACRO share_ms_seconds(ms) AS
+    round(ms::DOUBLE * 65536 / (1000 * share_units_per_gpu())) / 65536;
