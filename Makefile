@@ -21,7 +21,7 @@ $(BIN)/gpuledger: pyproject.toml
 setup: $(BIN)/gpuledger
 
 demo: setup
-	$(BIN)/gpuledger simulate --out $(DEMO) --start $(START) --days $(DAYS) --seed $(SEED)
+	$(BIN)/gpuledger simulate --out $(DEMO) --start $(START) --days $(DAYS) --seed $(SEED) --mig-node
 	$(BIN)/gpuledger run --landing $(DEMO)/landing --config $(DEMO)/gpuledger.yaml --start $(START) --end $(END)
 	@for team in $$($(BIN)/gpuledger query --csv "SELECT DISTINCT team FROM marts.fct_cost_daily WHERE team <> '_unallocated' ORDER BY 1" | tail -n +2); do \
 	  $(BIN)/gpuledger report --team $$team --month $(shell echo $(END) | cut -c1-7) > /dev/null || exit 1; \

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import mig
 from .fleet import PROJECTS, build_fleet
 from .jobs import SAMPLE_S
 from .manifest import BillTotals
@@ -71,6 +72,8 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         first_of_month = (day.year, day.month) not in seen_months
         seen_months.add((day.year, day.month))
         fd = build_day(fleet, seed, day, di, days, first_of_month)
+        if knobs.mig_node:
+            mig.add_bill(fd, seed, day)
         for r, billed, effective, cps, cpe in fd.rows:
             totals.add(r["BillingCurrency"], effective, billed, cps, cpe)
         focus_days.append(fd)
@@ -95,8 +98,13 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
             if j.key in pods and j.start is not None:
                 for rank, n in enumerate(j.nodes[1:], start=1):
                     pod_overrides.setdefault(n, {})[j.key] = pods[j.key][1][rank]
+    mig_jobs = mig.build_jobs(seed, t0, t1) if knobs.mig_node else []
+    if knobs.mig_node:
+        n = mig.write_sacct(landing / "scheduler" / "slurm" / mig.CLUSTER / "sacct_mig.psv", mig_jobs)
+        slurm.update(files=slurm["files"] + 1, rows=slurm["rows"] + n, allocations=slurm["allocations"] + n)
     runs_stats = write_runs(landing / "runs", wl.runs, t1)
-    inventory = write_inventory(landing / "inventory" / "nodes.csv", fleet)
+    inventory = write_inventory(landing / "inventory" / "nodes.csv", fleet,
+                                extra=[mig.inventory_row(seed)] if knobs.mig_node else [])
     months = sorted({f"{start + dt.timedelta(days=di):%Y-%m}" for di in range(days)})
     write_config(out / "gpuledger.yaml", fleet, kubernetes_cluster, months)
 
@@ -144,8 +152,14 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
             dcgm["files"] += 1
             dcgm["rows"] += rows
             dcgm["samples"] += samples
-    dcgm.update({"hosts": len(fleet.nodes), "gpus": len(fleet.nodes) * 8, "metrics": 5,
-                 "sample_interval_s": SAMPLE_S})
+    for di in range(days) if knobs.mig_node else ():
+        day0, day = t0 + di * DAY, start + dt.timedelta(days=di)
+        rows, samples = mig.write_day(landing / "telemetry" / "dcgm" / f"day={day.isoformat()}" / f"{mig.HOST}.parquet",
+                                      seed, mig_jobs, day0)
+        mig.add_truth(truth, day, day0, mig_jobs)
+        dcgm.update(files=dcgm["files"] + 1, rows=dcgm["rows"] + rows, samples=dcgm["samples"] + samples)
+    n_hosts = len(fleet.nodes) + (1 if knobs.mig_node else 0)
+    dcgm.update({"hosts": n_hosts, "gpus": n_hosts * 8, "metrics": 5, "sample_interval_s": SAMPLE_S})
 
     gpu_rows = truth.write(out / "truth" / "gpu_seconds.csv")
     run_rows = runs_truth(wl.runs, t0, t1)
@@ -162,8 +176,8 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         "runs": runs_stats,
         "inventory": inventory,
         "truth": {"gpu_seconds_rows": gpu_rows, "runs_rows": len(run_rows),
-                  "billed_gpu_seconds_per_day": nodes * 8 * DAY},
-        "features": _features(wl, fleet),
+                  "billed_gpu_seconds_per_day": n_hosts * 8 * DAY},
+        "features": {**_features(wl, fleet), **({"mig": _mig_features(mig_jobs)} if knobs.mig_node else {})},
     }
     path = out / "truth" / "landing_manifest.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -186,6 +200,12 @@ def _exports(deliveries, written, current: list[str], landing: Path) -> dict:
     for e in out.values():
         e["current_files"].sort()
     return out
+
+
+def _mig_features(jobs) -> dict:
+    return {"hostname": mig.HOST, "jobs": len(jobs), "instances": sum(len(v) for v in mig.LAYOUT.values()),
+            "idle_stretches": sum(1 for j in jobs if j.idle), "failed": sum(1 for j in jobs if j.failed),
+            "teams": sorted({mig.PROJECT_TEAM[j.project] for j in jobs})}
 
 
 def _iso(t: int) -> str:

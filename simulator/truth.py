@@ -62,7 +62,8 @@ class GpuSecondsTruth:
             w = csv.writer(f, lineterminator="\n")
             w.writerow(["day", "team", "project", "category", "gpu_seconds"])
             for (d, t, p, c), v in rows:
-                w.writerow([d, t, p, c, v])
+                # a MIG instance's seconds are fractions of a GPU's (simulator/mig.py)
+                w.writerow([d, t, p, c, v if isinstance(v, int) else float(v)])
         return len(rows)
 
 

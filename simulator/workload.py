@@ -34,6 +34,7 @@ class Knobs:
     hung_jobs: int | None = None          # default: ~1 per week per 16 nodes, at least 1
     outages: int | None = None            # default: ~2 per week per 16 nodes, at least 1
     short_gaps_per_node_day: float = 1.5  # dropped scrapes of 1–2 samples (not outages)
+    mig_node: bool = False                # add east-mig-001, its GPUs split into MIG instances (simulator/mig.py)
 
 
 @dataclass

@@ -9,14 +9,16 @@ from .fleet import ACCOUNTS, BILLING_ACCOUNTS, CLUSTERS, GPUS_PER_NODE, SIMULATE
 INVENTORY_FIELDS = ("hostname", "cluster", "resource_id", "gpu_model", "gpu_count", "pool", "team")
 
 
-def write_inventory(path: Path, fleet: Fleet) -> dict:
+def write_inventory(path: Path, fleet: Fleet, extra: list[list] = ()) -> dict:
+    """The fleet's nodes, then `extra` rows (the MIG node's, simulator/mig.py)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(INVENTORY_FIELDS)
         for n in fleet.nodes:
             w.writerow([n.hostname, n.cluster, n.resource_id, n.gpu_model, GPUS_PER_NODE, n.pool, n.owner_team])
-    return {"files": 1, "rows": len(fleet.nodes)}
+        w.writerows(extra)
+    return {"files": 1, "rows": len(fleet.nodes) + len(extra)}
 
 
 def config_yaml(fleet: Fleet, kubernetes_cluster: str | None = None, months: list[str] | tuple = ()) -> str:

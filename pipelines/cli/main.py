@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     sim.add_argument("--nodes", type=int, default=16)
     sim.add_argument("--seed", type=int, default=7)
     sim.add_argument("--kubernetes-cluster", help="write this cluster's jobs as Kubernetes pods instead of sacct")
+    sim.add_argument("--mig-node", action="store_true",
+                     help="add east-mig-001, whose GPUs are split into MIG instances for inference and debugging jobs")
 
     run = sub.add_parser("run", help="materialize daily partitions through Dagster")
     run.add_argument("--landing", required=True, type=Path)
@@ -117,10 +119,10 @@ def _valid_config(path: Path | None) -> bool:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from simulator import simulate
+    from simulator import Knobs, simulate
 
     manifest = simulate(args.out, args.start, args.days, nodes=args.nodes, seed=args.seed,
-                        kubernetes_cluster=args.kubernetes_cluster)
+                        kubernetes_cluster=args.kubernetes_cluster, knobs=Knobs(mig_node=args.mig_node))
     print(f"simulated {args.days} day(s) from {args.start} on {args.nodes} nodes (seed {args.seed}) into {args.out}")
     for source, facts in manifest.items():
         if isinstance(facts, dict) and source != "simulator":

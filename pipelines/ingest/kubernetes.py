@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 
 from models.landing import SchedulerJobAllocation
+from models.mig_profiles import fraction_units, profile_units
 from pipelines.ingest.common import RAW, Parsed, cast_failures, clip, file_reject, json_line, split_by_contract, to_utc
 from pipelines.ingest.slurm import STAGED
 from pipelines.lib.config import OrgConfig
@@ -26,6 +27,14 @@ USER_KEYS = ("gpuledger.dev/user", "user")
 RUN_ID_LABELS = ("gpuledger.dev/run-id", "run_id")
 PHASE_STATES = {"Succeeded": "COMPLETED", "Running": "RUNNING", "Pending": "PENDING", "Failed": "FAILED"}
 PREEMPT_REASONS = {"Evicted", "Preempted", "Preempting"}
+# Run:ai-style GPU sharing: a pod states its fraction of a GPU (and on how many GPUs), or a MIG profile, in
+# annotations; the GPU it shares is held by a reservation pod, which is not a consumer.
+FRACTION_ANNOTATION = "gpu-fraction"
+FRACTION_DEVICES_ANNOTATION = "gpu-fraction-num-devices"
+MIG_ANNOTATION = "mig-profile"
+GPU_INDEX_ANNOTATION = "runai-gpu"
+MEMORY_ANNOTATION = "gpu-memory"
+RESERVATION_NAMESPACE = "runai-reservation"
 TIMEOUT_REASONS = {"DeadlineExceeded"}
 
 # raw values kept for the quarantine payload (and as the inputs of the time casts)
@@ -48,6 +57,8 @@ _SCHEMA: dict[str, pl.DataType] = {
     "exit_code": pl.String,
     "alloc_tres": pl.String,
     "gpus": pl.Int32,
+    "gpu_slices": pl.List(pl.Int32),
+    "gpu_index": pl.Int32,
     "node_list": pl.String,
     "hosts": pl.List(pl.String),
     "run_id": pl.String,
@@ -61,19 +72,18 @@ def parse(path: Path, file: str, cluster: str, cfg: OrgConfig) -> Parsed:
     except Exception as err:
         return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, f"unreadable pod file: {err}"))
     records: list[dict[str, Any]] = []
-    dropped = 0
+    dropped: dict[str, int] = {}
     for line_no, item_no, obj, error in _objects(text):
         if error is not None:
             records.append({"_row": line_no, "_item": item_no, "_pre_errors": [error], RAW + "line": obj})
             continue
         row = _pod_row(obj, cfg)
-        if row is None:
-            dropped += 1
+        if isinstance(row, str):
+            dropped[row] = dropped.get(row, 0) + 1
             continue
         records.append({"_row": line_no, "_item": item_no, **row})
     parsed = _stage(pl.DataFrame(records, schema=_SCHEMA), file, cluster)
-    if dropped:
-        parsed.dropped["no_gpu"] = dropped
+    parsed.dropped.update(dropped)
     return parsed
 
 
@@ -117,24 +127,34 @@ def _expand(n: int, obj: Any, raw: str):
         yield n, None, clip(raw), "not a pod object (a JSON object per line, or a List of pods)"
 
 
-def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | None:
-    """A pod's staging values (times still raw text), or None when it requests no GPU."""
+def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | str:
+    """A pod's staging values (times still raw text), or why it is skipped: `no_gpu` when it requests no
+    GPU, `gpu_reservation_pod` for the pod that holds a shared GPU for others."""
     meta = _dict(pod.get("metadata"))
     spec = _dict(pod.get("spec"))
     status = _dict(pod.get("status"))
     errors: list[str] = []
-
-    gpus, mig, gpu_errors, has_gpu = _gpu_request(spec)
-    if not has_gpu:
-        return None
-    errors += gpu_errors
-
     name = _str(meta.get("name"))
     namespace = _str(meta.get("namespace")) or "default"
-    if not name:
-        errors.append("pod has no metadata.name")
     labels = {str(k): _str(v) for k, v in _dict(meta.get("labels")).items()}
     annotations = {str(k): _str(v) for k, v in _dict(meta.get("annotations")).items()}
+
+    gpus, mig, gpu_errors, has_gpu = _gpu_request(spec)
+    shared, shared_errors = _shared_gpu(annotations)
+    if namespace == RESERVATION_NAMESPACE or labels.get("app") == RESERVATION_NAMESPACE:
+        # it holds the physical GPU; the pods that share it are its consumers (docs/ledger.md#fractional-gpus)
+        return "gpu_reservation_pod"
+    if not (has_gpu or shared or shared_errors):
+        return "no_gpu"
+    errors += gpu_errors + shared_errors
+    slices = [units for resource, n in mig.items() for units in [profile_units(resource[len(MIG_PREFIX):])] * n
+              if units is not None] + shared
+    errors += [f"{resource}: MIG profile '{resource[len(MIG_PREFIX):]}' is not in the catalog of MIG profiles "
+               "(models/mig_profiles.py)" for resource in mig if profile_units(resource[len(MIG_PREFIX):]) is None]
+    gpu_index = _int(annotations.get(GPU_INDEX_ANNOTATION))
+
+    if not name:
+        errors.append("pod has no metadata.name")
     job_id = f"{namespace}/{name}" if name else None
 
     phase = _str(status.get("phase"))
@@ -165,7 +185,8 @@ def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | None:
         or cfg.kubernetes.namespaces.get(namespace)
         or namespace
     )
-    tres = [f"gres/gpu={gpus if gpus is not None else '?'}", *(f"{k}={v}" for k, v in mig.items()), "node=1"]
+    tres = [f"gres/gpu={gpus if gpus is not None else '?'}", *(f"{k}={v}" for k, v in mig.items()),
+            *(f"{k}={annotations[k]}" for k in (FRACTION_ANNOTATION, MIG_ANNOTATION) if annotations.get(k)), "node=1"]
     return {
         "_pre_errors": errors,
         RAW + "namespace": namespace,
@@ -188,6 +209,8 @@ def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | None:
         "exit_code": _exit_code(terminated),
         "alloc_tres": ",".join(tres),
         "gpus": gpus,
+        "gpu_slices": slices or None,
+        "gpu_index": gpu_index if gpu_index is not None and 0 <= gpu_index <= 255 else None,
         "node_list": node,
         "hosts": [node] if node else None,
         "run_id": next((v for k in RUN_ID_LABELS if (v := labels.get(k))), None),
@@ -218,13 +241,39 @@ def _gpu_request(spec: dict[str, Any]) -> tuple[int | None, dict[str, int], list
                 continue
             if is_gpu:
                 whole += n
-            else:  # a MIG slice is a fraction of a GPU: no whole GPU, listed in alloc_tres only
+            else:  # a MIG slice is a share of a GPU, not a whole one: in gpu_slices (and alloc_tres)
                 mig[key] = mig.get(key, 0) + n
         return whole
 
     main = sum(request(_dict(c)) for c in spec.get("containers") or [])
     init = max((request(_dict(c)) for c in spec.get("initContainers") or []), default=0)
     return (None if errors else max(main, init)), mig, errors, has_gpu
+
+
+def _shared_gpu(annotations: dict[str, str | None]) -> tuple[list[int], list[str]]:
+    """Share units of the GPU slices a pod's annotations state (Run:ai style), and errors: `gpu-fraction`
+    (a fraction of each of `gpu-fraction-num-devices` GPUs, default 1) or `mig-profile`. A `gpu-memory`
+    request alone states no fraction gpuledger can weigh, so it is an error."""
+    fraction, profile = annotations.get(FRACTION_ANNOTATION), annotations.get(MIG_ANNOTATION)
+    if fraction is not None:
+        units = fraction_units(fraction)
+        devices = _int(annotations.get(FRACTION_DEVICES_ANNOTATION) or 1)
+        if units is None:
+            return [], [f"{FRACTION_ANNOTATION} '{fraction}' is not a fraction of a GPU in (0, 1]"]
+        if devices is None or devices < 1:
+            return [], [f"{FRACTION_DEVICES_ANNOTATION} '{annotations.get(FRACTION_DEVICES_ANNOTATION)}' "
+                        "is not a whole number of GPUs"]
+        return [units] * devices, []
+    if profile is not None:
+        units = profile_units(profile)
+        if units is None:
+            return [], [f"{MIG_ANNOTATION}: MIG profile '{profile}' is not in the catalog of MIG profiles "
+                        "(models/mig_profiles.py)"]
+        return [units], []
+    if annotations.get(MEMORY_ANNOTATION) is not None:
+        return [], [f"{MEMORY_ANNOTATION} '{annotations[MEMORY_ANNOTATION]}' states GPU memory, not a fraction of "
+                    f"the GPU: annotate the pod with {FRACTION_ANNOTATION}"]
+    return [], []
 
 
 def _state(phase: str | None, status: dict[str, Any]) -> str | None:

@@ -14,6 +14,7 @@ import polars as pl
 
 from models.landing import SchedulerJobAllocation
 from pipelines.ingest.common import Parsed, blank_to_null, cast_failures, file_reject, split_by_contract, to_utc
+from models.mig_profiles import profile_of, profile_units
 from pipelines.lib.config import SLURM_STATES, ClusterConfig
 
 SOURCE = "slurm"
@@ -21,8 +22,8 @@ SENTINELS = ["Unknown", "None", "None assigned", "N/A", "(null)"]
 STAGED = [
     "_file", "_row", "cluster", "job_key", "job_id", "parent_job_key", "is_step", "array_job_id",
     "array_task_id", "job_name", "user_name", "account", "partition", "qos", "state", "cancelled_by",
-    "exit_code", "submit_ts", "start_ts", "end_ts", "alloc_tres", "gpus", "node_count", "node_list",
-    "hosts", "comment", "run_id", "restarts",
+    "exit_code", "submit_ts", "start_ts", "end_ts", "alloc_tres", "gpus", "gpu_slices", "gpu_index",
+    "node_count", "node_list", "hosts", "comment", "run_id", "restarts",
 ]
 
 
@@ -129,7 +130,6 @@ def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, zone: str,
         _time(df, "Start", zone).alias("start_ts"),
         _time(df, "End", zone).alias("end_ts"),
         col("AllocTRES").alias("alloc_tres"),
-        gpus_from_tres(col("AllocTRES")).alias("gpus"),
         col("AllocTRES").str.extract(r"(?:^|,)node=(\d+)").cast(pl.Int32, strict=False).alias("node_count"),
         col("NodeList").alias("node_list"),
         col("Comment").alias("comment"),
@@ -147,6 +147,7 @@ def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, zone: str,
     hosts = {nl: expand_hostlist(nl) for nl in df["node_list"].drop_nulls().unique().to_list()}
     df = df.with_columns(
         pl.col("node_list").replace_strict(hosts, default=None, return_dtype=pl.List(pl.String)).alias("hosts"),
+        *gpu_request_columns(pl.col("alloc_tres"), df["alloc_tres"]),
     ).with_columns(pl.coalesce(pl.col("node_count"), pl.col("hosts").list.len().cast(pl.Int32)).alias("node_count"))
     casts = {"submit_ts": ("Submit", "a time"), "start_ts": ("Start", "a time"), "end_ts": ("End", "a time")}
     df = df.with_columns(
@@ -155,6 +156,7 @@ def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, zone: str,
             pl.when(pl.col("_shape_error").is_not_null()).then(pl.col("_shape_error")),
             pl.when(state_raw.is_not_null() & pl.col("state").is_null())
             .then(pl.format("State '{}' is not a sacct state: map it to one in the config's slurm.state_map", state_raw)),
+            pl.col("_gres_error"),
         ).list.drop_nulls().alias("_errors")
     )
     staged, rejects = split_by_contract(
@@ -189,16 +191,48 @@ def _time(df: pl.DataFrame, name: str, zone: str, ambiguous: str = "earliest") -
     return to_utc(name, zone, ambiguous=ambiguous)
 
 
-def gpus_from_tres(tres: pl.Expr) -> pl.Expr:
-    """GPUs in AllocTRES: the untyped `gres/gpu=N` when present (it already counts the typed ones),
-    else the sum of the typed `gres/gpu:<type>=N` entries."""
-    untyped = tres.str.extract(r"(?:^|,)gres/gpu=(\d+)").cast(pl.Int32, strict=False)
-    typed = (
-        tres.str.extract_all(r"(?:^|,)gres/gpu:[^=,]+=(\d+)")
-        .list.eval(pl.element().str.extract(r"=(\d+)").cast(pl.Int32))
-        .list.sum()
-    )
-    return pl.coalesce(untyped, pl.when(typed > 0).then(typed)).cast(pl.Int32)
+def gpu_request_columns(tres: pl.Expr, values: pl.Series) -> list[pl.Expr]:
+    """`gpus`, `gpu_slices`, `gpu_index` and `_gres_error` from AllocTRES, read once per distinct value
+    (as hostlists are): see `gpu_request`."""
+    read = {t: gpu_request(t) for t in values.drop_nulls().unique().to_list()}
+    pick = lambda i, dtype: tres.replace_strict({t: r[i] for t, r in read.items()}, default=None,  # noqa: E731
+                                                return_dtype=dtype)
+    return [pick(0, pl.Int32).alias("gpus"), pick(1, pl.List(pl.Int32)).alias("gpu_slices"),
+            pl.lit(None, dtype=pl.Int32).alias("gpu_index"), pick(2, pl.String).alias("_gres_error")]
+
+
+_GRES_GPU = re.compile(r"(?:^|,)gres/gpu(?::([^=,]+))?=(\d+)")
+
+
+def gpu_request(tres: str) -> tuple[int | None, list[int] | None, str | None]:
+    """(whole GPUs, share units of each MIG slice, error) of an AllocTRES text.
+
+    The untyped `gres/gpu=N` counts every typed entry, MIG instances included, so whole GPUs are N less
+    the MIG instances; without it, the sum of the typed entries that are not MIG profiles. A typed entry
+    whose type ends in a MIG profile (`gres/gpu:3g.40gb=2`, `gres/gpu:a100_1g.10gb=1`) is that many
+    slices of a GPU (models/mig_profiles.py); a profile the catalog does not know is an error. No GPU
+    entry at all: (None, None, None)."""
+    untyped, whole_typed, slices, errors, any_gpu = None, 0, [], [], False
+    for gres_type, count in _GRES_GPU.findall(tres):
+        any_gpu, n = True, int(count)
+        if not gres_type:
+            untyped = n
+            continue
+        profile = profile_of(gres_type)
+        if profile is None:
+            whole_typed += n
+        elif (units := profile_units(profile)) is None:
+            errors.append(f"gres/gpu:{gres_type}: MIG profile '{profile}' is not in the catalog of MIG profiles "
+                          "(models/mig_profiles.py)")
+        else:
+            slices += [units] * n
+    if not any_gpu:
+        return None, None, None
+    if untyped is not None:
+        whole = max(0, untyped - len(slices))
+    else:
+        whole = whole_typed if whole_typed or slices else None
+    return whole, slices or None, "; ".join(errors) or None
 
 
 _HOSTLIST_ITEM = re.compile(r"([^,\[]+(?:\[[^\]]*\][^,\[]*)*)")

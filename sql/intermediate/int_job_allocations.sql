@@ -114,7 +114,7 @@ SELECT $day::DATE AS day,
        start_ts, end_ts, end_eff, run AS run_id,
        c.project,
        coalesce(config_lookup($project_teams, c.project), tt.team, c.project) AS team,
-       gpus, node_count, hosts,
+       gpus, gpu_slices, gpu_index, node_count, hosts,
        interrupted, failed,
        CASE WHEN interrupted AND has_events THEN greatest(start_ts, coalesce(last_checkpoint_at, start_ts))
             WHEN interrupted THEN start_ts END AS lost_from,

@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS staging.stg_scheduler__job_allocations (
     start_ts        TIMESTAMP,          -- NULL: never started (pending, cancelled before start)
     end_ts          TIMESTAMP,          -- NULL: still running at export time
     alloc_tres      VARCHAR,
-    gpus            INTEGER,            -- GPUs of the whole allocation (all nodes); NULL when AllocTRES has none
+    gpus            INTEGER,            -- whole GPUs of the allocation (all nodes); NULL when AllocTRES has none
     node_count      INTEGER,
     node_list       VARCHAR,
     hosts           VARCHAR[],          -- node_list expanded
@@ -31,3 +31,8 @@ CREATE TABLE IF NOT EXISTS staging.stg_scheduler__job_allocations (
     run_id          VARCHAR,            -- from `run_id=<id>` in the comment
     restarts        INTEGER
 );
+-- Shares of GPUs held besides whole ones (MIG instances, stated fractions), each in units of 1/7000 of a
+-- GPU (models/mig_profiles.py), NULL when none; and the physical GPU such a slice is on when the record
+-- says (Run:ai's `runai-gpu`). A warehouse staged before them gains them, NULL on the rows staged then.
+ALTER TABLE staging.stg_scheduler__job_allocations ADD COLUMN IF NOT EXISTS gpu_slices INTEGER[];
+ALTER TABLE staging.stg_scheduler__job_allocations ADD COLUMN IF NOT EXISTS gpu_index INTEGER;

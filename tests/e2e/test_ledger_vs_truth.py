@@ -14,8 +14,10 @@ from simulator import Knobs
 # a minute or more: runs in CI too (`-m "not slow"` leaves it out of a quick local run)
 pytestmark = pytest.mark.slow
 
-# seed, knobs: the default rates, and rates forced up so that interruptions and stalls surely happen
-CASES = [(3, None), (11, Knobs(interrupt_rate_per_gpu_day=0.3, stall_rate_per_job_day=1.0))]
+# seed, knobs: the default rates, and rates forced up so that interruptions and stalls surely happen; both
+# with the node whose GPUs are split into MIG instances (simulator/mig.py)
+CASES = [(3, Knobs(mig_node=True)),
+         (11, Knobs(interrupt_rate_per_gpu_day=0.3, stall_rate_per_job_day=1.0, mig_node=True))]
 
 
 @pytest.fixture(scope="module", params=CASES, ids=["seed3", "seed11-forced"])

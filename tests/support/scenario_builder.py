@@ -78,6 +78,16 @@ class Activity:
 
 
 @dataclass
+class Series:
+    """One DCGM series of a host over a UTC day, sampled every SAMPLE_S: GPU `gpu`, or its MIG instance
+    `instance` (GPU_I_ID), labelled `job` (hpc_job; None = no label), busy within `busy` and idle outside."""
+    gpu: int
+    instance: str | None
+    job: str | None
+    busy: list[tuple[datetime, datetime]]
+
+
+@dataclass
 class Landing:
     root: Path
     bill_rows: list[dict] = field(default_factory=list)
@@ -87,6 +97,8 @@ class Landing:
     telemetry_days: dict[str, list[date]] = field(default_factory=dict)  # host -> UTC days with telemetry
     events: dict[str, list[dict]] = field(default_factory=dict)         # run_id -> trainer events
     config: dict = field(default_factory=dict)
+    series_of: dict[tuple[str, date], list[Series]] = field(default_factory=dict)  # (host, day) -> series
+    pods: dict[str, list[dict]] = field(default_factory=dict)           # cluster -> pod objects
 
     @property
     def landing(self) -> Path:
@@ -162,15 +174,34 @@ class Landing:
     # --- scheduler -----------------------------------------------------------------------------
     def job(self, cluster: str, job_id: str, *, account: str, start: str, end: str, state: str, host: str,
             gpus: int = 8, comment: str = "", user: str = "alice", exit_code: str = "0:0",
-            name: str = "train") -> None:
-        """start/end are sacct local times of the cluster, `YYYY-MM-DDTHH:MM:SS`."""
+            name: str = "train", tres: str | None = None) -> None:
+        """start/end are sacct local times of the cluster, `YYYY-MM-DDTHH:MM:SS`; `tres` replaces the
+        AllocTRES `gres/gpu=<gpus>,node=1`."""
         self.sacct.setdefault(cluster, []).append({
             "JobIDRaw": job_id, "JobID": job_id, "JobName": name, "User": user, "Account": account,
             "Partition": "gpu", "State": state, "ExitCode": exit_code, "Submit": start, "Start": start,
-            "End": end, "AllocTRES": f"gres/gpu={gpus},node=1", "NodeList": host, "Comment": comment,
+            "End": end, "AllocTRES": tres or f"gres/gpu={gpus},node=1", "NodeList": host, "Comment": comment,
             "Restarts": "0", "QOS": "normal"})
 
+    def pod(self, cluster: str, namespace: str, name: str, *, node: str, start: datetime, end: datetime,
+            resources: dict | None = None, annotations: dict | None = None, labels: dict | None = None) -> None:
+        """A Succeeded pod (an item of `kubectl get pods -o json`) in scheduler/kubernetes/<cluster>/pods.jsonl,
+        its container limited to `resources`."""
+        self.pods.setdefault(cluster, []).append({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{namespace}-{name}",
+                         "creationTimestamp": iso_z(start), "labels": labels or {}, "annotations": annotations or {}},
+            "spec": {"nodeName": node, "containers": [{"name": "main", "resources": {"limits": resources or {}}}]},
+            "status": {"phase": "Succeeded", "startTime": iso_z(start), "containerStatuses": [{
+                "name": "main", "restartCount": 0,
+                "state": {"terminated": {"exitCode": 0, "startedAt": iso_z(start), "finishedAt": iso_z(end)}}}]},
+        })
+
     # --- telemetry -----------------------------------------------------------------------------
+    def series(self, host: str, day: date, series: list[Series]) -> None:
+        """DCGM series of `host` for the whole of `day`, written as given (GPU_I_ID set for MIG instances)."""
+        self.series_of.setdefault((host, day), []).extend(series)
+
     def telemetry(self, host: str, days: list[date], activities: list[Activity]) -> None:
         """Full-day DCGM coverage for `days`; GPUs outside every activity are unallocated and idle."""
         self.telemetry_days.setdefault(host, []).extend(days)
@@ -207,6 +238,12 @@ class Landing:
         for host, days in self.telemetry_days.items():
             for d in sorted(set(days)):
                 self._write_dcgm(host, d)
+        for (host, d), series in self.series_of.items():
+            self._write_series(host, d, series)
+        for cluster, pods in self.pods.items():
+            p = land / "scheduler" / "kubernetes" / cluster / "pods.jsonl"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text("".join(json.dumps(pod) + "\n" for pod in pods))
         for run_id, evs in self.events.items():
             p = land / "runs" / f"{_file_part(run_id)}.jsonl"
             p.parent.mkdir(parents=True, exist_ok=True)
@@ -247,5 +284,24 @@ class Landing:
             pa.array(job_col, type=pa.string()),
         ], schema=DCGM_SCHEMA)
         p = self.landing / "telemetry" / "dcgm" / f"day={day.isoformat()}" / f"{_file_part(host)}.parquet"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, p)
+
+    def _write_series(self, host: str, day: date, series: list[Series]) -> None:
+        day0 = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        ts = [day0 + timedelta(seconds=i * SAMPLE_S) for i in range(86400 // SAMPLE_S)]
+        cols: dict[str, list] = {k: [] for k in ("timestamp", "hostname", "gpu", "UUID", "modelName", "metric",
+                                                 "value", "hpc_job", "GPU_I_ID")}
+        for sr in series:
+            for t in ts:
+                busy = any(a <= t < b for a, b in sr.busy)
+                for metric, value in (("DCGM_FI_DEV_GPU_UTIL", 100.0), ("DCGM_FI_PROF_SM_ACTIVE", 0.6)):
+                    for k, v in (("timestamp", t), ("hostname", host), ("gpu", sr.gpu),
+                                 ("UUID", f"GPU-{host}-{sr.gpu}"), ("modelName", H100), ("metric", metric),
+                                 ("value", value if busy else 0.0), ("hpc_job", sr.job), ("GPU_I_ID", sr.instance)):
+                        cols[k].append(v)
+        schema = DCGM_SCHEMA.append(pa.field("GPU_I_ID", pa.string()))
+        table = pa.Table.from_pydict(cols, schema=schema)
+        p = self.landing / "telemetry" / "dcgm" / f"day={day.isoformat()}" / f"{_file_part(host)}-series.parquet"
         p.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(table, p)

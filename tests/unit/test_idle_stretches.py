@@ -34,7 +34,8 @@ def _categories(minutes) -> dict[str, float]:
     con = warehouse()
     given(con, "intermediate.int_job_allocations", [{
         "day": DAY, "job_uid": "c1|7", "job_id": "7", "job_key": "7", "start_ts": T0, "end_eff": T0 + timedelta(hours=1),
-        "gpus": 8, "node_count": 1, "hosts": ["h1"], "lost_from": None, "restart_until": None, "failed": False}])
+        "gpus": 8, "gpu_slices": None, "gpu_index": None, "node_count": 1, "hosts": ["h1"], "lost_from": None,
+        "restart_until": None, "failed": False}])
     given(con, "intermediate.int_job_conflicts", [], {"day": pl.Date, "job_uid": pl.String})
     given(con, "intermediate.int_nodes", [{"day": DAY, "hostname": "h1", "gpu_count": 8}])
     given(con, "staging.stg_dcgm__gpu_minutes", minutes)

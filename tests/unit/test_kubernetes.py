@@ -13,7 +13,7 @@ CFG = OrgConfig(kubernetes={"namespaces": {"ml-research": "llm-7b", "vision": "v
 def _pod(name, namespace="ml-research", *, phase="Succeeded", gpus="8", node="gpu-node-1", uid=None,
          labels=None, owner=None, created="2024-05-01T09:58:00Z", start="2024-05-01T10:00:00Z",
          finished="2024-05-01T12:00:00Z", exit_code=0, reason=None, pod_reason=None, restarts=0,
-         resources=None, extra_status=None, spec_extra=None):
+         resources=None, extra_status=None, spec_extra=None, annotations=None):
     terminated = None
     if finished is not None:
         terminated = {"exitCode": exit_code, "startedAt": start, "finishedAt": finished,
@@ -27,6 +27,7 @@ def _pod(name, namespace="ml-research", *, phase="Succeeded", gpus="8", node="gp
         "metadata": {
             "name": name, "namespace": namespace, "uid": uid or f"uid-{name}", "creationTimestamp": created,
             "labels": labels or {},
+            **({"annotations": annotations} if annotations else {}),
             **({"ownerReferences": [{"kind": owner[0], "name": owner[1], "controller": True}]} if owner else {}),
         },
         "spec": {"nodeName": node, "containers": [{"name": "main", "resources": {"limits": limits}}], **(spec_extra or {})},
@@ -119,7 +120,7 @@ def test_pytorchjob_pods(parsed):
         "account": "llm-70b",  # the project label wins over the namespace mapping
         "partition": "p4d.24xlarge", "qos": "high", "state": "COMPLETED", "cancelled_by": None,
         "exit_code": "0:0", "submit_ts": datetime(2024, 5, 1, 9, 58), "start_ts": datetime(2024, 5, 1, 10),
-        "end_ts": datetime(2024, 5, 1, 12), "alloc_tres": "gres/gpu=8,node=1", "gpus": 8, "node_count": 1,
+        "end_ts": datetime(2024, 5, 1, 12), "alloc_tres": "gres/gpu=8,node=1", "gpus": 8, "gpu_slices": None, "gpu_index": None, "node_count": 1,
         "node_list": "gpu-node-1", "hosts": ["gpu-node-1"], "comment": None,
         "run_id": None,  # the PyTorchJob name is no run id: master and worker run side by side
         "restarts": 0,
@@ -159,6 +160,7 @@ def test_pending_mig_and_list(parsed):
     assert pending["hosts"] is None and pending["node_list"] is None and pending["gpus"] == 8
     mig = rows["ml-research/mig-pod"]
     assert mig["gpus"] == 0 and mig["alloc_tres"] == "gres/gpu=0,nvidia.com/mig-1g.10gb=1,node=1"
+    assert mig["gpu_slices"] == [1000]  # 1 of the GPU's 7 compute slices, in units of 1/7000 GPU
     amd = rows["ml-research/amd-pod"]
     assert (amd["gpus"], amd["_row"], amd["hosts"]) == (2, 10, ["mi300-1"])
     assert "ml-research/cpu-only" not in rows and "ml-research/cpu-in-list" not in rows
@@ -215,3 +217,50 @@ def test_config_loads_kubernetes_section(tmp_path):
     path = tmp_path / "pods.jsonl"
     path.write_text(json.dumps(_pod("p", labels={"team-project": "special", "project": "ignored"})) + "\n")
     assert kubernetes.parse(path, FILE, "c", cfg).rows["account"].to_list() == ["special"]
+
+
+def _parse_pods(tmp_path, pods):
+    path = tmp_path / "pods.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in pods))
+    return kubernetes.parse(path, FILE, "k8s-east", OrgConfig())
+
+
+def test_mig_resources_are_slices_of_a_gpu(tmp_path):
+    out = _parse_pods(tmp_path, [
+        _pod("big", resources={"nvidia.com/mig-3g.40gb": "2"}),
+        _pod("mixed", resources={"nvidia.com/gpu": "1", "nvidia.com/mig-1g.10gb+me": 1}),
+        _pod("a30", resources={"nvidia.com/mig-2g.12gb": "1"}),
+        _pod("unknown", resources={"nvidia.com/mig-5g.50gb": "1"}),
+    ])
+    rows = _by_id(out.rows)
+    # 3/7 of a GPU is 3000 of its 7000 units; an A30 has 4 compute slices, so 2g.12gb is half of one
+    assert (rows["ml-research/big"]["gpus"], rows["ml-research/big"]["gpu_slices"]) == (0, [3000, 3000])
+    assert (rows["ml-research/mixed"]["gpus"], rows["ml-research/mixed"]["gpu_slices"]) == (1, [1000])
+    assert rows["ml-research/a30"]["gpu_slices"] == [3500]
+    assert out.rejects["reason"].to_list() == [
+        "nvidia.com/mig-5g.50gb: MIG profile '5g.50gb' is not in the catalog of MIG profiles (models/mig_profiles.py)"]
+
+
+def test_runai_fractions_and_the_reservation_pod(tmp_path):
+    reservation = _pod("runai-reservation-gpu-node-1-x7", namespace="runai-reservation", gpus="1",
+                       labels={"app": "runai-reservation", "runai-gpu-group": "g1"},
+                       annotations={"run.ai/reserve_for_gpu_index": "GPU-8983c66a"})
+    half = _pod("infer-a", gpus=None, annotations={"gpu-fraction": "0.5", "runai-gpu": "3"},
+                labels={"runai-gpu-group": "g1"})
+    third = _pod("infer-b", gpus=None, annotations={"gpu-fraction": "0.33", "gpu-fraction-num-devices": "2"})
+    mig = _pod("infer-c", gpus=None, annotations={"mig-profile": "2g.20gb"})
+    bad = _pod("infer-d", gpus=None, annotations={"gpu-fraction": "1.5"})
+    memory = _pod("infer-e", gpus=None, annotations={"gpu-memory": "8000"})
+    out = _parse_pods(tmp_path, [reservation, half, third, mig, bad, memory])
+    rows = _by_id(out.rows)
+    # the reservation pod holds the physical GPU for the sharing pods: it is no consumer of its own
+    assert out.dropped == {"gpu_reservation_pod": 1}
+    assert set(rows) == {"ml-research/infer-a", "ml-research/infer-b", "ml-research/infer-c"}
+    a = rows["ml-research/infer-a"]
+    assert (a["gpus"], a["gpu_slices"], a["gpu_index"]) == (0, [3500], 3)
+    assert a["alloc_tres"] == "gres/gpu=0,gpu-fraction=0.5,node=1"
+    assert rows["ml-research/infer-b"]["gpu_slices"] == [2310, 2310]   # 0.33 of each of 2 GPUs
+    assert rows["ml-research/infer-c"]["gpu_slices"] == [2000]
+    assert sorted(out.rejects["reason"].to_list()) == [
+        "gpu-fraction '1.5' is not a fraction of a GPU in (0, 1]",
+        "gpu-memory '8000' states GPU memory, not a fraction of the GPU: annotate the pod with gpu-fraction"]

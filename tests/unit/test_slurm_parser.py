@@ -142,3 +142,29 @@ def test_an_empty_file_is_named_as_empty(tmp_path):
     assert parsed.rejects["reason"].to_list() == [
         "empty sacct file (0 bytes, no header line and no records): re-export it with `sacct -P` (with a header), "
         "or delete it"]
+
+
+@pytest.mark.parametrize("tres, whole, slices, error", [
+    ("cpu=4,gres/gpu=1,gres/gpu:1g.10gb=1,node=1", 0, [1000], None),       # the untyped count includes MIG
+    ("cpu=4,gres/gpu:3g.40gb=2,node=1", 0, [3000, 3000], None),             # two 3g.40gb instances
+    ("gres/gpu=3,gres/gpu:h100=2,gres/gpu:a100_2g.20gb=1,node=1", 2, [2000], None),  # typed prefix, mixed
+    ("gres/gpu:nvidia_a30_1g.6gb=1", 0, [1750], None),                      # an A30 has 4 compute slices
+    ("gres/gpu=2,gres/gpu:h100=2", 2, None, None),
+    ("cpu=4,mem=1G", None, None, None),
+    ("gres/gpu:5g.50gb=1", None, None, "gres/gpu:5g.50gb: MIG profile '5g.50gb' is not in the catalog of MIG "
+                                    "profiles (models/mig_profiles.py)"),
+])
+def test_mig_gres_types_are_slices_of_a_gpu(tres, whole, slices, error):
+    assert slurm.gpu_request(tres) == (whole, slices, error)
+
+
+def test_a_mig_gres_job_stages_its_slices_and_an_unknown_profile_is_quarantined(tmp_path):
+    parsed = _parse(
+        tmp_path,
+        "70|70|infer|alice|acct-a|gpu|COMPLETED|0:0|2026-11-02T00:00:00|2026-11-02T00:00:00|2026-11-02T01:00:00|cpu=4,gres/gpu=2,gres/gpu:3g.40gb=2,node=1|g01||0|normal\n"
+        "71|71|infer|alice|acct-a|gpu|COMPLETED|0:0|2026-11-02T00:00:00|2026-11-02T00:00:00|2026-11-02T01:00:00|cpu=4,gres/gpu=1,gres/gpu:9g.99gb=1,node=1|g01||0|normal\n",
+    )
+    row = parsed.rows.row(0, named=True)
+    assert (row["job_key"], row["gpus"], row["gpu_slices"], row["gpu_index"]) == ("70", 0, [3000, 3000], None)
+    assert parsed.rejects["row_ref"].to_list() == ["line 3"]
+    assert "MIG profile '9g.99gb' is not in the catalog" in parsed.rejects["reason"][0]

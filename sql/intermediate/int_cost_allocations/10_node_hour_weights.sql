@@ -4,13 +4,17 @@
 -- piece keeps its origin line and its currency).
 CREATE OR REPLACE TEMP TABLE node_hour_weights AS
 WITH allocated AS (
-    SELECT g.hostname, g.hour_ts, g.job_uid, g.category, g.rerun_part, g.gpu_seconds
+    SELECT g.hostname, g.hour_ts, g.job_uid, g.category, g.rerun_part, g.gpu_seconds, g.gpu_share_ms AS weight
     FROM intermediate.int_gpu_seconds g
     WHERE g.day = $day
 ),
 idle AS (
+    -- what no job held, in the same exact units: the slices of a shared GPU that no job held are idle
+    -- GPU-seconds of that GPU like any unallocated GPU
     SELECT nh.hostname, nh.hour_ts, NULL::VARCHAR AS job_uid, 'idle_unallocated' AS category, NULL AS rerun_part,
-           greatest(0, nh.gpu_count * nh.billed_seconds - coalesce(sum(a.gpu_seconds), 0)) AS gpu_seconds
+           greatest(0, nh.gpu_count * nh.billed_seconds - coalesce(sum(a.gpu_seconds), 0)) AS gpu_seconds,
+           greatest(0, nh.gpu_count * round(nh.billed_seconds * 1000)::HUGEINT * share_units_per_gpu()
+                       - coalesce(sum(a.weight), 0)) AS weight
     FROM intermediate.int_node_hours nh
     LEFT JOIN allocated a ON a.hostname = nh.hostname AND a.hour_ts = nh.hour_ts
     WHERE nh.day = $day
@@ -21,10 +25,11 @@ weights AS (
     JOIN intermediate.int_node_hours nh ON nh.day = $day AND nh.hostname = a.hostname AND nh.hour_ts = a.hour_ts
     UNION ALL SELECT * FROM idle
 )
+-- weights: GPU-milliseconds in share units, so every slice of a shared GPU weighs its exact share
 SELECT w.hostname, w.hour_ts, w.job_uid, w.category, w.rerun_part, w.gpu_seconds,
        to_json([w.hostname, strftime(w.hour_ts, '%Y-%m-%dT%H')])::VARCHAR AS node_hour_key,
        to_json([w.job_uid, w.category, w.rerun_part])::VARCHAR AS piece_key,
-       round(w.gpu_seconds * 1000)::HUGEINT AS weight
+       w.weight::HUGEINT AS weight
 FROM weights w;
 
 -- each node line's piece of each hour. The node-hour's GPU-seconds are counted once, on its first

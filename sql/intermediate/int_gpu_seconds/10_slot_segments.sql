@@ -3,33 +3,39 @@
 -- namespace/pod) the labelled GPUs are slots of their own; a host without job labels judges the job by
 -- all the host's GPUs together (a minute is idle only if every GPU on the host is idle), which never
 -- overstates idle; allocated GPUs that no label covers on a labelled host have no telemetry.
+-- A slice of a shared GPU (a MIG instance, a stated fraction: `gpu_slices`) is a slot of its own with
+-- its share of the GPU (`share_units`, share_units_per_gpu() a GPU): judged by the MIG instance's own
+-- series (GPU_I_ID) where its label shows it, else by the physical GPU's (the labelled GPU series, or the
+-- GPU the record names), else as a whole GPU would be.
 
 -- the job's time on each of its hosts, within the day; `near_*` widens it by one idle stretch on each
 -- side of midnight (still within the job) so a stretch crossing midnight is judged whole
 CREATE OR REPLACE TEMP TABLE job_hosts AS
-SELECT j.job_uid, j.job_id, j.job_key, h.hostname,
+SELECT j.job_uid, j.job_id, j.job_key, h.hostname, j.gpu_index,
+       slices_on_host(j.gpu_slices, coalesce(j.node_count, len(j.hosts)), h.k) AS host_slices,
        greatest(j.start_ts, $day::DATE - to_minutes($idle_min_minutes::BIGINT)) AS near_start,
        least(j.end_eff, $day::DATE + INTERVAL 1 DAY + to_minutes($idle_min_minutes::BIGINT)) AS near_end,
        coalesce(j.gpus // nullif(coalesce(j.node_count, len(j.hosts)), 0), n.gpu_count, 0) AS gpus_on_host,
        greatest(j.start_ts, $day::DATE::TIMESTAMP) AS w_start,
        least(j.end_eff, $day::DATE + INTERVAL 1 DAY) AS w_end
-FROM intermediate.int_job_allocations j, unnest(j.hosts) AS h(hostname)
+FROM intermediate.int_job_allocations j, unnest(j.hosts) WITH ORDINALITY AS h(hostname, k)
 LEFT JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = h.hostname
 WHERE j.day = $day
   AND j.job_uid NOT IN (SELECT job_uid FROM intermediate.int_job_conflicts WHERE day = $day);
 
--- telemetry minutes around the day (a stretch crossing midnight is judged whole)
+-- telemetry minutes around the day (a stretch crossing midnight is judged whole), of whole GPUs and of
+-- MIG instances (gpu_instance set)
 CREATE OR REPLACE TEMP TABLE minutes_near AS
-SELECT hostname, gpu, hpc_job, minute_ts, first_sample_ts, last_sample_ts, first_busy_ts, last_busy_ts,
+SELECT hostname, gpu, gpu_instance, hpc_job, minute_ts, first_sample_ts, last_sample_ts, first_busy_ts, last_busy_ts,
        coalesce(gpu_util_max = 0, FALSE) OR coalesce(sm_active_max < $idle_sm_threshold, FALSE) AS idle
 FROM staging.stg_dcgm__gpu_minutes
-WHERE day BETWEEN $day::DATE - 1 AND $day::DATE + 1 AND gpu_instance IS NULL
+WHERE day BETWEEN $day::DATE - 1 AND $day::DATE + 1
   AND minute_ts >= $day::DATE - to_minutes($idle_min_minutes::BIGINT)
   AND minute_ts < $day::DATE + INTERVAL 1 DAY + to_minutes($idle_min_minutes::BIGINT);
 
 CREATE OR REPLACE TEMP TABLE labelled_slots AS
 WITH labels AS (
-    SELECT DISTINCT hostname, gpu, hpc_job FROM minutes_near WHERE hpc_job IS NOT NULL
+    SELECT DISTINCT hostname, gpu, hpc_job FROM minutes_near WHERE hpc_job IS NOT NULL AND gpu_instance IS NULL
 ),
 matched AS (
     SELECT jh.job_uid, jh.hostname, l.gpu, l.hpc_job,
@@ -38,38 +44,81 @@ matched AS (
 )
 SELECT job_uid, hostname, gpu, hpc_job FROM matched WHERE nth <= gpus_on_host;
 
--- a slot's id is a number: the day's slot minutes are tens of millions of rows at fleet scale, and a
--- text id on each was most of this step's memory
+-- each slice of a shared GPU the job holds on the host: the n-th slice takes the n-th series carrying the
+-- job's label (MIG instances first, then whole-GPU series the job's whole GPUs did not take); without
+-- one, the physical GPU the record names, else no telemetry on a labelled host, else the host's GPUs
+CREATE OR REPLACE TEMP TABLE slice_slots AS
+WITH entries AS (
+    SELECT jh.job_uid, jh.hostname, jh.gpu_index, jh.w_start, jh.w_end, jh.near_start, jh.near_end, e.units, e.n
+    FROM job_hosts jh, unnest(jh.host_slices) WITH ORDINALITY AS e(units, n)
+),
+labels AS (
+    SELECT DISTINCT hostname, gpu, gpu_instance, hpc_job FROM minutes_near WHERE hpc_job IS NOT NULL
+),
+candidates AS (
+    SELECT jh.job_uid, l.hostname, l.gpu, l.gpu_instance, l.hpc_job,
+           row_number() OVER (PARTITION BY jh.job_uid, jh.hostname
+                              ORDER BY l.gpu_instance IS NULL, l.gpu, l.gpu_instance) AS nth
+    FROM job_hosts jh JOIN labels l ON l.hostname = jh.hostname AND l.hpc_job IN (jh.job_id, jh.job_key)
+    WHERE len(jh.host_slices) > 0
+      AND NOT (l.gpu_instance IS NULL AND EXISTS (
+          SELECT 1 FROM labelled_slots ls WHERE ls.job_uid = jh.job_uid AND ls.hostname = l.hostname AND ls.gpu = l.gpu))
+)
+SELECT e.job_uid, e.hostname,
+       coalesce(c.gpu, e.gpu_index) AS gpu, c.gpu_instance, c.hpc_job, e.units AS share_units,
+       CASE WHEN c.gpu IS NOT NULL THEN 'gpu'
+            WHEN e.gpu_index IS NOT NULL THEN 'physical'
+            WHEN e.hostname IN (SELECT hostname FROM labels) THEN 'none'
+            ELSE 'host' END AS mode,
+       e.w_start, e.w_end, e.near_start, e.near_end
+FROM entries e
+LEFT JOIN candidates c ON c.job_uid = e.job_uid AND c.hostname = e.hostname AND c.nth = e.n
+WHERE e.w_end > e.w_start;
+
 CREATE OR REPLACE TEMP TABLE slots AS
-WITH labelled_hosts AS (SELECT DISTINCT hostname FROM minutes_near WHERE hpc_job IS NOT NULL),
+WITH labelled_hosts AS (SELECT DISTINCT hostname FROM minutes_near WHERE hpc_job IS NOT NULL AND gpu_instance IS NULL),
 per_job AS (
     SELECT jh.*, (SELECT count(*) FROM labelled_slots ls WHERE ls.job_uid = jh.job_uid AND ls.hostname = jh.hostname) AS labelled,
            jh.hostname IN (SELECT hostname FROM labelled_hosts) AS host_labelled
     FROM job_hosts jh
 ),
 all_slots AS (
-    SELECT p.job_uid, p.hostname, ls.gpu, ls.hpc_job,
-           1 AS multiplicity, 'gpu' AS mode, p.w_start, p.w_end, p.near_start, p.near_end
+    SELECT p.job_uid, p.hostname, ls.gpu, NULL::VARCHAR AS gpu_instance, ls.hpc_job, 1 AS multiplicity,
+           share_units_per_gpu() AS share_units, 'gpu' AS mode, p.w_start, p.w_end, p.near_start, p.near_end
     FROM per_job p JOIN labelled_slots ls ON ls.job_uid = p.job_uid AND ls.hostname = p.hostname
     UNION ALL
-    SELECT p.job_uid, p.hostname, NULL, NULL,
-           p.gpus_on_host - p.labelled, CASE WHEN p.host_labelled THEN 'none' ELSE 'host' END, p.w_start, p.w_end,
-           p.near_start, p.near_end
+    SELECT p.job_uid, p.hostname, NULL, NULL, NULL,
+           p.gpus_on_host - p.labelled, share_units_per_gpu(), CASE WHEN p.host_labelled THEN 'none' ELSE 'host' END,
+           p.w_start, p.w_end, p.near_start, p.near_end
     FROM per_job p
     WHERE p.gpus_on_host - p.labelled > 0 AND p.w_end > p.w_start
+    UNION ALL
+    SELECT job_uid, hostname, gpu, gpu_instance, hpc_job, 1, share_units, mode, w_start, w_end,
+           near_start, near_end
+    FROM slice_slots
 )
 SELECT row_number() OVER () AS slot_id, * FROM all_slots;
 
--- each slot's telemetry minutes within its job's time: its own GPU's series (a requeued job keeps its
--- JobID, so the label alone does not tell two instances apart), or the whole host's
+-- each slot's telemetry minutes within its job's time: its own GPU's (or MIG instance's) series (a
+-- requeued job keeps its JobID, so the label alone does not tell two instances apart), or all series of
+-- the physical GPU the record names, or the whole host's
 CREATE OR REPLACE TEMP TABLE slot_minutes AS
 SELECT s.slot_id, m.minute_ts, m.first_sample_ts, m.last_sample_ts, m.first_busy_ts, m.last_busy_ts, m.idle
-FROM slots s JOIN minutes_near m ON s.mode = 'gpu' AND m.hostname = s.hostname AND m.gpu = s.gpu AND m.hpc_job = s.hpc_job
+FROM slots s JOIN minutes_near m
+  ON s.mode = 'gpu' AND m.hostname = s.hostname AND m.gpu = s.gpu AND m.hpc_job = s.hpc_job
+ AND m.gpu_instance IS NOT DISTINCT FROM s.gpu_instance
 WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
 UNION ALL
 SELECT s.slot_id, m.minute_ts, min(m.first_sample_ts), max(m.last_sample_ts), min(m.first_busy_ts),
        max(m.last_busy_ts), bool_and(m.idle)
 FROM slots s JOIN minutes_near m ON s.mode = 'host' AND m.hostname = s.hostname
+WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
+GROUP BY s.slot_id, m.minute_ts
+UNION ALL
+SELECT s.slot_id, m.minute_ts, min(m.first_sample_ts), max(m.last_sample_ts), min(m.first_busy_ts),
+       max(m.last_busy_ts), bool_and(m.idle)
+FROM slots s JOIN minutes_near m
+  ON s.mode = 'physical' AND m.hostname = s.hostname AND m.gpu = s.gpu AND m.gpu_instance IS NULL
 WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
 GROUP BY s.slot_id, m.minute_ts;
 

@@ -22,9 +22,10 @@ billed AS (
     GROUP BY 1
 ),
 seen AS (
+    -- a GPU split into MIG instances may report only its instances' series: they still name their GPU
     SELECT hostname, any_value(model_name) AS gpu_model, count(DISTINCT gpu)::INTEGER AS gpu_count
     FROM staging.stg_dcgm__gpu_minutes
-    WHERE day = $day AND gpu_instance IS NULL
+    WHERE day = $day
     GROUP BY hostname
 ),
 hosts AS (
