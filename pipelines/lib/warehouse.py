@@ -34,6 +34,8 @@ BOOTSTRAP_TABLES = (
     "staging/stg_dcgm__gpu_minutes",
     "staging/stg_runs__events",
     "staging/stg_inventory__nodes",
+    "staging/stg_plans__run_plans",
+    "ops/alerts",
 )
 
 
@@ -146,6 +148,7 @@ def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
     load_reference(con)
     con.execute(sql("macros"))
     con.execute(sql("lib/split_exactly"))
+    run_sql(con, "lib/plan_estimate", {})
 
 
 @contextmanager
