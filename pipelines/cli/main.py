@@ -398,9 +398,9 @@ def _alerts(args: argparse.Namespace) -> int:
                            ).fetchone()[0]:
             print(f"{path} has no ops.alerts yet: run `gpuledger run` with this version", file=sys.stderr)
             return 2
-        frame = con.execute(
+        frame = con.sql(
             "SELECT * FROM ops.alerts WHERE NOT $open OR status <> 'delivered' ORDER BY day, raised_at, kind, subject, "
-            "threshold", {"open": args.open}).pl()
+            "threshold", params={"open": args.open}).pl()
     if args.json:
         print(json.dumps(frame.to_dicts(), indent=2, default=str))
         return 0

@@ -53,7 +53,7 @@ project_thresholds AS (
            coalesce(config_lookup($project_teams, b.project), b.project) AS team, s.spent AS cost_at_stake,
            b.billing_currency,
            printf('project %s has spent %s %s of its %s monthly budget of %s %s (%.1f%%)', b.project,
-                  round(s.spent, 2), b.billing_currency, strftime($day::DATE, '%Y-%m'), round(b.budget, 2),
+                  round(s.spent, 2)::VARCHAR, b.billing_currency, strftime($day::DATE, '%Y-%m'), round(b.budget, 2)::VARCHAR,
                   b.billing_currency, 100 * s.spent / b.budget) AS message,
            json_object('spent', s.spent::VARCHAR, 'budget', b.budget::VARCHAR,
                        'burn_pct', round(100 * s.spent / b.budget, 1))::VARCHAR AS details

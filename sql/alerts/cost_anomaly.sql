@@ -27,8 +27,8 @@ SELECT 'cost_anomaly' AS kind, CASE WHEN score > 2 * $anomaly_score THEN 'critic
        'team' AS subject_type, team AS subject, strftime($day::DATE, '%Y-%m-%d') || ' ' || billing_currency AS threshold,
        team, (cost - median_cost)::DECIMAL(38, 18) AS cost_at_stake, billing_currency,
        printf('team %s spent %s %s on %s, %s %s above its usual day (median of %d days %s %s; score %.1f)',
-              team, round(cost, 2), billing_currency, strftime($day::DATE, '%Y-%m-%d'), round(cost - median_cost, 2),
-              billing_currency, days, round(median_cost, 2), billing_currency, score) AS message,
+              team, round(cost, 2)::VARCHAR, billing_currency, strftime($day::DATE, '%Y-%m-%d'), round(cost - median_cost, 2)::VARCHAR,
+              billing_currency, days, round(median_cost, 2)::VARCHAR, billing_currency, score) AS message,
        json_object('cost', cost::VARCHAR, 'median_cost', median_cost::VARCHAR, 'mad', mad::VARCHAR,
                    'score', score, 'days', days)::VARCHAR AS details
 FROM scored

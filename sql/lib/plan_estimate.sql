@@ -16,7 +16,7 @@ CREATE OR REPLACE MACRO failure_overhead(checkpoint_s, restart_s, mtbf_s) AS
 -- Money rounded to the cent, half to even (banker's rounding: 0.125 -> 0.12, 0.135 -> 0.14), exactly.
 CREATE OR REPLACE MACRO cents_half_even(x) AS (
     CASE WHEN x * 100 - floor(x * 100) > 0.5
-              OR (x * 100 - floor(x * 100) = 0.5 AND floor(x * 100) % 2 = 1)
+              OR (x * 100 - floor(x * 100) = 0.5 AND floor(x * 100) % 2 <> 0)
          THEN floor(x * 100) + 1 ELSE floor(x * 100) END * 0.01  -- not `/ 100`: DECIMAL division is DOUBLE
 )::DECIMAL(38, 18);
 

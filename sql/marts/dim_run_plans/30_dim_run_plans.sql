@@ -49,8 +49,8 @@ SELECT $day::DATE AS day, run_id, project, team, file, start,
        price_used::DECIMAL(38, 18) AS price_per_gpu_hour, currency_used AS billing_currency,
        CASE WHEN price_per_gpu_hour IS NOT NULL THEN CASE WHEN currency IS NULL THEN 'plan (currency: config default_currency)'
                                          ELSE 'plan' END
-            WHEN price_used IS NOT NULL THEN printf('fleet %s effective cost per GPU-hour, %s..%s (%s GPU-hours billed in %s; marts.fct_node_hourly)',
-                 gpu_model_canonical, price_first_day, price_last_day, round(price_gpu_hours, 1), price_currency)
+            WHEN price_used IS NOT NULL THEN printf('fleet %s effective cost per GPU-hour, %s..%s (%.1f GPU-hours billed in %s; marts.fct_node_hourly)',
+                 gpu_model_canonical, price_first_day, price_last_day, price_gpu_hours, price_currency)
        END AS price_source,
        checkpoint_used::DOUBLE AS checkpoint_seconds,
        CASE WHEN checkpoint_seconds IS NOT NULL THEN 'plan'
@@ -65,8 +65,8 @@ SELECT $day::DATE AS day, run_id, project, team, file, start,
        END AS restart_source,
        mtbf_used::DOUBLE AS mtbf_gpu_hours,
        CASE WHEN mtbf_gpu_hours IS NOT NULL THEN 'plan'
-            WHEN mtbf_used IS NOT NULL THEN printf('%s training-run GPU-hours / %d interruptions, %s..%s (marts.fct_run_efficiency_daily, marts.fct_rerun_loss)',
-                 round(mtbf_run_gpu_hours, 1), mtbf_interruptions, mtbf_first_day, mtbf_last_day)
+            WHEN mtbf_used IS NOT NULL THEN printf('%.1f training-run GPU-hours / %d interruptions, %s..%s (marts.fct_run_efficiency_daily, marts.fct_rerun_loss)',
+                 mtbf_run_gpu_hours, mtbf_interruptions, mtbf_first_day, mtbf_last_day)
        END AS mtbf_source,
        ideal_gpu_hours::DOUBLE AS ideal_gpu_hours,
        run_mtbf_hours::DOUBLE AS run_mtbf_hours,
