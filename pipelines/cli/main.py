@@ -395,7 +395,7 @@ def _alerts(args: argparse.Namespace) -> int:
         return 2
     with open_read_only(path) as con:
         if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'ops' AND table_name = 'alerts'"
-                           ).fetchone()[0]:
+                           ).fetchall()[0][0]:
             print(f"{path} has no ops.alerts yet: run `gpuledger run` with this version", file=sys.stderr)
             return 2
         frame = con.sql(

@@ -81,7 +81,7 @@ def estimate(plan: PlanFile, file: str, cfg: OrgConfig, warehouse: Path | None) 
         query = sql(STEPS.query)
         result = con.execute(query, _bound(query, params))
         names = [d[0] for d in result.description]
-        row = dict(zip(names, result.fetchone()))
+        row = dict(zip(names, result.fetchall()[0]))
     finally:
         con.close()
     row["defaults_from"] = str(source) if source else None
@@ -97,7 +97,7 @@ def _as_of(con: duckdb.DuckDBPyConnection, warehouse: Path | None, plan: PlanFil
     try:
         # ATTACH takes no bound parameters; the path is the user's own file, quoted
         con.execute(f"ATTACH '{str(warehouse.resolve()).replace(chr(39), chr(39) * 2)}' AS published (READ_ONLY)")
-        last = con.execute("SELECT max(day) FROM published.marts.fct_cost_daily").fetchone()[0]
+        last = con.execute("SELECT max(day) FROM published.marts.fct_cost_daily").fetchall()[0][0]
     except duckdb.Error as err:
         raise PlanError(f"cannot read the warehouse {warehouse}: {_first_line(err)}") from None
     return (last or fallback), warehouse

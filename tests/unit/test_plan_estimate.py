@@ -113,7 +113,7 @@ def test_an_input_nobody_has_is_named_and_leaves_what_needs_it_null():
                                            ("12345678901.994999999999999999", "12345678901.99")])
 def test_money_rounds_to_the_cent_half_to_even(amount, cents):
     con = warehouse()
-    assert con.execute("SELECT cents_half_even($x::DECIMAL(38, 18))", {"x": amount}).fetchone()[0] == D(cents)
+    assert con.execute("SELECT cents_half_even($x::DECIMAL(38, 18))", {"x": amount}).fetchall()[0][0] == D(cents)
 
 
 def _marts(con) -> None:

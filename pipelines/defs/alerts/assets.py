@@ -40,7 +40,7 @@ def alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: L
         with transaction(con):
             for kind, query in zip(KINDS, QUERIES):
                 text = sql(query)
-                before = con.execute("SELECT count(*) FROM ops.alerts").fetchone()[0]
+                before = con.execute("SELECT count(*) FROM ops.alerts").fetchall()[0][0]
                 # query names are constants above; values are bound
                 con.execute(
                     f"""INSERT OR IGNORE INTO ops.alerts BY NAME
@@ -48,8 +48,8 @@ def alerts(context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: L
                                'pending' AS status
                         FROM ({text})""",
                     {**_bound(text, params), "day": day, "raised_at": raised_at})
-                new[kind] = con.execute("SELECT count(*) FROM ops.alerts").fetchone()[0] - before
-            open_alerts = con.execute("SELECT count(*) FROM ops.alerts WHERE status <> 'delivered'").fetchone()[0]
+                new[kind] = con.execute("SELECT count(*) FROM ops.alerts").fetchall()[0][0] - before
+            open_alerts = con.execute("SELECT count(*) FROM ops.alerts WHERE status <> 'delivered'").fetchall()[0][0]
     if any(new.values()):
         context.log.info("raised " + ", ".join(f"{n} {kind}" for kind, n in new.items() if n))
     return dg.MaterializeResult(metadata={"raised": dg.MetadataValue.json(new), "open_alerts": int(open_alerts)})
