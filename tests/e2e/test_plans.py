@@ -228,3 +228,16 @@ def test_plan_command_takes_what_the_plan_leaves_out_from_the_published_warehous
     assert got["failure_overhead"] == pytest.approx(100 / tau + tau / (2 * 77_400) + 900 / 77_400, rel=1e-12)
     text = gpuledger("plan", str(path), "--warehouse", str(published), "--config", str(ledger.config_path))
     assert text.returncode == 0 and "Young–Daly" in text.stdout and "marts.fct_node_hourly" in text.stdout
+
+
+def test_the_team_report_shows_plan_against_actual(ledger, tmp_path):
+    published = ledger.warehouse.with_name("warehouse.published.duckdb")
+    out = gpuledger("report", "--team", "ml", "--day", "2026-11-03", "--out", str(tmp_path), "--warehouse", str(published))
+    assert out.returncode == 0, out.stderr
+    md = (tmp_path / "ml" / "2026-11-03.md").read_text()
+    assert "Plan against actual" in md
+    # 172.0 of 191.0 GPU-hours used, 90.0 % of the tokens done, at this pace 191.1 GPU-hours
+    row = next(line for line in md.splitlines() if line.startswith("| r1 (as of 2026-11-03) "))
+    assert f"172.0 / {BUDGET:,.1f}" in row and "90.0 %" in row and f"{172 * 2e6 / 1.8e6:,.1f}" in row
+    html = (tmp_path / "ml" / "2026-11-03.html").read_text()
+    assert "Plan against actual" in html and "r1 (as of 2026-11-03)" in html
