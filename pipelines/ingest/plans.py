@@ -19,7 +19,7 @@ import polars as pl
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pipelines.ingest.common import QUARANTINE_SCHEMA, Parsed, file_reject
+from pipelines.ingest.common import QUARANTINE_SCHEMA, Parsed, clip, file_reject
 from pipelines.lib.config import _currency
 
 SOURCE = "plans"
@@ -167,7 +167,7 @@ def parse(path: Path, file: str) -> Parsed:
     if plan is None:
         rejects = pl.DataFrame(
             [{"source": SOURCE, "file": file, "row_ref": f"line {line}" if line else "file", "reason": reason,
-              "payload": text[:4096]} for line, reason in problems],
+              "payload": clip(text)} for line, reason in problems],
             schema=QUARANTINE_SCHEMA)
         return Parsed(rows=plan_frame([]), rejects=rejects)
     return Parsed(rows=plan_frame([plan_row(plan, file)]))

@@ -135,7 +135,8 @@ def _marts(con) -> None:
         # interruption a: 16 GPUs, restart 16 × 300 s; b: 32 GPUs, restart 32 × 900 s over two days
         (date(2026, 11, 1), "a", 16 * 300.0), (date(2026, 11, 1), "b", 32 * 400.0), (date(2026, 11, 2), "b", 32 * 500.0),
     ], schema={"day": pl.Date, "interrupted_job_uid": pl.String, "restart_gpu_seconds": pl.Float64})
-    given(con, "marts.fct_job_cost", [("a", 16), ("b", 32)], schema={"job_uid": pl.String, "gpus": pl.Int32})
+    given(con, "marts.fct_job_cost", [(date(2026, 11, 1), "a", 16), (date(2026, 11, 1), "b", 32)],
+          schema={"day": pl.Date, "job_uid": pl.String, "gpus": pl.Int32})
     given(con, "marts.fct_checkpoint_saves", [
         (date(2026, 11, 1), "llm-8b", 60.0), (date(2026, 11, 2), "llm-8b", 100.0), (date(2026, 11, 2), "other", 400.0),
         (date(2026, 11, 2), "llm-8b", None),  # no step event to time it from: not counted

@@ -38,7 +38,8 @@ interruptions AS (
 restarts AS (
     SELECT i.*, i.restart_gpu_seconds / j.gpus AS restart_seconds
     FROM interruptions i
-    JOIN (SELECT job_uid, max(gpus) AS gpus FROM marts.fct_job_cost GROUP BY job_uid) j
+    JOIN (SELECT job_uid, max(gpus) AS gpus FROM marts.fct_job_cost, window_days w
+          WHERE day BETWEEN w.first_day - 7 AND w.last_day GROUP BY job_uid) j  -- a job's days: near its interruption
       ON j.job_uid = i.interrupted_job_uid
     WHERE i.restart_gpu_seconds > 0 AND j.gpus > 0
 ),
