@@ -386,7 +386,6 @@ def _plan(args: argparse.Namespace) -> int:
 def _alerts(args: argparse.Namespace) -> int:
     import json
 
-    from pipelines.cli.console import print_table
     from pipelines.lib.publish import published_path
     from pipelines.lib.sandbox import open_read_only
 
@@ -407,8 +406,12 @@ def _alerts(args: argparse.Namespace) -> int:
     if frame.height == 0:
         print("no open alerts" if args.open else "no alerts")
         return 0
-    print_table(frame.select("day", "kind", "severity", "subject", "threshold", "cost_at_stake", "billing_currency",
-                             "status", "message"))
+    # a line per alert, its message whole beneath it: the message is what a reader acts on
+    for a in frame.iter_rows(named=True):
+        stake = "" if a["cost_at_stake"] is None else f"{a['cost_at_stake']:,.2f} {a['billing_currency'] or ''}".strip()
+        print(f"{a['day']}  {a['severity']:<8}  {a['kind']:<16}  {a['subject_type']} {a['subject']}  "
+              f"[{a['threshold']}]  at stake {stake or '–'}  {a['status']}  {a['alert_id']}")
+        print(f"    {a['message']}")
     return 0
 
 
