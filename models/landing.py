@@ -142,3 +142,16 @@ class InventoryNode(_Contract):
 
     hostname: str = pa.Field(str_length={"min_value": 1})
     gpu_count: pl.Int32 = pa.Field(ge=0, le=64, nullable=True)
+
+
+class RunPlan(_Contract):
+    """A run plan from plans/*.yaml (the YAML schema itself is pipelines/ingest/plans.py's)."""
+
+    run_id: str = pa.Field(str_length={"min_value": 1})
+    project: str = pa.Field(str_length={"min_value": 1})
+    tokens: pl.Float64 = pa.Field(gt=0)
+    gpus: pl.Int32 = pa.Field(gt=0)
+    gpu_model: str = pa.Field(str_length={"min_value": 1})
+    redundancy: pl.Float64 = pa.Field(ge=1, nullable=True)
+    mfu_target: pl.Float64 = pa.Field(gt=0, le=1, nullable=True)
+    price_per_gpu_hour: MONEY = pa.Field(gt=0, nullable=True)

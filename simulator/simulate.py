@@ -10,6 +10,7 @@
     out/landing/telemetry/dcgm/day=<day>/<hostname>.parquet
     out/landing/runs/<run_id>.jsonl
     out/landing/inventory/nodes.csv
+    out/landing/plans/<run_id>.yaml     (the biggest runs' plans)
     out/gpuledger.yaml
     out/truth/gpu_seconds.csv, out/truth/runs.csv, out/truth/landing_manifest.json
 
@@ -43,6 +44,7 @@ from .writers_dcgm import N_SAMPLES, short_gaps, write_node_day
 from .writers_focus import build_day, month_to_date_deliveries, write_delivery
 from .writers_kubernetes import assign_pod_ids, write_pods
 from .writers_inventory import write_config, write_inventory
+from .writers_plans import write_plans
 from .writers_runs import write_runs
 from .writers_slurm import write_sacct
 
@@ -103,6 +105,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         n = mig.write_sacct(landing / "scheduler" / "slurm" / mig.CLUSTER / "sacct_mig.psv", mig_jobs)
         slurm.update(files=slurm["files"] + 1, rows=slurm["rows"] + n, allocations=slurm["allocations"] + n)
     runs_stats = write_runs(landing / "runs", wl.runs, t1)
+    plans_stats = write_plans(landing / "plans", wl.runs)
     inventory = write_inventory(landing / "inventory" / "nodes.csv", fleet,
                                 extra=[mig.inventory_row(seed)] if knobs.mig_node else [])
     months = sorted({f"{start + dt.timedelta(days=di):%Y-%m}" for di in range(days)})
@@ -174,6 +177,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         **({} if kube is None else {"kubernetes": kube}),
         "dcgm": dcgm,
         "runs": runs_stats,
+        "plans": plans_stats,
         "inventory": inventory,
         "truth": {"gpu_seconds_rows": gpu_rows, "runs_rows": len(run_rows),
                   "billed_gpu_seconds_per_day": n_hosts * 8 * DAY},

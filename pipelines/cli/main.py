@@ -70,6 +70,18 @@ def main(argv: list[str] | None = None) -> int:
     focus.add_argument("--out", required=True, type=Path, help="FILE.csv or FILE.parquet")
     focus.add_argument("--warehouse", type=Path, help="the live warehouse (default: $GPULEDGER_WAREHOUSE or data/warehouse.duckdb)")
 
+    plan = sub.add_parser("plan", help="estimate a run plan: FLOPs, GPU-hours, failure overhead, budget, cost")
+    plan.add_argument("file", type=Path, help="a run plan, YAML (docs/plans.md)")
+    plan.add_argument("--json", action="store_true", help="one JSON object: the estimate and every input's source")
+    plan.add_argument("--warehouse", type=Path,
+                      help="where defaults come from (default: the published warehouse, if there is one)")
+    plan.add_argument("--config", type=Path, help="organisation config YAML (default: $GPULEDGER_CONFIG, else defaults)")
+
+    alerts = sub.add_parser("alerts", help="list the alerts the daily run raised (ops.alerts)")
+    alerts.add_argument("--open", action="store_true", help="only those not delivered yet")
+    alerts.add_argument("--json", action="store_true", help="the rows of ops.alerts as a JSON array")
+    alerts.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
+
     config = sub.add_parser("config", help="the organisation config")
     config_kinds = config.add_subparsers(dest="kind", required=True)
     check = config_kinds.add_parser("check", help="validate a config file and print it as it will be used")
@@ -90,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         return _report(args)
     if args.command == "config":
         return _config_check(args)
+    if args.command == "plan":
+        return _plan(args)
+    if args.command == "alerts":
+        return _alerts(args)
     return _run(args)
 
 
@@ -327,6 +343,77 @@ def _export_focus(args: argparse.Namespace) -> int:
         print(f"export failed: {err}", file=sys.stderr)
         return 1
     print(f"wrote {rows:,} FOCUS 1.3 allocation rows for {args.start} to {args.end or args.start} into {args.out}")
+    return 0
+
+
+def _plan(args: argparse.Namespace) -> int:
+    """Exit 0 with the estimate, 1 when an input is missing (what can be computed is still shown), 2
+    when the plan file or the config cannot be used."""
+    import json
+
+    from pipelines.cli.plan import PlanError, as_json, as_text, estimate
+    from pipelines.ingest.plans import read_plan
+    from pipelines.lib.config import load_config
+    from pipelines.lib.publish import published_path
+
+    config = args.config or (Path(os.environ["GPULEDGER_CONFIG"]) if os.environ.get("GPULEDGER_CONFIG") else None)
+    if not _valid_config(config):
+        return 2
+    try:
+        text = args.file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        print(f"plan {args.file} cannot be read: {err}", file=sys.stderr)
+        return 2
+    plan, problems = read_plan(text)
+    if plan is None:
+        print(f"plan {args.file} is not valid:", file=sys.stderr)
+        for line, problem in problems:
+            print(f"  {args.file}:{line}: {problem}" if line else f"  {args.file}: {problem}", file=sys.stderr)
+        return 2
+    if args.warehouse and not args.warehouse.exists():
+        print(f"no warehouse at {args.warehouse}", file=sys.stderr)
+        return 2
+    try:
+        row = estimate(plan, str(args.file), load_config(config), args.warehouse or published_path())
+    except PlanError as err:
+        print(f"plan failed: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(as_json(row), indent=2, default=str))
+    else:
+        print(as_text(row))
+    return 1 if row["missing_inputs"] else 0
+
+
+def _alerts(args: argparse.Namespace) -> int:
+    import json
+
+    from pipelines.lib.publish import published_path
+    from pipelines.lib.sandbox import open_read_only
+
+    path = args.warehouse or published_path()
+    if not _readable(path):
+        return 2
+    with open_read_only(path) as con:
+        if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'ops' AND table_name = 'alerts'"
+                           ).fetchall()[0][0]:
+            print(f"{path} has no ops.alerts yet: run `gpuledger run` with this version", file=sys.stderr)
+            return 2
+        frame = con.sql(
+            "SELECT * FROM ops.alerts WHERE NOT $open OR status <> 'delivered' ORDER BY day, raised_at, kind, subject, "
+            "threshold", params={"open": args.open}).pl()
+    if args.json:
+        print(json.dumps(frame.to_dicts(), indent=2, default=str))
+        return 0
+    if frame.height == 0:
+        print("no open alerts" if args.open else "no alerts")
+        return 0
+    # a line per alert, its message whole beneath it: the message is what a reader acts on
+    for a in frame.iter_rows(named=True):
+        stake = "" if a["cost_at_stake"] is None else f"{a['cost_at_stake']:,.2f} {a['billing_currency'] or ''}".strip()
+        print(f"{a['day']}  {a['severity']:<8}  {a['kind']:<16}  {a['subject_type']} {a['subject']}  "
+              f"[{a['threshold']}]  at stake {stake or '–'}  {a['status']}  {a['alert_id']}")
+        print(f"    {a['message']}")
     return 0
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import polars as pl
 
 from models import landing, staging
-from pipelines.ingest import (aws_cur, dcgm, dcgm_batch, dcgm_prom, focus, inventory, kubernetes, runs, runs_batch,
-                              slurm)
+from pipelines.ingest import (aws_cur, dcgm, dcgm_batch, dcgm_prom, focus, inventory, kubernetes, plans, runs,
+                              runs_batch, slurm)
 from pipelines.ingest.common import Parsed
 from pipelines.ingest.plausible import guarded, guarded_chunks
 from pipelines.lib.config import OrgConfig
@@ -101,5 +101,14 @@ INVENTORY = Source(
     span=(pl.lit(None, dtype=pl.Datetime("us")), pl.lit(None, dtype=pl.Datetime("us"))),
 )
 
-ALL = (FOCUS, AWS_CUR, SLURM, KUBERNETES, DCGM, RUNS, INVENTORY)
+PLANS = Source(
+    name="plans",
+    table="staging/stg_plans__run_plans",
+    patterns=("plans/*.yaml",),
+    parse=guarded("plans", lambda path, rel, cfg: plans.parse(path, rel)),
+    staged_model=landing.RunPlan,
+    span=INVENTORY.span,  # a plan is not dated: every day sees it
+)
+
+ALL = (FOCUS, AWS_CUR, SLURM, KUBERNETES, DCGM, RUNS, INVENTORY, PLANS)
 BILLS = (FOCUS, AWS_CUR)

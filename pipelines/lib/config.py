@@ -129,6 +129,27 @@ class Budget(_Section):
     _check_currency = field_validator("currency")(lambda cls, v: _currency(v))
 
 
+class AlertsConfig(_Section):
+    """When ops.alerts raises a budget or cost alert (docs/plans.md#alerts)."""
+
+    # shares of a run's GPU-hour budget, or of a project's monthly budget, that raise an alert once crossed
+    budget_thresholds_pct: list[float] = Field(default_factory=lambda: [30.0, 50.0, 80.0, 100.0], min_length=1)
+    # a run whose GPU-hours (as % of planned) run ahead of its tokens (as % of planned) by more points
+    burn_ahead_margin_pct: float = Field(10.0, gt=0)
+    # cost_anomaly: a team's day against its previous `anomaly_window_days` (at least `anomaly_min_days`
+    # of them with cost), by the robust score (day - median) / (1.4826 · MAD)
+    anomaly_window_days: int = Field(14, ge=3, le=365)
+    anomaly_min_days: int = Field(5, ge=3)
+    anomaly_score: float = Field(3.5, gt=0)
+
+    @field_validator("budget_thresholds_pct")
+    @classmethod
+    def _positive(cls, value: list[float]) -> list[float]:
+        if any(v <= 0 for v in value):
+            raise ValueError("thresholds are percentages above 0")
+        return sorted(set(value))
+
+
 class FxRate(_Section):
     currency: str
     month: str = Field(description="YYYY-MM")
@@ -176,6 +197,7 @@ class OrgConfig(_Section):
     quarantine: QuarantineConfig = QuarantineConfig()
     telemetry: TelemetryConfig = TelemetryConfig()
     budgets: dict[str, Budget] = Field(default_factory=dict, description="project -> monthly budget")
+    alerts: AlertsConfig = AlertsConfig()
     kubernetes: KubernetesConfig = KubernetesConfig()
     slurm: SlurmConfig = SlurmConfig()
     ledger: LedgerConfig = LedgerConfig()
@@ -232,6 +254,13 @@ class OrgConfig(_Section):
             "attention_flops": self.attention_flops,
             "shared_cost_rule": self.shared_cost_rule,
             "default_currency": self.default_currency,
+            "project_budgets": json.dumps([{"project": p, "amount": str(b.amount), "currency": b.currency}
+                                           for p, b in self.budgets.items()]),
+            "budget_thresholds": list(self.alerts.budget_thresholds_pct),
+            "burn_ahead_margin": self.alerts.burn_ahead_margin_pct,
+            "anomaly_window_days": self.alerts.anomaly_window_days,
+            "anomaly_min_days": self.alerts.anomaly_min_days,
+            "anomaly_score": self.alerts.anomaly_score,
         }
 
     def as_yaml(self) -> str:

@@ -34,6 +34,8 @@ BOOTSTRAP_TABLES = (
     "staging/stg_dcgm__gpu_minutes",
     "staging/stg_runs__events",
     "staging/stg_inventory__nodes",
+    "staging/stg_plans__run_plans",
+    "ops/alerts",
 )
 
 
@@ -145,8 +147,8 @@ def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
 
     load_reference(con)
     con.execute(sql("macros"))
-    for macros in ("lib/split_exactly", "lib/dcgm_rollup"):
-        con.execute(sql(macros))
+    for macros in ("lib/split_exactly", "lib/dcgm_rollup", "lib/plan_estimate"):
+        run_sql(con, macros, {})
 
 
 @contextmanager

@@ -93,6 +93,28 @@ class RunEfficiency:
 
 
 @dataclass
+class RunBudget:
+    """A planned run's plan against actual, as of the last day of the period it has a row for."""
+    run_id: str
+    project: str | None
+    as_of: date
+    planned_tokens: float
+    planned_gpu_hours: float | None
+    budget_gpu_hours: float | None
+    planned_cost: Decimal | None  # in the plan's currency, the section's
+    budget_cost: Decimal | None
+    gpu_hours_to_date: float
+    cost_to_date: Decimal | None
+    tokens_kept_to_date: int
+    burn_pct: float | None  # GPU-hours to date / budget GPU-hours
+    progress_pct: float  # kept tokens / planned tokens
+    projected_gpu_hours: float | None  # at the pace so far
+    projected_cost: Decimal | None
+    projected_overrun_gpu_hours: float | None  # over the budget (negative: under)
+    projected_overrun_cost: Decimal | None
+
+
+@dataclass
 class Scope:
     """Whose report it is and which days it covers: the same for the whole report and each section."""
     team: str
@@ -119,6 +141,7 @@ class ReportData(Scope):
     interruptions: list[Interruption]  # in the period, one per interruption
     rerun_daily: list[tuple[date, str, float, Decimal]]  # trend window: (day, run_id, gpu_seconds, cost)
     runs: list[RunEfficiency]
+    run_budgets: list[RunBudget]  # planned runs in the plan's currency: plan against actual
     team_mfu: float | None = None  # over all of the team's runs, whatever currency they were billed in
     team_effective_mfu: float | None = None
     mfu_target: float | None = None
@@ -224,9 +247,11 @@ def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, labe
     losses = _by_currency(query(con, "waste_rerun_loss", **tp))
     run_rows = query(con, "waste_runs", **p)
     runs = _by_currency(run_rows)
+    # warehouses published before plans existed have no budget mart: no plan against actual then
+    budgets = _by_currency(query(con, "waste_run_budgets", **p)) if "fct_run_budget_daily" in present else {}
     # Another mart may hold a currency fct_cost_daily has none of for the team (a run's team comes
     # from its project): it gets a section too rather than being dropped.
-    every = sorted(set(currencies).union(by_category, daily, heatmap, idle_nodes, jobs, losses, runs))
+    every = sorted(set(currencies).union(by_category, daily, heatmap, idle_nodes, jobs, losses, runs, budgets))
     team_mfu = _team_efficiency(run_rows)
     sections = []
     for c in every:
@@ -243,6 +268,7 @@ def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, labe
             jobs=_jobs(jobs.get(c, [])),
             interruptions=interruptions, rerun_daily=rerun_daily,
             runs=[_run(r) for r in section_runs],
+            run_budgets=[RunBudget(*r) for r in budgets.get(c, [])],
             **team_mfu, mfu_gap_cost=sum(gaps, Decimal(0)) if gaps else None,
         ))
     return Report(**vars(scope), sections=sections, ledger=ledger)

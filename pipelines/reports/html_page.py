@@ -17,7 +17,7 @@ from pipelines.reports import svg
 from pipelines.reports.data import GPU_CATEGORIES, WASTE_HELP, WASTE_KINDS, WASTE_LABELS, Report, ReportData
 from pipelines.reports.fmt import esc, gpu_hours, money, money_short, pct, ratio_pct, tokens, when
 from pipelines.reports.summary import (CATEGORY_STYLE, biggest_contributor, category_style, cost_per_mtok_text,
-                                       coverage_text, currencies_text, money_in, period_text, summary_sentence,
+                                       coverage_text, currencies_text, money_in, period_text, plan_table, summary_sentence,
                                        trend_text)
 
 CSS = """
@@ -333,7 +333,18 @@ def _runs(d: ReportData) -> str:
              ("n", money(r.mfu_gap_cost, c) if r.mfu_gap_cost is not None else "–")] for r in d.runs]
     return ("<section><h2>Training runs</h2><p class=\"note\">Goodput: productive share of the run's GPU time. "
             "Below-target cost: what the run paid for running under the MFU target (negative when above it).</p>"
-            + _table(headers, rows, "No training runs in this period.") + "</section>")
+            + _table(headers, rows, "No training runs in this period.") + "</section>" + _plan_against_actual(d))
+
+
+def _plan_against_actual(d: ReportData) -> str:
+    """The planned runs' plan against actual (marts.fct_run_budget_daily); nothing without a plan."""
+    if not d.run_budgets:
+        return ""
+    headers, rows = plan_table(d)
+    cells = [[("id" if i == 0 else "n", text) for i, text in enumerate(row)] for row in rows]
+    return ("<section><h2>Plan against actual</h2><p class=\"note\">Runs with a plan (plans/*.yaml): GPU-hours "
+            "and cost so far against the budget, the share of the planned tokens done, and the total at the pace "
+            "so far.</p>" + _table([(h, i > 0) for i, h in enumerate(headers)], cells, "") + "</section>")
 
 
 def _footer(d: Report) -> str:

@@ -13,7 +13,7 @@ import re
 from pipelines.reports.data import GPU_CATEGORIES, WASTE_KINDS, WASTE_LABELS, Report, ReportData
 from pipelines.reports.fmt import gpu_hours, money, pct, ratio_pct, tokens, when
 from pipelines.reports.summary import (biggest_contributor, cost_per_mtok_text, coverage_text, currencies_text, money_in,
-                                       period_text, summary_sentence)
+                                       period_text, plan_table, summary_sentence)
 
 # `$` too: GitHub reads text between two dollar signs as math.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
@@ -102,4 +102,7 @@ def _currency(d: ReportData, coverage: str, h: str) -> list[str]:
                         cost_per_mtok_text(r, c),
                         money(r.cost_per_mtok_at_target, c) if r.cost_per_mtok_at_target is not None else "–"]
                        for r in d.runs], "None in this period.", {2, 3, 4, 5, 6, 7}))
+    if d.run_budgets:
+        out.append(f"{h} Plan against actual\n")
+        out.append(_table(*plan_table(d), "", {1, 2, 3, 4, 5, 6, 7, 8}))
     return out

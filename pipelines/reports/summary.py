@@ -99,3 +99,24 @@ def cost_per_mtok_text(r: RunEfficiency, currency: str) -> str:
     if r.cost_per_mtok is not None:
         return money(r.cost_per_mtok, currency)
     return "– (several currencies)" if r.currencies > 1 else "–"
+
+
+def plan_table(d: ReportData) -> tuple[list[str], list[list[str]]]:
+    """Plan against actual of the section's planned runs: headers and rows, plain text (docs/plans.md)."""
+    c = d.currency
+    headers = ["run", "GPU-hours used / budget", "burn", "tokens done", "cost to date", "budget",
+               "projected GPU-hours", "projected cost", "projected overrun"]
+
+    def hours(v: float | None) -> str:
+        return "–" if v is None else f"{v:,.1f}"
+
+    rows = [[b.run_id + f" (as of {b.as_of})", f"{hours(b.gpu_hours_to_date)} / {hours(b.budget_gpu_hours)}",
+             "–" if b.burn_pct is None else f"{b.burn_pct:.1f} %", f"{b.progress_pct:.1f} %",
+             money(b.cost_to_date, c) if b.cost_to_date is not None else "–",
+             money(b.budget_cost, c) if b.budget_cost is not None else "–",
+             hours(b.projected_gpu_hours), money(b.projected_cost, c) if b.projected_cost is not None else "–",
+             "–" if b.projected_overrun_gpu_hours is None else
+             (f"{b.projected_overrun_gpu_hours:+,.1f} GPU-h" + (f", {money(b.projected_overrun_cost, c)}"
+                                                                 if b.projected_overrun_cost is not None else ""))]
+            for b in d.run_budgets]
+    return headers, rows

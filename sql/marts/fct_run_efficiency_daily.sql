@@ -1,7 +1,8 @@
 -- Efficiency of each training run per day (docs/ledger.md#efficiency-metrics). A run's GPU-seconds
 -- and cost are those of its jobs' allocations on the day, node cost only. Tokens are the day's step events; kept tokens exclude
 -- steps an interruption rolled back (steps of an interrupted job after its last saved checkpoint).
--- flops_per_token = 6·N_active + c·L·H·Q·T with c = 12 (palm) or 6 (causal), stored with the value.
+-- flops_per_token = 6·N_active + c·L·H·Q·T with c = 12 (palm) or 6 (causal), stored with the value
+-- (the flops_per_token macro, sql/macros.sql).
 -- A run without token events has NULL MFU. Cost is per billing currency: a run whose nodes were billed
 -- in two currencies has a row for each, with its GPU-seconds and tokens on the first currency's row
 -- only, and no per-token money (its cost cannot be added up without exchange rates).
@@ -58,8 +59,7 @@ measured AS (
            c.billing_currency, coalesce(c.effective_cost, 0) AS effective_cost,
            coalesce(c.first_currency, TRUE) AS first_currency, coalesce(c.currencies, 1) AS currencies,
            coalesce(t.tokens, 0) AS tokens, coalesce(t.tokens_kept, 0) AS tokens_kept,
-           6 * cf.n_active + CASE $attention_flops WHEN 'causal' THEN 6 ELSE 12 END
-               * cf.layers::DOUBLE * cf.heads * cf.head_dim * cf.seq_len AS flops_per_token,
+           flops_per_token(cf.n_active, cf.layers, cf.heads, cf.head_dim, cf.seq_len, $attention_flops) AS flops_per_token,
            pf.peak_flops
     FROM runs r
     LEFT JOIN configs cf USING (run_id)

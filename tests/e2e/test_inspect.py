@@ -27,7 +27,7 @@ def _inspect(*args):
 def test_json_matches_what_the_simulator_wrote(sim):
     root, manifest = sim
     report = json.loads(_inspect("--landing", str(root / "landing"), "--config", str(root / "gpuledger.yaml"), "--json"))
-    assert set(report) == {"focus", "slurm", "dcgm", "runs", "inventory"}
+    assert set(report) == {"focus", "slurm", "dcgm", "runs", "inventory", "plans"}
     for source in report.values():
         assert {"files", "rows", "quarantined"} <= set(source)
     focus = report["focus"]
@@ -40,6 +40,7 @@ def test_json_matches_what_the_simulator_wrote(sim):
     assert report["slurm"]["rows"] == manifest["slurm"]["rows"]
     assert report["slurm"]["jobs"] == manifest["features"]["jobs"]
     assert report["slurm"]["gpu_seconds"] > 0
+    assert (report["plans"]["files"], report["plans"]["quarantined"]) == (manifest["plans"]["files"], 0)
     dcgm = report["dcgm"]
     assert (dcgm["rows"], dcgm["samples"], dcgm["hosts"], dcgm["gpus"]) == (
         manifest["dcgm"]["rows"], manifest["dcgm"]["samples"], manifest["dcgm"]["hosts"], manifest["dcgm"]["gpus"])

@@ -42,6 +42,7 @@ def test_ingested_rows_equal_what_the_simulator_wrote(ledger):
     assert landed["dcgm"] == (manifest["dcgm"]["files"], manifest["dcgm"]["rows"], 0)
     assert landed["runs"] == (manifest["runs"]["files"], manifest["runs"]["events"], 0)
     assert landed["inventory"][1] == manifest["inventory"]["rows"]
+    assert landed["plans"] == (manifest["plans"]["files"], manifest["plans"]["rows"], 0)
     assert staged_samples == manifest["dcgm"]["samples"]
 
 
@@ -78,6 +79,22 @@ def test_run_tokens_and_rerun_loss_match_truth(ledger):
         lost, restart = loss.get(key, (0.0, 0.0))
         assert lost == pytest.approx(float(t["lost_gpu_seconds"]), rel=0.01, abs=8 * 60), key
         assert restart == pytest.approx(float(t["restart_gpu_seconds"]), rel=0.01, abs=8 * 60), key
+
+
+def test_planned_runs_progress_against_the_simulators_plans_and_tokens(ledger):
+    """fct_run_budget_daily of each planned run: kept tokens to date are the truth's, summed day by day, and
+    progress is against the tokens the simulator set the run to train on (its plan file)."""
+    manifest = json.loads((ledger.root / "truth" / "landing_manifest.json").read_text())
+    with (ledger.root / "truth" / "runs.csv").open() as fh:
+        truth = list(csv.DictReader(fh))
+    with ledger.connect() as con:
+        budget = con.execute("""SELECT run_id, strftime(day, '%Y-%m-%d'), tokens_kept_to_date, progress_pct,
+                                       planned_tokens FROM marts.fct_run_budget_daily""").fetchall()
+    assert {r for r, *_ in budget} == set(manifest["plans"]["runs"]) and budget
+    for run_id, day, kept, progress, planned in budget:
+        want = sum(int(t["tokens_kept"]) for t in truth if t["run_id"] == run_id and t["day"] <= day)
+        assert kept == pytest.approx(want, rel=0.01), (run_id, day)
+        assert progress == pytest.approx(100 * kept / planned, rel=1e-12)
 
 
 MARTS = ["fct_cost_daily", "fct_job_cost", "fct_rerun_loss", "fct_idle_waste_daily", "fct_run_efficiency_daily"]

@@ -96,6 +96,7 @@ class Landing:
     activity: dict[str, list[Activity]] = field(default_factory=dict)   # host -> activities
     telemetry_days: dict[str, list[date]] = field(default_factory=dict)  # host -> UTC days with telemetry
     events: dict[str, list[dict]] = field(default_factory=dict)         # run_id -> trainer events
+    plans: dict[str, str] = field(default_factory=dict)                 # file name under plans/ -> its YAML
     config: dict = field(default_factory=dict)
     series_of: dict[tuple[str, date], list[Series]] = field(default_factory=dict)  # (host, day) -> series
     pods: dict[str, list[dict]] = field(default_factory=dict)           # cluster -> pod objects
@@ -211,6 +212,11 @@ class Landing:
     def event(self, run_id: str, event: str, ts: datetime, **fields) -> None:
         self.events.setdefault(run_id, []).append({"event": event, "run_id": run_id, **fields, "ts": iso_z(ts)})
 
+    # --- plans ---------------------------------------------------------------------------------
+    def plan(self, name: str, plan: dict | str) -> None:
+        """A run plan `plans/<name>` (docs/ingest/plans.md): a mapping written as YAML, or the text itself."""
+        self.plans[name] = plan if isinstance(plan, str) else yaml.safe_dump(plan, sort_keys=False)
+
     # --- write ---------------------------------------------------------------------------------
     def write(self) -> None:
         land = self.landing
@@ -248,6 +254,10 @@ class Landing:
             p = land / "runs" / f"{_file_part(run_id)}.jsonl"
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text("".join(json.dumps(e) + "\n" for e in evs))
+        for name, text in self.plans.items():
+            p = land / "plans" / name
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text, encoding="utf-8")
         self.config_path.write_text(yaml.safe_dump(self.config, sort_keys=False))
 
     def _write_dcgm(self, host: str, day: date) -> None:
