@@ -146,6 +146,7 @@ def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
     load_reference(con)
     con.execute(sql("macros"))
     con.execute(sql("lib/split_exactly"))
+    con.execute(sql("lib/hour_splits"))
 
 
 @contextmanager
