@@ -71,7 +71,7 @@ BILL_BC1 = 24 * D("36.00")                             # 864.00
 
 
 @pytest.fixture(scope="module")
-def ledger(tmp_path_factory):
+def landing(tmp_path_factory):
     root = tmp_path_factory.mktemp("config_costs")
     land = Landing(root)
     land.node("op1", cluster="onprem", pool="onprem-a", team="infra")
@@ -104,9 +104,14 @@ def ledger(tmp_path_factory):
         },
     }
     land.write()
-    failed = run_pipeline(land.landing, land.warehouse, land.config_path, [DAY])
+    return land
+
+
+@pytest.fixture(scope="module")
+def ledger(landing):
+    failed = run_pipeline(landing.landing, landing.warehouse, landing.config_path, [DAY])
     assert not failed, failed
-    con = duckdb.connect(str(land.warehouse), read_only=True)
+    con = duckdb.connect(str(landing.warehouse), read_only=True)
     yield con
     con.close()
 
@@ -201,3 +206,32 @@ def test_jobs_carry_their_energy(ledger):
     assert got["1001"] == (pytest.approx(8 * KWH_HOUR), pytest.approx(8 * KWH_HOUR * 0.4))
     assert got["1002"] == (pytest.approx(6 * KWH_HOUR / 2), pytest.approx(6 * KWH_HOUR / 2 * 0.4))
     assert got["2001"][0] == pytest.approx(8 * 0.5 * 24 * 1.3)
+
+
+def test_a_day_with_no_cost_source_says_so_and_keeps_its_gpu_seconds(tmp_path):
+    land = Landing(tmp_path)
+    land.node("op1", cluster="onprem", pool="onprem-a", team="infra")
+    land.job("onprem", "1001", account="p-a", start="2026-11-02T00:00:00", end="2026-11-02T08:00:00",
+             state="COMPLETED", host="op1", gpus=8)
+    land.telemetry("op1", [DAY], [Activity(utc(2026, 11, 2, 0), utc(2026, 11, 2, 8), "1001", True)])
+    land.write()
+    failed = run_pipeline(land.landing, land.warehouse, land.config_path, [DAY])
+    assert [d for d, _ in failed] == [DAY]
+    assert any(f"no bill and no rate card covers {DAY}" in reason for reason in failed[0][1]), failed
+    with duckdb.connect(str(land.warehouse), read_only=True) as con:
+        assert con.execute("SELECT gpu_seconds FROM marts.fct_job_cost WHERE job_id = '1001'").fetchall() \
+            == [(8 * 8 * 3600,)]
+
+
+def test_inspect_says_which_source_costs_which_node(landing):
+    from pipelines.cli.inspect import inspect_landing
+    from pipelines.lib.config import load_config
+
+    costing = inspect_landing(landing.landing, load_config(landing.config_path))["costing"]
+    assert costing["as_of"] == DAY.isoformat()
+    assert {n["hostname"]: (n["source"], n.get("entry")) for n in costing["nodes"]} == {
+        "op1": ("owned", "costs.owned[0]"), "gc1": ("rate_card", "costs.rate_cards[0]"),
+        "gc2": ("rate_card", "costs.rate_cards[0]"), "rs1": ("contract", "costs.contracts[0]"),
+        "bc1": ("bill", None)}
+    assert costing["by_pool"] == {"onprem-a": {"owned": 1}, "rented": {"bill": 1, "rate_card": 2},
+                                  "reserved-a": {"contract": 1}}
