@@ -4,19 +4,22 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .fleet import ACCOUNTS, BILLING_ACCOUNTS, CLUSTERS, GPUS_PER_NODE, SIMULATED_USD_RATE, TEAMS, Fleet
+from .fleet import ACCOUNTS, BILLING_ACCOUNTS, CLUSTERS, GPUS_PER_NODE, SIMULATED_USD_RATE, TEAMS, Fleet, Node
+from .offbill import costs_yaml
 
 INVENTORY_FIELDS = ("hostname", "cluster", "resource_id", "gpu_model", "gpu_count", "pool", "team")
 
 
-def write_inventory(path: Path, fleet: Fleet) -> dict:
+def write_inventory(path: Path, fleet: Fleet, off_bill: list[Node] = ()) -> dict:
+    """The billed fleet's nodes, then those costed from the config (offbill.py), which have no resource id."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    nodes = [*fleet.nodes, *off_bill]
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(INVENTORY_FIELDS)
-        for n in fleet.nodes:
+        for n in nodes:
             w.writerow([n.hostname, n.cluster, n.resource_id, n.gpu_model, GPUS_PER_NODE, n.pool, n.owner_team])
-    return {"files": 1, "rows": len(fleet.nodes)}
+    return {"files": 1, "rows": len(nodes)}
 
 
 def config_yaml(fleet: Fleet, kubernetes_cluster: str | None = None, months: list[str] | tuple = ()) -> str:
@@ -61,7 +64,7 @@ quarantine: {{max_share: 0.05}}    # data check: quarantined lines may hold at m
 fx:                          # west's GPU cloud bills in EUR: the finance views add *_reporting columns in USD
   reporting_currency: USD    # at these rates (USD per unit of the currency, per month; a fixed simulated rate)
   rates:{rates}
-"""
+{costs_yaml()}"""
 
 
 def write_config(path: Path, fleet: Fleet, kubernetes_cluster: str | None = None,

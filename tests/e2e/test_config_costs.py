@@ -235,3 +235,31 @@ def test_inspect_says_which_source_costs_which_node(landing):
         "bc1": ("bill", None)}
     assert costing["by_pool"] == {"onprem-a": {"owned": 1}, "rented": {"bill": 1, "rate_card": 2},
                                   "reserved-a": {"contract": 1}}
+
+
+def test_simulated_fleet_without_a_bill_matches_its_truth(simulated_ledger):
+    """The simulator's on-prem (owned) and GPU-cloud (rate card) nodes, no bill lines: what they cost per
+    day and source, against truth/costs.csv (computed by the simulator from its own prices and the power
+    it wrote) — the rate card and amortization to the cent, energy within 1 % —, their GPU-seconds against
+    truth/gpu_seconds.csv, and the day conserved against bill plus generated lines."""
+    import csv
+
+    from tests.support.pipeline import assert_gpu_seconds_match_truth
+
+    truth = {(r["day"], r["cost_source"]): D(r["cost"])
+             for r in csv.DictReader((simulated_ledger.root / "truth" / "costs.csv").open())}
+    assert {s for _, s in truth} == {"rate_card", "amortization", "energy"}
+    with simulated_ledger.connect() as con:
+        got = {(d.isoformat(), s): e for d, s, e in con.execute(
+            "SELECT day, cost_source, sum(effective_cost) FROM marts.fct_cost_daily "
+            "WHERE cost_source <> 'bill' GROUP BY ALL").fetchall()}
+        recon = con.execute("SELECT count(*), max(abs(difference_effective_cost)), sum(config_effective_cost) "
+                            "FROM finance.reconciliation_daily").fetchall()[0]
+    assert got.keys() == truth.keys()
+    for key, want in truth.items():
+        if key[1] == "energy":
+            assert abs(got[key] - want) <= D("0.01") * want, (key, want, got[key])
+        else:
+            assert abs(got[key] - want) < CENT, (key, want, got[key])
+    assert recon[0] > 0 and recon[1] == 0 and recon[2] == sum(got.values())
+    assert_gpu_seconds_match_truth(simulated_ledger.root, simulated_ledger.warehouse)
