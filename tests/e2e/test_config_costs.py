@@ -263,3 +263,22 @@ def test_simulated_fleet_without_a_bill_matches_its_truth(simulated_ledger):
             assert abs(got[key] - want) < CENT, (key, want, got[key])
     assert recon[0] > 0 and recon[1] == 0 and recon[2] == sum(got.values())
     assert_gpu_seconds_match_truth(simulated_ledger.root, simulated_ledger.warehouse)
+
+
+def test_a_day_costed_by_the_config_alone_passes_its_checks(tmp_path):
+    """No bill file at all: an owned node costs the day, and no check fails for want of a bill."""
+    land = Landing(tmp_path)
+    land.node("op1", cluster="onprem", pool="onprem-a", team="infra")
+    land.job("onprem", "1001", account="p-a", start="2026-11-02T00:00:00", end="2026-11-02T08:00:00",
+             state="COMPLETED", host="op1", gpus=8)
+    land.telemetry("op1", [DAY], [Activity(utc(2026, 11, 2, 0), utc(2026, 11, 2, 8), "1001", True)], power_w=812.5)
+    land.config = {"costs": {"owned": [{"cluster": "onprem", "purchase_price": "300000",
+                                        "purchase_date": "2025-12-01", "depreciation_months": 36}],
+                             "energy": {"price_per_kwh": "0.12", "pue": 1.3}}}
+    land.write()
+    assert run_pipeline(land.landing, land.warehouse, land.config_path, [DAY]) == []
+    with duckdb.connect(str(land.warehouse), read_only=True) as con:
+        assert dict(con.execute("SELECT cost_source, sum(effective_cost) FROM marts.fct_cost_daily GROUP BY 1"
+                                ).fetchall()) == {"amortization": DEP_DAY, "energy": ENERGY_DAY}
+        assert con.execute("SELECT difference_effective_cost, config_effective_cost FROM finance.reconciliation_daily"
+                           ).fetchall() == [(0, DEP_DAY + ENERGY_DAY)]
