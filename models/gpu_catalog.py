@@ -31,6 +31,15 @@ PEAK_FLOPS: dict[str, dict[str, float]] = {
     "MI300X": {"bf16": 1307.4 * TFLOPS, "fp16": 1307.4 * TFLOPS, "fp8": 2614.9 * TFLOPS},
 }
 
+# Board power (TDP, W) per canonical model: what a GPU draws at most, used for its energy only while a
+# job holds it and no DCGM power reading exists (docs/ledger.md#energy-kwh-and-co2e). Vendor datasheets:
+# A100 SXM 400 W; H100 SXM 700 W, PCIe 350 W, NVL 400 W; H200 SXM 700 W; B200 1000 W; GB200 1200 W
+# per GPU; L40S 350 W; MI300X 750 W.
+TDP_WATTS: dict[str, float] = {
+    "A100": 400.0, "H100 SXM": 700.0, "H100 PCIe": 350.0, "H100 NVL": 400.0, "H200": 700.0,
+    "B200": 1000.0, "GB200": 1200.0, "L40S": 350.0, "MI300X": 750.0,
+}
+
 # Order matters: the first pattern that matches wins, so GB200 is tried before B200, and the H100
 # variants before plain H100 (a bare "H100 80GB HBM3" is the SXM part; PCIe cards say PCIe).
 _PATTERNS: list[tuple[str, str]] = [

@@ -12,7 +12,8 @@
     out/landing/inventory/nodes.csv
     out/landing/plans/<run_id>.yaml     (the biggest runs' plans)
     out/gpuledger.yaml
-    out/truth/gpu_seconds.csv, out/truth/runs.csv, out/truth/landing_manifest.json
+    out/truth/gpu_seconds.csv, out/truth/runs.csv, out/truth/costs.csv (what the nodes no bill covers cost,
+    per day and cost source: simulator/offbill.py), out/truth/landing_manifest.json
 
 The simulated world starts empty at `start` 00:00 UTC and stops at the end of the last day: no job ran
 before, nothing is submitted or logged after, and exports taken "at the end of a day" that ends later are
@@ -37,6 +38,7 @@ from . import mig
 from .fleet import PROJECTS, build_fleet
 from .jobs import SAMPLE_S
 from .manifest import BillTotals
+from .offbill import CostTruth, off_bill_nodes
 from .timeline import DAY, NodeIndex, count_categories, paint_categories, paint_state
 from .truth import GpuSecondsTruth, runs_truth, write_runs_truth
 from .workload import Knobs, WorkloadBuilder
@@ -61,6 +63,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     t0 = int(dt.datetime(start.year, start.month, start.day, tzinfo=dt.timezone.utc).timestamp())
     t1 = t0 + days * DAY
     fleet = build_fleet(nodes, seed)
+    off_bill = off_bill_nodes(seed, len(fleet.nodes))    # costed from the config, beside the billed fleet
     wl = WorkloadBuilder(fleet, t0, t1, seed, knobs).build()
     landing = out / "landing"
 
@@ -106,7 +109,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         slurm.update(files=slurm["files"] + 1, rows=slurm["rows"] + n, allocations=slurm["allocations"] + n)
     runs_stats = write_runs(landing / "runs", wl.runs, t1)
     plans_stats = write_plans(landing / "plans", wl.runs)
-    inventory = write_inventory(landing / "inventory" / "nodes.csv", fleet,
+    inventory = write_inventory(landing / "inventory" / "nodes.csv", fleet, off_bill,
                                 extra=[mig.inventory_row(seed)] if knobs.mig_node else [])
     months = sorted({f"{start + dt.timedelta(days=di):%Y-%m}" for di in range(days)})
     write_config(out / "gpuledger.yaml", fleet, kubernetes_cluster, months)
@@ -161,10 +164,29 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
                                       seed, mig_jobs, day0)
         mig.add_truth(truth, day, day0, mig_jobs)
         dcgm.update(files=dcgm["files"] + 1, rows=dcgm["rows"] + rows, samples=dcgm["samples"] + samples)
-    n_hosts = len(fleet.nodes) + (1 if knobs.mig_node else 0)
-    dcgm.update({"hosts": n_hosts, "gpus": n_hosts * 8, "metrics": 5, "sample_interval_s": SAMPLE_S})
+    # the nodes no bill covers: idle all day (no jobs), their power kept for the energy truth
+    costs = CostTruth()
+    for node in off_bill:
+        for di in range(days):
+            day0 = t0 + di * DAY
+            day = start + dt.timedelta(days=di)
+            kind, holder = paint_state([], day0)
+            truth.counts[(day.isoformat(), node.owner_team, "_unallocated", "idle_unallocated")] += 8 * DAY
+            rng = np.random.default_rng([seed, 707, node.index, di])
+            path = landing / "telemetry" / "dcgm" / f"day={day.isoformat()}" / f"{node.hostname}.parquet"
+            power: list = []
+            rows, samples = write_node_day(path, node, day0, kind[:, ::SAMPLE_S], holder[:, ::SAMPLE_S],
+                                           np.ones(N_SAMPLES, dtype=bool), job_ids, mfu, fb, rng, power)
+            costs.add_node_day(node, day, power[0][1], power[0][0], SAMPLE_S)
+            dcgm["files"] += 1
+            dcgm["rows"] += rows
+            dcgm["samples"] += samples
+    n_billed = len(fleet.nodes) + (1 if knobs.mig_node else 0)
+    hosts = n_billed + len(off_bill)
+    dcgm.update({"hosts": hosts, "gpus": hosts * 8, "metrics": 5, "sample_interval_s": SAMPLE_S})
 
     gpu_rows = truth.write(out / "truth" / "gpu_seconds.csv")
+    cost_rows = costs.write(out / "truth" / "costs.csv")
     run_rows = runs_truth(wl.runs, t0, t1)
     write_runs_truth(out / "truth" / "runs.csv", run_rows)
 
@@ -179,8 +201,10 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         "runs": runs_stats,
         "plans": plans_stats,
         "inventory": inventory,
-        "truth": {"gpu_seconds_rows": gpu_rows, "runs_rows": len(run_rows),
-                  "billed_gpu_seconds_per_day": n_hosts * 8 * DAY},
+        "truth": {"gpu_seconds_rows": gpu_rows, "runs_rows": len(run_rows), "cost_rows": cost_rows,
+                  "billed_gpu_seconds_per_day": n_billed * 8 * DAY,
+                  "config_costed_gpu_seconds_per_day": len(off_bill) * 8 * DAY},
+        "off_bill": {"nodes": [n.hostname for n in off_bill]},
         "features": {**_features(wl, fleet), **({"mig": _mig_features(mig_jobs)} if knobs.mig_node else {})},
     }
     path = out / "truth" / "landing_manifest.json"

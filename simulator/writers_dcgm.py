@@ -70,8 +70,9 @@ def short_gaps(kind: np.ndarray, holder: np.ndarray, present: np.ndarray, rate: 
 
 def write_node_day(path: Path, node: Node, day0: int, kind_s: np.ndarray, holder_s: np.ndarray,
                    present: np.ndarray, job_ids: list[str], mfu_by_key: np.ndarray, fb_by_key: np.ndarray,
-                   rng: np.random.Generator) -> tuple[int, int]:
-    """Write one node-day; kind_s/holder_s are (8, 2880) samples. Returns (rows, samples)."""
+                   rng: np.random.Generator, power_out: list | None = None) -> tuple[int, int]:
+    """Write one node-day; kind_s/holder_s are (8, 2880) samples. Returns (rows, samples). `power_out`, when
+    given, receives (sample indices, power written (samples × GPUs)), for the energy truth."""
     spec = GPU_SPECS[node.gpu_model]
     t_idx = np.flatnonzero(present)
     k = kind_s[:, t_idx].T.astype(np.intp)          # (T, 8)
@@ -89,6 +90,8 @@ def write_node_day(path: Path, node: Node, day0: int, kind_s: np.ndarray, holder
     vals[:, :, 3] = np.round(spec["idle_w"] + _draw(POWER, k, u[3]) * (spec["max_w"] - spec["idle_w"]), 3)
     fb = _draw(FB, k, u[4]) * np.where(h >= 0, fb_by_key[hk], 0.0)
     vals[:, :, 4] = np.round(fb)
+    if power_out is not None:
+        power_out.append((t_idx, vals[:, :, 3].copy()))
 
     n_rows = T * 8 * 5
     ts_us = (day0 + t_idx.astype(np.int64) * SAMPLE_S) * 1_000_000

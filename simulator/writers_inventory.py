@@ -4,21 +4,24 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .fleet import ACCOUNTS, BILLING_ACCOUNTS, CLUSTERS, GPUS_PER_NODE, SIMULATED_USD_RATE, TEAMS, Fleet
+from .fleet import ACCOUNTS, BILLING_ACCOUNTS, CLUSTERS, GPUS_PER_NODE, SIMULATED_USD_RATE, TEAMS, Fleet, Node
+from .offbill import costs_yaml
 
 INVENTORY_FIELDS = ("hostname", "cluster", "resource_id", "gpu_model", "gpu_count", "pool", "team")
 
 
-def write_inventory(path: Path, fleet: Fleet, extra: list[list] = ()) -> dict:
-    """The fleet's nodes, then `extra` rows (the MIG node's, simulator/mig.py)."""
+def write_inventory(path: Path, fleet: Fleet, off_bill: list[Node] = (), extra: list[list] = ()) -> dict:
+    """The billed fleet's nodes, then those costed from the config (offbill.py), which have no resource id,
+    then `extra` rows (the MIG node's, simulator/mig.py)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    nodes = [*fleet.nodes, *off_bill]
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(INVENTORY_FIELDS)
-        for n in fleet.nodes:
+        for n in nodes:
             w.writerow([n.hostname, n.cluster, n.resource_id, n.gpu_model, GPUS_PER_NODE, n.pool, n.owner_team])
         w.writerows(extra)
-    return {"files": 1, "rows": len(fleet.nodes) + len(extra)}
+    return {"files": 1, "rows": len(nodes) + len(extra)}
 
 
 def config_yaml(fleet: Fleet, kubernetes_cluster: str | None = None, months: list[str] | tuple = ()) -> str:
@@ -63,7 +66,7 @@ quarantine: {{max_share: 0.05}}    # data check: quarantined lines may hold at m
 fx:                          # west's GPU cloud bills in EUR: the finance views add *_reporting columns in USD
   reporting_currency: USD    # at these rates (USD per unit of the currency, per month; a fixed simulated rate)
   rates:{rates}
-"""
+{costs_yaml()}"""
 
 
 def write_config(path: Path, fleet: Fleet, kubernetes_cluster: str | None = None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal, localcontext
 from pathlib import Path
 
@@ -34,40 +34,60 @@ FACTS = {
     "slurm": ("cluster", "job_key", "submit_ts", "start_ts", "end_ts", "is_step", "gpus", "_file", "_row"),
     "dcgm": ("timestamp", "hostname", "gpu", "gpu_instance"),
     "runs": ("run_id", "event", "tokens"),
-    "inventory": ("gpu_count",),
+    "inventory": ("hostname", "cluster", "resource_id", "gpu_model", "gpu_count", "pool"),
 }
 FACTS["kubernetes"] = FACTS["slurm"]
 
 
 def inspect_landing(root: Path, cfg: OrgConfig) -> dict[str, dict | list]:
     report: dict[str, dict | list] = {}
+    inventory, bill_keys = [], []
     for source in ALL:
-        entry = _bills(root, source, cfg) if source.delivered else _plain(root, source, cfg)
+        entry = _bills(root, source, cfg, bill_keys) if source.delivered else _plain(root, source, cfg, inventory)
         if entry is not None:
             report[source.name] = entry
+    if inventory:
+        # which source costs which node: the bill, a rate card, a contract, owned hardware, or none
+        from pipelines.cli.inspect_costing import node_costing
+
+        keys = pl.concat(bill_keys, how="diagonal_relaxed").unique() if bill_keys else pl.DataFrame()
+        report["costing"] = node_costing(cfg, pl.concat(inventory, how="diagonal_relaxed"), keys, _last_day(report))
     ignored = ignored_files(root)
     if ignored:
         report["ignored_files"] = ignored
     return report
 
 
-def _plain(root: Path, source: Source, cfg: OrgConfig) -> dict | None:
+def _last_day(report: dict) -> date:
+    """The last day the landing covers (bills' last charge, telemetry, jobs), else today (UTC)."""
+    seen = [v for k, key in (("focus", "last_charge"), ("aws_cur", "last_charge"), ("dcgm", "last_ts"))
+            if isinstance(report.get(k), dict) and (v := report[k].get(key))]
+    if not seen:
+        return datetime.now(timezone.utc).date()
+    last = max(datetime.fromisoformat(v) for v in seen)
+    # a charge period's end is exclusive: midnight belongs to the day before
+    return (last - timedelta(microseconds=1)).date() if last.time() == time(0) else last.date()
+
+
+def _plain(root: Path, source: Source, cfg: OrgConfig, inventory: list[pl.DataFrame]) -> dict | None:
     files = discover(root, source)
     if not files:
         return None
     summary = _Summary(bills=False)
     for path, rel in files:
         summary.add_file(source, _parsed_parts(source, path, rel, cfg))
+    if source.name == "inventory":
+        inventory.extend(summary.facts)
     return summary.report(source)
 
 
-def _bills(root: Path, source: Source, cfg: OrgConfig) -> dict | None:
+def _bills(root: Path, source: Source, cfg: OrgConfig, bill_keys: list[pl.DataFrame]) -> dict | None:
     """The current deliveries, summarised chunk by chunk. One file and no manifest is current by itself,
     so the delivery rule, which reads every file whole, is only consulted when there is a choice."""
     files = discover(root, source)
     if not files:
         return None
-    summary = _Summary(bills=True)
+    summary = _Summary(bills=True, node_keys=bill_keys)
     if len(files) == 1 and not find_manifests(root, source.folder)[0]:
         path, rel = files[0]
         summary.add_file(source, _parsed_parts(source, path, rel, cfg))
@@ -132,14 +152,16 @@ class _Summary:
     defaulted: Counter = field(default_factory=Counter)  # default currency -> rows that took it
     first_charge: datetime | None = None
     last_charge: datetime | None = None
+    # distinct (resource_id, tags) of staged bill rows: which nodes a bill line costs
+    node_keys: list[pl.DataFrame] | None = None
 
     def add_file(self, source: Source, parts: Iterable[Parsed]) -> None:
         """A file's parsed chunks, summarised one by one; a file refused part-way counts as refused
         whole, as the pipeline stages nothing of it."""
-        own = _Summary(bills=self.bills)
+        own = _Summary(bills=self.bills, node_keys=[] if self.node_keys is not None else None)
         for parsed in parts:
             if refuses_file(parsed):
-                own = _Summary(bills=self.bills)
+                own = _Summary(bills=self.bills, node_keys=[] if self.node_keys is not None else None)
             own.add(source, parsed)
         self.files += 1
         self.merge(own)
@@ -152,6 +174,8 @@ class _Summary:
             mine["rows"] += seen["rows"]
         self.dropped.update(other.dropped)
         self.facts.extend(other.facts)
+        if self.node_keys is not None and other.node_keys:
+            self.node_keys.extend(other.node_keys)
         for currency, money in other.money.items():
             self.money.setdefault(currency, _Money()).add(vars(money))
         self.defaulted.update(other.defaulted)
@@ -189,6 +213,8 @@ class _Summary:
         for row in sums.iter_rows(named=True):  # one row per currency of the file
             self.money.setdefault(row["billing_currency"], _Money()).add(row)
         self.defaulted.update(parsed.defaulted.get("billing_currency", {}))
+        if self.node_keys is not None:
+            self.node_keys.append(rows.select([c for c in ("resource_id", "tags") if c in rows.columns]).unique())
         first, last = rows.select(pl.col("charge_period_start").min(), pl.col("charge_period_end").max()).row(0)
         self.first_charge = min(filter(None, (self.first_charge, first)), default=None)
         self.last_charge = max(filter(None, (self.last_charge, last)), default=None)

@@ -277,7 +277,7 @@ def _inspect(args: argparse.Namespace) -> int:
         print(f"no landing files found under {args.landing}")
     listed = ("reasons", "dropped", "deliveries", "set_aside", "missing_from_manifests")
     for source, facts in report.items():
-        if source == "ignored_files":
+        if source in ("ignored_files", "costing"):
             continue
         shown = ", ".join(f"{k} {json.dumps(v) if isinstance(v, (dict, list)) else v}"
                           for k, v in facts.items() if k not in listed)
@@ -292,8 +292,19 @@ def _inspect(args: argparse.Namespace) -> int:
             print(f"  {f['status']:<11} {f['file']}" + (f": {f['reason']}" if f["reason"] else ""))
         for manifest, keys in facts.get("missing_from_manifests", {}).items():
             print(f"  missing     {len(keys)} file(s) {manifest} names, e.g. {keys[0]}")
+    if "costing" in report:
+        _print_costing(report["costing"])
     _print_ignored(report.get("ignored_files", []))
     return 0
+
+
+def _print_costing(costing: dict) -> None:
+    """Which source costs which node (bill, rate_card, contract, owned, none), per pool."""
+    print(f"\ncosting   which source costs the inventory's nodes, as of {costing['as_of']} (the bill wins):")
+    for pool, counts in costing["by_pool"].items():
+        entries = sorted({n.get("entry", "") for n in costing["nodes"] if (n["pool"] or "(no pool)") == pool} - {""})
+        print(f"  {pool:<20} " + ", ".join(f"{n} {source}" for source, n in counts.items())
+              + (f"  ({', '.join(entries)})" if entries else ""))
 
 
 def _print_ignored(ignored: list[dict]) -> None:

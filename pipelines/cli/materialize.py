@@ -150,8 +150,10 @@ def _check_advice(check: str, asset: str, metadata: dict, day: str) -> str:
                     "in the config if that share is expected")
         return ": rows that passed parsing break the staging contract; this is a gpuledger bug, please report it"
     if check == "expectations" and asset == "marts/fct_cost_daily" and value("rows") == 0:
-        return (f": no bill line covers {day}, so the ledger has nothing to cost; land the day's bill "
-                "(see `gpuledger inspect`) and run the day again")
+        return (f": no bill and no rate card covers {day}, so the ledger has nothing to cost (its GPU-seconds are "
+                "in marts.fct_job_cost); land the day's bill (see `gpuledger inspect`), or describe the fleet's "
+                "rate cards, contracts or owned hardware under `costs:` in the config (docs/config.md#costs), "
+                "and run the day again")
     if check == "conservation":
         return ": the ledger does not add up to the bill; this is a gpuledger bug, please report it with the day"
     return ""

@@ -5,7 +5,7 @@ from dataclasses import asdict
 import duckdb
 import polars as pl
 
-from models.gpu_catalog import PEAK_FLOPS, gpu_model_patterns
+from models.gpu_catalog import PEAK_FLOPS, TDP_WATTS, gpu_model_patterns
 from models.ledger_categories import CATEGORIES
 
 
@@ -20,6 +20,10 @@ def load_reference(con: duckdb.DuckDBPyConnection) -> None:
     con.register("patterns_in", patterns)
     con.execute("CREATE OR REPLACE TABLE intermediate.ref_gpu_peak_flops AS SELECT * FROM peaks_in")
     con.execute("CREATE OR REPLACE TABLE intermediate.ref_gpu_model_patterns AS SELECT * FROM patterns_in")
+    tdp = pl.DataFrame([{"gpu_model": m, "tdp_w": w} for m, w in TDP_WATTS.items()])
+    con.register("tdp_in", tdp)
+    con.execute("CREATE OR REPLACE TABLE intermediate.ref_gpu_tdp AS SELECT * FROM tdp_in")
+    con.unregister("tdp_in")
     con.unregister("peaks_in")
     con.unregister("patterns_in")
     # a dimension of the published marts: finance and report SQL read it there

@@ -147,7 +147,7 @@ def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
 
     load_reference(con)
     con.execute(sql("macros"))
-    for macros in ("lib/split_exactly", "lib/dcgm_rollup", "lib/plan_estimate"):
+    for macros in ("lib/split_exactly", "lib/hour_splits", "lib/dcgm_rollup", "lib/plan_estimate"):
         run_sql(con, macros, {})
 
 

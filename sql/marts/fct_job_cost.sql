@@ -2,8 +2,26 @@
 -- ledger category. GPU-seconds count all of the job's allocation; cost comes from billed node-hours,
 -- one row per billing currency (a job on nodes billed in two currencies has two rows; its GPU-seconds
 -- are on the first currency's row only, so they never count twice). A job with no billed cost has
--- one row with a NULL currency.
-WITH seconds AS (
+-- one row with a NULL currency. `kwh` and `co2e_kg`: the job's share of its nodes' energy
+-- (int_node_hour_energy) by GPU-seconds, hour by hour, whether or not the hour is costed.
+WITH energy AS (
+    SELECT g.job_uid,
+           sum(en.kwh * g.gpu_seconds / hs.hour_gpu_seconds) AS kwh,
+           sum(en.co2e_kg * g.gpu_seconds / hs.hour_gpu_seconds) AS co2e_kg
+    FROM intermediate.int_gpu_seconds g
+    JOIN intermediate.int_node_hour_energy en ON en.day = $day AND en.hostname = g.hostname AND en.hour_ts = g.hour_ts
+    JOIN (
+        -- a node-hour's GPU-seconds: its GPUs for the hour, or what jobs held if more
+        SELECT a.hostname, a.hour_ts, greatest(sum(a.gpu_seconds), any_value(coalesce(n.gpu_count, 0)) * 3600.0)
+                   AS hour_gpu_seconds
+        FROM intermediate.int_gpu_seconds a
+        LEFT JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = a.hostname
+        WHERE a.day = $day GROUP BY a.hostname, a.hour_ts
+    ) hs ON hs.hostname = g.hostname AND hs.hour_ts = g.hour_ts
+    WHERE g.day = $day AND hs.hour_gpu_seconds > 0
+    GROUP BY g.job_uid
+),
+seconds AS (
     SELECT job_uid,
            sum(gpu_seconds) AS gpu_seconds,
            sum(gpu_seconds) FILTER (category = 'productive') AS productive_gpu_seconds,
@@ -36,6 +54,9 @@ SELECT r.day, r.job_id, r.job_uid, r.cluster, r.run_id, r.team, r.project, r.use
        (coalesce(s.rerun_loss_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS rerun_loss_gpu_seconds,
        (coalesce(s.allocated_idle_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS allocated_idle_gpu_seconds,
        (coalesce(s.failed_job_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS failed_job_gpu_seconds,
-       (coalesce(s.unmonitored_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS unmonitored_gpu_seconds
+       (coalesce(s.unmonitored_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS unmonitored_gpu_seconds,
+       (coalesce(en.kwh, 0) * r.seconds_share)::DOUBLE AS kwh,
+       (coalesce(en.co2e_kg, 0) * r.seconds_share)::DOUBLE AS co2e_kg
 FROM rows r
 LEFT JOIN seconds s USING (job_uid)
+LEFT JOIN energy en USING (job_uid)

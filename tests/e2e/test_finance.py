@@ -42,12 +42,15 @@ def test_reconciliation_is_exact_every_day_and_currency(ledger, published):
     with duckdb.connect(str(published), read_only=True) as con:
         rows = con.execute(
             """SELECT day, billing_currency, bill_effective_cost, bill_billed_cost, allocated_effective_cost,
-                      allocated_billed_cost, difference_effective_cost, difference_billed_cost, complete
+                      allocated_billed_cost, difference_effective_cost, difference_billed_cost, complete,
+                      config_effective_cost, config_billed_cost
                FROM finance.reconciliation_daily ORDER BY day, billing_currency"""
         ).fetchall()
     assert [(r[0], r[1]) for r in rows] == sorted(bill)
-    for day, currency, be, bb, ae, ab, de, db, complete in rows:
-        assert (be, bb) == bill[(day, currency)] == (ae, ab), (day, currency)
+    for day, currency, be, bb, ae, ab, de, db, complete, ce, cb in rows:
+        # the simulated fleet's on-prem and GPU-cloud nodes are costed from the config, in USD
+        assert (ce > 0) == (currency == "USD") and ce == cb, (day, currency)
+        assert (be, bb) == bill[(day, currency)] == (ae - ce, ab - cb), (day, currency)
         assert de == 0 and db == 0 and complete
 
 
@@ -60,12 +63,13 @@ def test_monthly_reconciliation_is_exact_per_currency(ledger, published):
         rows = con.execute(
             """SELECT invoice_month, billing_currency, bill_effective_cost, bill_billed_cost,
                       allocated_effective_cost, allocated_billed_cost, difference_effective_cost,
-                      difference_billed_cost FROM finance.reconciliation_monthly ORDER BY 1, 2"""
+                      difference_billed_cost, config_effective_cost, config_billed_cost
+               FROM finance.reconciliation_monthly ORDER BY 1, 2"""
         ).fetchall()
     assert [(m, c) for m, c, *_ in rows] == [("2026-10", "EUR"), ("2026-10", "USD"), ("2026-11", "EUR"),
                                            ("2026-11", "USD")]
-    for month, currency, be, bb, ae, ab, de, db in rows:
-        assert [be, bb] == want[(month, currency)] == [ae, ab], (month, currency)
+    for month, currency, be, bb, ae, ab, de, db, ce, cb in rows:
+        assert [be, bb] == want[(month, currency)] == [ae - ce, ab - cb], (month, currency)
         assert de == 0 and db == 0
 
 

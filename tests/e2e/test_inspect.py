@@ -27,9 +27,9 @@ def _inspect(*args):
 def test_json_matches_what_the_simulator_wrote(sim):
     root, manifest = sim
     report = json.loads(_inspect("--landing", str(root / "landing"), "--config", str(root / "gpuledger.yaml"), "--json"))
-    assert set(report) == {"focus", "slurm", "dcgm", "runs", "inventory", "plans"}
-    for source in report.values():
-        assert {"files", "rows", "quarantined"} <= set(source)
+    assert set(report) == {"focus", "slurm", "dcgm", "runs", "inventory", "plans", "costing"}
+    for name, source in report.items():
+        assert name == "costing" or {"files", "rows", "quarantined"} <= set(source)
     focus = report["focus"]
     assert (focus["files"], focus["rows"], focus["quarantined"]) == (manifest["focus"]["files"], manifest["focus"]["rows"], 0)
     # the two exports (AWS in USD, west's GPU cloud in EUR) are two reports: each has its own current delivery

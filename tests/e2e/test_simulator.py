@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from simulator import Knobs, simulate
+from simulator.offbill import OFF_BILL
 from tests.support.bill_truth import current_bill_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +28,7 @@ CATEGORIES = {"rerun_loss", "allocated_idle", "failed_job", "unmonitored", "prod
 START = dt.date(2026, 10, 31)
 DAYS = 2
 NODES = 8
+OFF_BILL_NODES = sum(c.nodes for c in OFF_BILL)   # on-prem and GPU-cloud nodes no bill covers
 FORCE = Knobs(interrupt_rate_per_gpu_day=0.3, stall_rate_per_job_day=1.0)
 
 
@@ -93,8 +95,10 @@ def test_truth_adds_up(sim):
             per_day[r["day"]] += int(r["gpu_seconds"])
     days = [(START + dt.timedelta(days=i)).isoformat() for i in range(DAYS)]
     assert sorted(per_day) == days
-    assert all(v == 8 * 86400 * NODES for v in per_day.values())
+    # every GPU-second of the billed fleet and of the nodes the config costs (simulator/offbill.py)
+    assert all(v == 8 * 86400 * (NODES + OFF_BILL_NODES) for v in per_day.values())
     assert manifest["truth"]["billed_gpu_seconds_per_day"] == 8 * 86400 * NODES
+    assert manifest["truth"]["config_costed_gpu_seconds_per_day"] == 8 * 86400 * OFF_BILL_NODES
 
 
 def test_landing_matches_manifest(sim):
@@ -134,7 +138,7 @@ def test_landing_matches_manifest(sim):
     assert m["slurm"]["steps"] == len(steps) and m["slurm"]["allocations"] == len(lines) - len(steps)
 
     pq_files = sorted((land / "telemetry/dcgm").rglob("*.parquet"))
-    assert m["dcgm"]["files"] == len(pq_files) == NODES * DAYS
+    assert m["dcgm"]["files"] == len(pq_files) == (NODES + OFF_BILL_NODES) * DAYS
     n_rows = sum(pq.ParquetFile(p).metadata.num_rows for p in pq_files)
     assert m["dcgm"]["rows"] == n_rows == 5 * m["dcgm"]["samples"]
 
@@ -143,7 +147,7 @@ def test_landing_matches_manifest(sim):
     assert m["runs"]["events"] == len(events)
     assert m["runs"]["tokens"] == sum(e["tokens"] for e in events if e["event"] == "step")
     inv = list(csv.DictReader((land / "inventory/nodes.csv").open()))
-    assert m["inventory"]["rows"] == len(inv) == NODES
+    assert m["inventory"]["rows"] == len(inv) == NODES + OFF_BILL_NODES
     assert json.loads((out / "truth/landing_manifest.json").read_text()) == m
 
 
@@ -172,7 +176,8 @@ def test_two_bills_one_per_billing_account(sim):
     out, m = sim
     land = out / "landing"
     rows = [r for p in current_bill_files(land) for r in csv.DictReader(p.open(newline=""))]
-    inv = {r["resource_id"]: r["cluster"] for r in csv.DictReader((land / "inventory/nodes.csv").open())}
+    inv = {r["resource_id"]: r["cluster"] for r in csv.DictReader((land / "inventory/nodes.csv").open())
+           if r["resource_id"]}     # the nodes no bill covers have no resource id
     west_projects = {"rlhf", "sft", "moe-exp", "long-context"}      # fleet.py: the projects whose storage is west's
 
     def of_west(r: dict) -> bool:
@@ -232,7 +237,7 @@ def test_formats(sim):
     assert np.all(ts % 30 == 0)
     cfg = yaml.safe_load((out / "gpuledger.yaml").read_text())
     assert list(cfg) == ["teams", "slurm_accounts", "tag_keys", "clusters", "pools", "shared_cost_rule", "idle",
-                         "mfu_target", "attention_flops", "quarantine", "fx"]
+                         "mfu_target", "attention_flops", "quarantine", "fx", "costs"]
     # EUR → USD for each month the window touches (2026-10-31 and 2026-11-01)
     assert cfg["fx"] == {"reporting_currency": "USD", "rates": [
         {"currency": "EUR", "month": m, "rate": "1.08", "source": "simulated"} for m in ("2026-10", "2026-11")]}

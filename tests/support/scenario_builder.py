@@ -100,6 +100,7 @@ class Landing:
     config: dict = field(default_factory=dict)
     series_of: dict[tuple[str, date], list[Series]] = field(default_factory=dict)  # (host, day) -> series
     pods: dict[str, list[dict]] = field(default_factory=dict)           # cluster -> pod objects
+    power_w: dict[str, float] = field(default_factory=dict)             # host -> DCGM power of each GPU, W
 
     @property
     def landing(self) -> Path:
@@ -205,8 +206,14 @@ class Landing:
 
     def telemetry(self, host: str, days: list[date], activities: list[Activity]) -> None:
         """Full-day DCGM coverage for `days`; GPUs outside every activity are unallocated and idle."""
+    def telemetry(self, host: str, days: list[date], activities: list[Activity], *,
+                  power_w: float | None = None) -> None:
+        """Full-day DCGM coverage for `days`; GPUs outside every activity are unallocated and idle.
+        `power_w`: every GPU reports this DCGM_FI_DEV_POWER_USAGE at every sample."""
         self.telemetry_days.setdefault(host, []).extend(days)
         self.activity.setdefault(host, []).extend(activities)
+        if power_w is not None:
+            self.power_w[host] = power_w
 
     # --- runs ----------------------------------------------------------------------------------
     def event(self, run_id: str, event: str, ts: datetime, **fields) -> None:
@@ -277,11 +284,17 @@ class Landing:
             jobs[i0:i1, g] = a.job
         ts = np.array([int(day0.timestamp()) * 1_000_000 + i * SAMPLE_S * 1_000_000 for i in range(n)], dtype=np.int64)
         # rows ordered by time, gpu, metric
-        t_col = np.repeat(ts, 16)
-        gpu_col = np.tile(np.repeat(np.arange(8, dtype=np.int32), 2), n)
-        metric_col = np.tile(np.array(["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_SM_ACTIVE"], dtype=object), n * 8)
-        value_col = np.stack([util, sm], axis=2).ravel()
-        job_col = np.repeat(jobs.ravel(), 2)
+        metrics = ["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_SM_ACTIVE"]
+        values = [util, sm]
+        if host in self.power_w:
+            metrics.append("DCGM_FI_DEV_POWER_USAGE")
+            values.append(np.full((n, 8), self.power_w[host]))
+        m = len(metrics)
+        t_col = np.repeat(ts, 8 * m)
+        gpu_col = np.tile(np.repeat(np.arange(8, dtype=np.int32), m), n)
+        metric_col = np.tile(np.array(metrics, dtype=object), n * 8)
+        value_col = np.stack(values, axis=2).ravel()
+        job_col = np.repeat(jobs.ravel(), m)
         uuids = np.array([f"GPU-{host}-{g}" for g in range(8)], dtype=object)
         table = pa.Table.from_arrays([
             pa.array(t_col, type=pa.timestamp("us", tz="UTC")),

@@ -44,6 +44,7 @@ def test_a_multi_step_table_runs_its_steps_around_its_query():
     steps = table_sql("intermediate/int_cost_allocations")
     assert steps.query == "intermediate/int_cost_allocations/60_int_cost_allocations"
     assert [s.rsplit("/", 1)[-1] for s in steps.prepare] == [
-        "10_node_hour_weights", "20_node_pieces", "30_direct_pieces", "40_shared_pieces", "50_tax_and_credit_pieces"]
+        "05_cost_lines", "10_node_hour_weights", "20_node_pieces", "30_direct_pieces", "40_shared_pieces",
+        "50_tax_and_credit_pieces"]
     assert table_sql("intermediate/int_nodes").finish == ("intermediate/int_nodes/20_unknown_gpu_models",)
     assert table_sql("marts/fct_cost_daily").files == ("marts/fct_cost_daily",)

@@ -46,6 +46,22 @@ failed_job, unmonitored, productive, in that precedence), by interval arithmetic
 telemetry idle stretches and gaps, and rerun windows.""",
 )
 
+int_node_hour_energy = sql_asset(
+    "intermediate/int_node_hour_energy",
+    group="ledger",
+    description="""Energy of each GPU node-hour: kWh from DCGM power (else the model's TDP while jobs hold
+the GPUs), times PUE, and its CO2e at the config's grid intensity. Quantities for every GPU, cloud ones
+included; energy is priced only where the config says power is paid apart.""",
+)
+
+int_config_cost_lines = sql_asset(
+    "intermediate/int_config_cost_lines",
+    group="ledger",
+    description="""Cost lines from the organisation config for fleets without a bill — rate cards,
+contracts, owned hardware (depreciation, facility) and energy — per line, node and hour, in the shape of
+bill lines and marked with their cost_source. A node-hour a bill line covers takes none (the bill wins).""",
+)
+
 int_bill_line_placements = sql_asset(
     "intermediate/int_bill_line_placements",
     group="ledger",

@@ -59,6 +59,14 @@ fct_node_hourly = sql_asset(
 behind the idle-waste mart, for heatmaps of idle GPUs by node and hour.""",
 )
 
+fct_config_cost_daily = sql_asset(
+    "marts/fct_config_cost_daily",
+    group="marts",
+    description="""The cost lines generated from the config (rate cards, contracts, owned hardware
+depreciation and facility, energy) per day, invoice month, currency and cost source: what reconciliation
+compares the ledger to beside the bill.""",
+)
+
 fct_bill_daily = sql_asset(
     "marts/fct_bill_daily",
     group="marts",

@@ -19,19 +19,20 @@ from pipelines.lib.warehouse import sql
 @dg.asset_check(asset=fct_cost_daily, blocking=True, partitions_def=DAILY)
 def conservation(context: dg.AssetCheckExecutionContext, duckdb: DuckDBResource,
                  landing: LandingZone) -> dg.AssetCheckResult:
-    """Allocated = billed, exactly, per billing currency, for EffectiveCost and BilledCost: the day's
-    rows of fct_cost_daily sum to the day's share of every landed bill line, and every bill line that
+    """Allocated = costed, exactly, per billing currency and cost source, for EffectiveCost and BilledCost:
+    the day's rows of fct_cost_daily sum to the day's share of every landed bill line and of every cost
+    line the config generated (rate cards, contracts, owned hardware, energy), and every bill line that
     lies within the day is there in full."""
     day = date.fromisoformat(context.partition_key)
     params = {"day": day, "default_currency": landing.org_config().default_currency}
     with duckdb.get_connection() as con:
         rows = con.execute(sql("marts/checks/conservation"), params).fetchall()
     by_currency, passed = {}, True
-    for currency, alloc_e, alloc_b, bill_e, bill_b, single_e, single_b, pieces_e, pieces_b in rows:
+    for currency, source, alloc_e, alloc_b, bill_e, bill_b, single_e, single_b, pieces_e, pieces_b in rows:
         passed &= alloc_e == bill_e and alloc_b == bill_b and single_e == pieces_e and single_b == pieces_b
-        by_currency[str(currency)] = {
-            "allocated_effective_cost": str(alloc_e), "bill_effective_cost": str(bill_e),
-            "allocated_billed_cost": str(alloc_b), "bill_billed_cost": str(bill_b),
+        by_currency[f"{currency} {source}"] = {
+            "allocated_effective_cost": str(alloc_e), "cost_lines_effective_cost": str(bill_e),
+            "allocated_billed_cost": str(alloc_b), "cost_lines_billed_cost": str(bill_b),
             "difference_effective_cost": str(alloc_e - bill_e), "difference_billed_cost": str(alloc_b - bill_b),
         }
     return dg.AssetCheckResult(passed=bool(passed), metadata={

@@ -25,26 +25,7 @@ FROM ops.quarantine
 WHERE source IN ('focus', 'aws_cur') AND charge_period_start IS NOT NULL
   AND overlaps_day(charge_period_start, greatest(coalesce(charge_period_end, charge_period_start), charge_period_start), $day);
 
-CREATE OR REPLACE TEMP TABLE hour_split_input AS
-WITH hours AS (
-    SELECT line_key, effective_cost, billed_cost, ps, pe,
-           unnest(generate_series(date_trunc('hour', ps),
-                                  CASE WHEN pe > ps THEN pe - INTERVAL 1 MICROSECOND ELSE ps END,
-                                  INTERVAL 1 HOUR)) AS hour_ts
-    FROM bill_lines_of_day
-),
-weighted AS (
-    SELECT *, CASE WHEN pe > ps
-                   THEN epoch_us(least(pe, hour_ts + INTERVAL 1 HOUR)) - epoch_us(greatest(ps, hour_ts))
-                   ELSE 1 END AS w
-    FROM hours
-)
-SELECT line_key || '|e' AS group_key, strftime(hour_ts, '%Y-%m-%dT%H') AS piece_key,
-       money_units(effective_cost) AS units, w AS weight
-FROM weighted
-UNION ALL
-SELECT line_key || '|b', strftime(hour_ts, '%Y-%m-%dT%H'), money_units(billed_cost), w
-FROM weighted;
+CREATE OR REPLACE TEMP TABLE bill_hour_split_input AS FROM hour_split_input('bill_lines_of_day');
 
 -- the hourly pieces of every line, exactly
-CREATE OR REPLACE TEMP TABLE hour_splits AS FROM split_exactly('hour_split_input');
+CREATE OR REPLACE TEMP TABLE hour_splits AS FROM split_exactly('bill_hour_split_input');

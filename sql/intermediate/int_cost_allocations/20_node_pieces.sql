@@ -18,16 +18,22 @@ SELECT l.line_key, l.billing_currency,
        w.category, w.rerun_part, w.job_uid, w.hostname, w.hour_ts, 'node_hour' AS line_kind,
        units_money(se.units) AS effective_cost, units_money(sb.units) AS billed_cost,
        CASE WHEN l.carries_gpu_seconds THEN w.gpu_seconds ELSE 0 END AS gpu_seconds,
-       'gpu_seconds' AS method, w.gpu_seconds AS basis_quantity
+       'gpu_seconds' AS method, w.gpu_seconds AS basis_quantity, l.cost_source,
+       CASE WHEN l.carries_gpu_seconds AND w.hour_gpu_seconds > 0
+            THEN coalesce(en.kwh, 0) * w.gpu_seconds / w.hour_gpu_seconds ELSE 0 END AS kwh,
+       CASE WHEN l.carries_gpu_seconds AND w.hour_gpu_seconds > 0
+            THEN coalesce(en.co2e_kg, 0) * w.gpu_seconds / w.hour_gpu_seconds ELSE 0 END AS co2e_kg
 FROM node_line_hours l
 JOIN node_hour_weights w USING (node_hour_key)
 JOIN node_splits se ON se.group_key = l.line_hour_key || 'e' AND se.piece_key = w.piece_key
 JOIN node_splits sb ON sb.group_key = l.line_hour_key || 'b' AND sb.piece_key = w.piece_key
-JOIN intermediate.int_node_hours nh ON nh.day = $day AND nh.hostname = w.hostname AND nh.hour_ts = w.hour_ts
+JOIN costed_node_hours nh ON nh.hostname = w.hostname AND nh.hour_ts = w.hour_ts
 LEFT JOIN intermediate.int_job_allocations j ON j.day = $day AND j.job_uid = w.job_uid
+LEFT JOIN intermediate.int_node_hour_energy en ON en.day = $day AND en.hostname = w.hostname AND en.hour_ts = w.hour_ts
 UNION ALL
 -- node-hours without GPU-seconds to split by
 SELECT l.line_key, l.billing_currency, '_unallocated', '_unallocated', 'unattributed', NULL, NULL,
-       l.hostname, l.hour_ts, 'node_hour', l.effective_cost, l.billed_cost, 0, 'unattributed', NULL
+       l.hostname, l.hour_ts, 'node_hour', l.effective_cost, l.billed_cost, 0, 'unattributed', NULL, l.cost_source,
+       0, 0
 FROM node_line_hours l
 WHERE l.node_hour_key NOT IN (SELECT node_hour_key FROM node_hour_weights GROUP BY 1 HAVING sum(weight) > 0);

@@ -8,6 +8,13 @@ SELECT line_key, billing_currency, direct_team, direct_project, placement, NULL,
        effective_cost, billed_cost, 0,
        CASE placement WHEN 'unused_commitment' THEN 'commitment_owner' WHEN 'unattributed' THEN 'unattributed'
                       ELSE 'tag' END,
-       NULL
+       NULL, 'bill', 0, 0
 FROM other_lines
 WHERE is_direct;
+
+-- a config line piece with no node to carry it (a contract hour none of its nodes was there for)
+INSERT INTO cost_pieces
+SELECT line_key, billing_currency, '_unallocated', '_unallocated', 'unattributed', NULL, NULL, NULL, hour_ts, 'line',
+       effective_cost, billed_cost, 0, 'unattributed', NULL, cost_source, 0, 0
+FROM intermediate.int_config_cost_lines
+WHERE day = $day AND hostname IS NULL;

@@ -1,13 +1,14 @@
 -- Untagged shared lines go to projects in proportion to their GPU (node) cost of the day in the line's
 -- currency (amounts in two currencies are never compared or added), or with `shared_cost_rule:
 -- gpu_seconds` to their GPU-seconds on nodes billed in that currency; where the line's currency has
--- nothing to share by that day, the line is `unattributed`.
+-- nothing to share by that day, the line is `unattributed`. Only bill-costed node-hours weigh: a bill's
+-- shared lines (support, network) belong to what that bill paid for, not to config-costed fleets.
 CREATE OR REPLACE TEMP TABLE project_weights AS
 SELECT billing_currency, team, project, to_json([team, project])::VARCHAR AS piece_key,
        CASE $shared_cost_rule WHEN 'gpu_seconds' THEN round(sum(gpu_seconds))::HUGEINT
                               ELSE micro_units(sum(effective_cost)) END AS weight
 FROM cost_pieces
-WHERE line_kind = 'node_hour' AND project <> '_unallocated'
+WHERE line_kind = 'node_hour' AND project <> '_unallocated' AND cost_source = 'bill'
 GROUP BY billing_currency, team, project;
 
 CREATE OR REPLACE TEMP TABLE shared_split_input AS
@@ -25,7 +26,7 @@ INSERT INTO cost_pieces
 SELECT l.line_key, l.billing_currency, w.team, w.project, 'shared', NULL, NULL, NULL, NULL, 'line',
        units_money(se.units), units_money(sb.units), 0,
        CASE $shared_cost_rule WHEN 'gpu_seconds' THEN 'project_gpu_seconds' ELSE 'gpu_cost' END,
-       CASE $shared_cost_rule WHEN 'gpu_seconds' THEN w.weight ELSE w.weight / 1e6 END
+       CASE $shared_cost_rule WHEN 'gpu_seconds' THEN w.weight ELSE w.weight / 1e6 END, 'bill', 0, 0
 FROM other_lines l
 JOIN project_weights w USING (billing_currency)
 JOIN shared_splits se ON se.group_key = l.line_key || '|e' AND se.piece_key = w.piece_key
@@ -34,7 +35,7 @@ WHERE l.placement = 'shared';
 
 INSERT INTO cost_pieces
 SELECT line_key, billing_currency, '_unallocated', '_unallocated', 'unattributed', NULL, NULL, NULL, NULL, 'line',
-       effective_cost, billed_cost, 0, 'unattributed', NULL
+       effective_cost, billed_cost, 0, 'unattributed', NULL, 'bill', 0, 0
 FROM other_lines
 WHERE placement = 'shared'
   AND line_key || '|e' NOT IN (SELECT group_key FROM shared_splits);

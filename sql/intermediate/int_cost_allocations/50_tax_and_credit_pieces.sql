@@ -1,9 +1,11 @@
 -- Tax and untagged credits go to teams and projects in proportion to their pre-tax cost of the day in
 -- the line's currency; where that currency has no pre-tax cost that day, the line is `unattributed`.
+-- Pre-tax cost is the bill's (cost_source `bill`): a bill's tax is not spread over config-costed fleets.
 CREATE OR REPLACE TEMP TABLE pretax_weights AS
 SELECT billing_currency, team, project, to_json([team, project])::VARCHAR AS piece_key,
        micro_units(sum(effective_cost)) AS weight
 FROM cost_pieces
+WHERE cost_source = 'bill'
 GROUP BY billing_currency, team, project;
 
 CREATE OR REPLACE TEMP TABLE tax_split_input AS

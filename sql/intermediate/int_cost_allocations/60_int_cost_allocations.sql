@@ -1,8 +1,10 @@
--- Every unit of $day's bill, placed: one row per origin bill line and team, project, category, job,
--- host and hour piece, with exact EffectiveCost and BilledCost shares in the line's currency and the
--- GPU-seconds behind node-hour pieces (counted once per node-hour). The sum over a day and currency
--- equals the day's share of every landed bill line (staged or quarantined) exactly.
-SELECT $day::DATE AS day, line_key, billing_currency, 'bill' AS cost_source,
+-- Every unit of $day's cost, placed: one row per origin cost line (a bill line, or a line from the
+-- config: cost_source rate_card, amortization, energy) and team, project, category, job, host and hour
+-- piece, with exact EffectiveCost and BilledCost shares in the line's currency and the GPU-seconds,
+-- kWh and CO2e behind node-hour pieces (counted once per node-hour). The sum over a day, currency and
+-- cost source equals the day's share of every landed bill line (staged or quarantined), and of every
+-- config cost line, exactly.
+SELECT $day::DATE AS day, line_key, billing_currency, cost_source,
        team, project, category, rerun_part, job_uid, hostname, hour_ts, line_kind,
        coalesce(effective_cost, 0)::DECIMAL(38, 18) AS effective_cost,
        coalesce(billed_cost, 0)::DECIMAL(38, 18) AS billed_cost,
@@ -14,9 +16,11 @@ SELECT $day::DATE AS day, line_key, billing_currency, 'bill' AS cost_source,
        -- what weighed the piece: GPU-seconds for node-hours, the project's cost (in units of the
        -- currency) or GPU-seconds for shared lines, its pre-tax cost for tax and credits; NULL for
        -- lines placed whole
-       basis_quantity::DOUBLE AS basis_quantity
+       basis_quantity::DOUBLE AS basis_quantity,
+       -- the facility energy of the node-hour (GPU kWh × PUE) and its CO2e, shared by GPU-seconds
+       kwh::DOUBLE AS kwh, co2e_kg::DOUBLE AS co2e_kg
 FROM cost_pieces
 UNION ALL
 SELECT $day::DATE, line_key, billing_currency, 'bill', team, project, category, NULL, NULL, NULL, NULL, 'line',
-       coalesce(effective_cost, 0), coalesce(billed_cost, 0), 0, method, basis_quantity
+       coalesce(effective_cost, 0), coalesce(billed_cost, 0), 0, method, basis_quantity, 0, 0
 FROM tax_pieces
