@@ -3,15 +3,18 @@
 -- scrapes too); a node-hour without any power reading takes its GPU model's TDP for the GPU-seconds
 -- jobs held there (idle GPUs without telemetry count nothing). `gpu_kwh` is the GPUs' energy, rounded
 -- to 1e-9 kWh (the quantity energy cost lines are priced on); `kwh` is the facility's, times the
--- config's PUE; `co2e_kg` is `kwh` times the grid intensity. Quantities, not money.
+-- config's PUE; `co2e_kg` is `kwh` times the grid intensity. Quantities, not money, but kept in
+-- decimals (to 1e-12) down to the marts, so every re-run adds them up to the same figures.
 WITH gpu_hours AS (
-    SELECT hostname, date_trunc('hour', minute_ts) AS hour_ts, gpu, avg(power_avg_w) AS power_w
+    -- in exact decimals: a re-run must give the same kWh, whatever order DuckDB adds the minutes in
+    SELECT hostname, date_trunc('hour', minute_ts) AS hour_ts, gpu,
+           (sum(power_avg_w::DECIMAL(38, 12)) / count(*))::DECIMAL(38, 12) AS power_w
     FROM staging.stg_dcgm__gpu_minutes
     WHERE day = $day AND gpu_instance IS NULL AND power_avg_w IS NOT NULL
     GROUP BY ALL
 ),
 measured AS (
-    SELECT hostname, hour_ts, sum(power_w) * 3600 / 3600000 AS gpu_kwh
+    SELECT hostname, hour_ts, sum(power_w) / 1000 AS gpu_kwh   -- W for one hour, in kWh
     FROM gpu_hours GROUP BY ALL
 ),
 allocated AS (
@@ -19,7 +22,7 @@ allocated AS (
     FROM intermediate.int_gpu_seconds g WHERE g.day = $day GROUP BY ALL
 ),
 by_tdp AS (
-    SELECT a.hostname, a.hour_ts, a.gpu_seconds * t.tdp_w / 3600000 AS gpu_kwh
+    SELECT a.hostname, a.hour_ts, (a.gpu_seconds * t.tdp_w / 3600000)::DECIMAL(38, 12) AS gpu_kwh
     FROM allocated a
     JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = a.hostname
     JOIN intermediate.ref_gpu_tdp t ON t.gpu_model = gpu_model_canonical(n.gpu_model)
@@ -32,7 +35,7 @@ energy AS (
 )
 SELECT $day::DATE AS day, hostname, hour_ts,
        round(gpu_kwh, 9)::DECIMAL(18, 9) AS gpu_kwh,
-       (round(gpu_kwh, 9) * $energy_pue::DOUBLE)::DOUBLE AS kwh,
-       (round(gpu_kwh, 9) * $energy_pue::DOUBLE * $kg_co2e_per_kwh)::DOUBLE AS co2e_kg,
+       (round(gpu_kwh, 9) * $energy_pue::DECIMAL(18, 6))::DECIMAL(38, 12) AS kwh,
+       (round(gpu_kwh, 9) * $energy_pue::DECIMAL(18, 6) * $kg_co2e_per_kwh::DECIMAL(18, 6))::DECIMAL(38, 12) AS co2e_kg,
        energy_basis
 FROM energy

@@ -6,8 +6,8 @@
 -- (int_node_hour_energy) by GPU-seconds, hour by hour, whether or not the hour is costed.
 WITH energy AS (
     SELECT g.job_uid,
-           sum(en.kwh * g.gpu_seconds / hs.hour_gpu_seconds) AS kwh,
-           sum(en.co2e_kg * g.gpu_seconds / hs.hour_gpu_seconds) AS co2e_kg
+           sum((en.kwh * g.gpu_seconds / hs.hour_gpu_seconds)::DECIMAL(38, 12)) AS kwh,
+           sum((en.co2e_kg * g.gpu_seconds / hs.hour_gpu_seconds)::DECIMAL(38, 12)) AS co2e_kg
     FROM intermediate.int_gpu_seconds g
     JOIN intermediate.int_node_hour_energy en ON en.day = $day AND en.hostname = g.hostname AND en.hour_ts = g.hour_ts
     JOIN (

@@ -18,7 +18,7 @@ SELECT $day::DATE AS day, line_key, billing_currency, cost_source,
        -- lines placed whole
        basis_quantity::DOUBLE AS basis_quantity,
        -- the facility energy of the node-hour (GPU kWh × PUE) and its CO2e, shared by GPU-seconds
-       kwh::DOUBLE AS kwh, co2e_kg::DOUBLE AS co2e_kg
+       kwh::DECIMAL(38, 12) AS kwh, co2e_kg::DECIMAL(38, 12) AS co2e_kg
 FROM cost_pieces
 UNION ALL
 SELECT $day::DATE, line_key, billing_currency, 'bill', team, project, category, NULL, NULL, NULL, NULL, 'line',
