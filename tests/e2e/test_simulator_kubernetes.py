@@ -81,8 +81,11 @@ def test_truth_adds_up(sim):
         for r in csv.DictReader(fh):
             per_day[r["day"]] += float(r["gpu_seconds"])
     assert len(per_day) == DAYS
+    # every GPU-second of the billed fleet and of the nodes the config costs (simulator/offbill.py)
+    config_costed = manifest["truth"]["config_costed_gpu_seconds_per_day"]
+    assert config_costed > 0
     for v in per_day.values():
-        assert v == pytest.approx(8 * 86400 * NODES)
+        assert v == pytest.approx(8 * 86400 * NODES + config_costed)
     assert manifest["truth"]["billed_gpu_seconds_per_day"] == 8 * 86400 * NODES
 
 
