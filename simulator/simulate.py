@@ -204,7 +204,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         "truth": {"gpu_seconds_rows": gpu_rows, "runs_rows": len(run_rows), "cost_rows": cost_rows,
                   "billed_gpu_seconds_per_day": n_billed * 8 * DAY,
                   "config_costed_gpu_seconds_per_day": len(off_bill) * 8 * DAY},
-        "off_bill": {"nodes": [n.hostname for n in off_bill]},
+        "off_bill": {"nodes": len(off_bill), "hostnames": " ".join(n.hostname for n in off_bill)},
         "features": {**_features(wl, fleet), **({"mig": _mig_features(mig_jobs)} if knobs.mig_node else {})},
     }
     path = out / "truth" / "landing_manifest.json"
