@@ -20,7 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pipelines.ingest.common import QUARANTINE_SCHEMA, Parsed, clip, file_reject
-from pipelines.lib.config import _currency
+from pipelines.lib.config import _currency, yaml_key_lines
 
 SOURCE = "plans"
 MAX_PLAN_BYTES = 1 << 20  # a plan is a few hundred bytes; a megabyte is not a plan
@@ -95,7 +95,7 @@ def read_plan(text: str) -> tuple[PlanFile | None, list[tuple[int, str]]]:
     problem is the whole document's."""
     try:
         raw = yaml.safe_load(text)
-        lines = _key_lines(yaml.compose(text))
+        lines = yaml_key_lines(yaml.compose(text))
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         return None, [((mark.line + 1) if mark else 0, f"not valid YAML: {' '.join(str(err).split())}")]
@@ -105,17 +105,6 @@ def read_plan(text: str) -> tuple[PlanFile | None, list[tuple[int, str]]]:
         return PlanFile.model_validate(raw), []
     except ValidationError as err:
         return None, _problems(err, lines)
-
-
-def _key_lines(node: yaml.Node | None, at: tuple = ()) -> dict[tuple, int]:
-    """Each key path of the document -> the 1-based line it is on."""
-    found: dict[tuple, int] = {}
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            path = (*at, key.value)
-            found[path] = key.start_mark.line + 1
-            found.update(_key_lines(value, path))
-    return found
 
 
 def _problems(err: ValidationError, lines: dict[tuple, int]) -> list[tuple[int, str]]:

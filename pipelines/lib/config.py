@@ -416,7 +416,7 @@ def load_config(path: str | Path | None) -> OrgConfig:
         raise ConfigError(f"config file {path} cannot be read: {err}") from None
     try:
         raw = yaml.safe_load(text)
-        lines = _key_lines(yaml.compose(text))
+        lines = yaml_key_lines(yaml.compose(text))
     except yaml.YAMLError as err:
         raise ConfigError(f"config file {path} is not valid YAML: {err}") from None
     if raw is None:
@@ -430,18 +430,18 @@ def load_config(path: str | Path | None) -> OrgConfig:
         raise ConfigError("\n".join(_problems(path, err, lines, raw))) from None
 
 
-def _key_lines(node: yaml.Node | None, at: tuple = ()) -> dict[tuple, int]:
+def yaml_key_lines(node: yaml.Node | None, at: tuple = ()) -> dict[tuple, int]:
     """Each key path of the YAML document -> the 1-based line it is written on."""
     found: dict[tuple, int] = {}
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             path = (*at, key.value)
             found[path] = key.start_mark.line + 1
-            found.update(_key_lines(value, path))
+            found.update(yaml_key_lines(value, path))
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             found[(*at, i)] = item.start_mark.line + 1
-            found.update(_key_lines(item, (*at, i)))
+            found.update(yaml_key_lines(item, (*at, i)))
     return found
 
 
