@@ -4,32 +4,31 @@
 -- are on the first currency's row only, so they never count twice). A job with no billed cost has
 -- one row with a NULL currency. `kwh` and `co2e_kg`: the job's share of its nodes' energy
 -- (int_node_hour_energy) by GPU-seconds, hour by hour, whether or not the hour is costed.
-WITH energy AS (
-    SELECT g.job_uid,
-           sum((en.kwh * g.gpu_seconds / hs.hour_gpu_seconds)::DECIMAL(38, 12)) AS kwh,
-           sum((en.co2e_kg * g.gpu_seconds / hs.hour_gpu_seconds)::DECIMAL(38, 12)) AS co2e_kg
+WITH job_hours AS (
+    -- one scan of the day's GPU-seconds: each row with its node-hour's GPU-seconds (its GPUs for the
+    -- hour, or what jobs held if more), over which the node-hour's energy is shared
+    SELECT g.job_uid, g.hostname, g.hour_ts, g.category, g.gpu_seconds,
+           greatest(sum(g.gpu_seconds) OVER (PARTITION BY g.hostname, g.hour_ts), coalesce(n.gpu_count, 0) * 3600.0)
+               AS hour_gpu_seconds
     FROM intermediate.int_gpu_seconds g
-    JOIN intermediate.int_node_hour_energy en ON en.day = $day AND en.hostname = g.hostname AND en.hour_ts = g.hour_ts
-    JOIN (
-        -- a node-hour's GPU-seconds: its GPUs for the hour, or what jobs held if more
-        SELECT a.hostname, a.hour_ts, greatest(sum(a.gpu_seconds), any_value(coalesce(n.gpu_count, 0)) * 3600.0)
-                   AS hour_gpu_seconds
-        FROM intermediate.int_gpu_seconds a
-        LEFT JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = a.hostname
-        WHERE a.day = $day GROUP BY a.hostname, a.hour_ts
-    ) hs ON hs.hostname = g.hostname AND hs.hour_ts = g.hour_ts
-    WHERE g.day = $day AND hs.hour_gpu_seconds > 0
-    GROUP BY g.job_uid
+    LEFT JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = g.hostname
+    WHERE g.day = $day
 ),
 seconds AS (
-    SELECT job_uid,
-           sum(gpu_seconds) AS gpu_seconds,
-           sum(gpu_seconds) FILTER (category = 'productive') AS productive_gpu_seconds,
-           sum(gpu_seconds) FILTER (category = 'rerun_loss') AS rerun_loss_gpu_seconds,
-           sum(gpu_seconds) FILTER (category = 'allocated_idle') AS allocated_idle_gpu_seconds,
-           sum(gpu_seconds) FILTER (category = 'failed_job') AS failed_job_gpu_seconds,
-           sum(gpu_seconds) FILTER (category = 'unmonitored') AS unmonitored_gpu_seconds
-    FROM intermediate.int_gpu_seconds WHERE day = $day GROUP BY job_uid
+    SELECT h.job_uid,
+           sum(h.gpu_seconds) AS gpu_seconds,
+           sum(h.gpu_seconds) FILTER (h.category = 'productive') AS productive_gpu_seconds,
+           sum(h.gpu_seconds) FILTER (h.category = 'rerun_loss') AS rerun_loss_gpu_seconds,
+           sum(h.gpu_seconds) FILTER (h.category = 'allocated_idle') AS allocated_idle_gpu_seconds,
+           sum(h.gpu_seconds) FILTER (h.category = 'failed_job') AS failed_job_gpu_seconds,
+           sum(h.gpu_seconds) FILTER (h.category = 'unmonitored') AS unmonitored_gpu_seconds,
+           -- decimals per row, so the sums are the same in any order
+           sum((en.kwh * h.gpu_seconds / h.hour_gpu_seconds)::DECIMAL(38, 12)) FILTER (h.hour_gpu_seconds > 0) AS kwh,
+           sum((en.co2e_kg * h.gpu_seconds / h.hour_gpu_seconds)::DECIMAL(38, 12)) FILTER (h.hour_gpu_seconds > 0)
+               AS co2e_kg
+    FROM job_hours h
+    LEFT JOIN intermediate.int_node_hour_energy en ON en.day = $day AND en.hostname = h.hostname AND en.hour_ts = h.hour_ts
+    GROUP BY h.job_uid
 ),
 cost AS (
     SELECT job_uid, billing_currency, sum(effective_cost) AS effective_cost, sum(billed_cost) AS billed_cost,
@@ -55,8 +54,7 @@ SELECT r.day, r.job_id, r.job_uid, r.cluster, r.run_id, r.team, r.project, r.use
        (coalesce(s.allocated_idle_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS allocated_idle_gpu_seconds,
        (coalesce(s.failed_job_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS failed_job_gpu_seconds,
        (coalesce(s.unmonitored_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS unmonitored_gpu_seconds,
-       (coalesce(en.kwh, 0) * r.seconds_share)::DOUBLE AS kwh,
-       (coalesce(en.co2e_kg, 0) * r.seconds_share)::DOUBLE AS co2e_kg
+       (coalesce(s.kwh, 0) * r.seconds_share)::DOUBLE AS kwh,
+       (coalesce(s.co2e_kg, 0) * r.seconds_share)::DOUBLE AS co2e_kg
 FROM rows r
 LEFT JOIN seconds s USING (job_uid)
-LEFT JOIN energy en USING (job_uid)
