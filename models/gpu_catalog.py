@@ -1,7 +1,7 @@
 """Reference catalogs: peak dense tensor FLOP/s per GPU model and dtype, and the GPUs of cloud
 instance types. Dense figures (vendor datasheets headline sparse ones, twice as large).
 
-Sources, per shared/reference/mfu-goodput-reliability.md §2:
+Sources (published figures, cited by each line):
 - A100 312 TFLOP/s bf16: NVIDIA A100 datasheet; torchtitan, nanoGPT and Lightning use 312e12.
 - H100 SXM 989 / 1979 (bf16 / fp8), H100 PCIe 756 / 1513, H100 NVL 835 / ~1671: torchtitan
   `get_peak_flops`, Lightning `throughput.py`, llm.c `mfu.h`.

@@ -16,6 +16,7 @@ import json
 import re
 from datetime import date
 from decimal import Decimal
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -414,6 +415,14 @@ def load_config(path: str | Path | None) -> OrgConfig:
         raise ConfigError(f"config file {path} does not exist: pass --config with an existing file, or none") from None
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError(f"config file {path} cannot be read: {err}") from None
+    return _parse_config(path, text)
+
+
+@lru_cache(maxsize=16)
+def _parse_config(path: Path, text: str) -> OrgConfig:
+    """The validated config of `text` (read from `path`, named in errors). Every asset of a run loads
+    the config; the file is read each time, so an edit is seen at once, but the same text is parsed
+    and validated once (OrgConfig is frozen, so sharing it is safe)."""
     try:
         raw = yaml.safe_load(text)
         lines = yaml_key_lines(yaml.compose(text))

@@ -1,13 +1,14 @@
 """Great Expectations 1.x suites on the marts, run as blocking Dagster asset checks.
 
-GX has no DuckDB or polars datasource that works (see dagster-duckdb-style.md §2), so a day's
-partition is read from DuckDB and handed to GX as a pandas frame. Exact money conservation is not
+GX 1.x has no DuckDB or polars datasource that works, so a day's partition is read from DuckDB
+and handed to GX as a pandas frame. Exact money conservation is not
 here: it is the SQL `conservation` check, in DECIMAL, which GX would pass through floats.
 """
 
 
 from dataclasses import dataclass
 from datetime import date
+from functools import cache
 
 import dagster as dg
 from dagster_duckdb import DuckDBResource
@@ -42,8 +43,10 @@ def _suite(gx, spec: MartExpectations):
     return suite
 
 
-def validate_frame(spec: MartExpectations, frame) -> tuple[bool, dict[str, object]]:
-    """Runs the suite on a pandas frame; returns (success, {expectation: unexpected count or 'failed'})."""
+@cache
+def _validation(spec: MartExpectations):
+    """The suite's validation definition, built once per process: a GX context and its suites cost
+    more to build than a day's validation, and a run checks every mart every day."""
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
@@ -51,9 +54,12 @@ def validate_frame(spec: MartExpectations, frame) -> tuple[bool, dict[str, objec
     ctx.variables.progress_bars = ProgressBarsConfig(globally=False)
     batch = ctx.data_sources.add_pandas("marts").add_dataframe_asset(spec.table).add_batch_definition_whole_dataframe("day")
     suite = ctx.suites.add(_suite(gx, spec))
-    result = ctx.validation_definitions.add(gx.ValidationDefinition(name="day", data=batch, suite=suite)).run(
-        batch_parameters={"dataframe": frame}
-    )
+    return ctx.validation_definitions.add(gx.ValidationDefinition(name="day", data=batch, suite=suite))
+
+
+def validate_frame(spec: MartExpectations, frame) -> tuple[bool, dict[str, object]]:
+    """Runs the suite on a pandas frame; returns (success, {expectation: unexpected count or 'failed'})."""
+    result = _validation(spec).run(batch_parameters={"dataframe": frame})
     failures = {
         f"{r.expectation_config.type}({r.expectation_config.kwargs.get('column') or r.expectation_config.kwargs.get('column_list') or ''})":
             r.result.get("unexpected_count", "failed")

@@ -9,6 +9,11 @@ from models.gpu_catalog import PEAK_FLOPS, TDP_WATTS, gpu_model_patterns
 from models.ledger_categories import CATEGORIES
 
 
+# the tables load_reference (re)creates
+TABLES = ("intermediate.ref_gpu_peak_flops", "intermediate.ref_gpu_model_patterns", "intermediate.ref_gpu_tdp",
+          "marts.dim_ledger_categories")
+
+
 def load_reference(con: duckdb.DuckDBPyConnection) -> None:
     peaks = pl.DataFrame(
         [{"gpu_model": m, "dtype": d, "peak_flops": f} for m, by_dtype in PEAK_FLOPS.items() for d, f in by_dtype.items()]
@@ -31,3 +36,8 @@ def load_reference(con: duckdb.DuckDBPyConnection) -> None:
     con.register("categories_in", categories)
     con.execute("CREATE OR REPLACE TABLE marts.dim_ledger_categories AS SELECT * FROM categories_in")
     con.unregister("categories_in")
+
+
+def reference_fingerprint() -> str:
+    """What load_reference loads, as text: when it changes, a warehouse's reference tables are reloaded."""
+    return repr((PEAK_FLOPS, TDP_WATTS, list(gpu_model_patterns()), [asdict(c) for c in CATEGORIES]))

@@ -10,6 +10,7 @@ into the text.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from contextlib import contextmanager
@@ -132,8 +133,19 @@ def _add_new_columns(con: duckdb.DuckDBPyConnection, qualified: str, query: str,
 RENAMED = {"staging.stg_slurm__job_records": "stg_scheduler__job_allocations"}
 
 
+MACRO_FILES = ("lib/split_exactly", "lib/hour_splits", "lib/dcgm_rollup", "lib/plan_estimate")
+
+
 def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
-    """Creates the schemas and the tables every asset expects; safe to run any number of times."""
+    """Creates the schemas and the tables every asset expects; safe to run any number of times.
+
+    Every asset opens the warehouse with this, so it costs one query when nothing changed: the last
+    thing it creates is a macro answering the digest of what it created (the SQL, the reference
+    catalogs of models/); a warehouse that answers this version's digest and has every table is done.
+    A different version's digest, or a table dropped by hand, runs it all again."""
+    digest = _bootstrap_digest()
+    if _bootstrapped(con, digest):
+        return
     for schema in SCHEMAS:
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")  # names are constants above
     existing = {f"{s}.{t}" for s, t in con.execute(
@@ -147,8 +159,35 @@ def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
 
     load_reference(con)
     con.execute(sql("macros"))
-    for macros in ("lib/split_exactly", "lib/hour_splits", "lib/dcgm_rollup", "lib/plan_estimate"):
+    for macros in MACRO_FILES:
         run_sql(con, macros, {})
+    # a hex digest is [0-9a-f] only: safe in the text
+    con.execute(f"CREATE OR REPLACE MACRO gpuledger_bootstrap_digest() AS '{digest}'")
+
+
+@cache
+def _bootstrap_digest() -> str:
+    from pipelines.lib.reference import reference_fingerprint
+
+    parts = [repr(SCHEMAS), repr(RENAMED), reference_fingerprint(), sql("macros")]
+    parts += [sql(name) for name in BOOTSTRAP_TABLES + MACRO_FILES]
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+
+
+def _bootstrapped(con: duckdb.DuckDBPyConnection, digest: str) -> bool:
+    try:
+        done = con.execute("SELECT gpuledger_bootstrap_digest()").fetchall()[0][0]
+    except duckdb.Error:  # no such macro: never bootstrapped, or by a version before the digest
+        return False
+    if done != digest:
+        return False
+    from pipelines.lib.reference import TABLES as REFERENCE_TABLES
+
+    wanted = [name.replace("/", ".") for name in BOOTSTRAP_TABLES] + list(REFERENCE_TABLES)
+    present = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND list_contains($wanted, schema_name || '.' || table_name)", {"wanted": wanted}).fetchall()[0][0]
+    return present == len(wanted)
 
 
 @contextmanager

@@ -36,7 +36,7 @@ METHODS = {NODE_METHOD, "gpuledger-tag", "gpuledger-proportional-gpu-cost", "gpu
 NODE_CATEGORIES = {"productive", "rerun_loss", "allocated_idle", "failed_job", "unmonitored"}
 
 # FOCUS 1.2's Mandatory columns, from the "Feature level" of each column file of the spec (FOCUS_Spec v1.2,
-# also listed in shared/reference/billing-focus-cur-opencost.md §1.1), not from the code under test.
+# the FinOps Foundation publishes), not from the code under test.
 FOCUS_1_2_MANDATORY = (
     "BilledCost", "BillingAccountId", "BillingAccountName", "BillingCurrency", "BillingPeriodEnd",
     "BillingPeriodStart", "ChargeCategory", "ChargeClass", "ChargeDescription", "ChargePeriodEnd",
