@@ -34,8 +34,11 @@ demo: setup
 	@echo "Finance SQL against the published warehouse:  $(BIN)/gpuledger query \"SELECT * FROM finance.reconciliation_daily\""
 	@echo "Open the same definitions in the Dagster UI:   DAGSTER_HOME=$(DAGSTER_HOME) $(BIN)/dagster dev"
 
+# The tests run on every core (pytest-xdist); a file's tests stay on one worker, so the ledger a module
+# builds once is built once. TEST_WORKERS=0 runs them in this process.
+TEST_WORKERS ?= auto
 test: setup
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 # The system packages tests use: Chromium renders the HTML report (the test skips without it).
 # Debian's package; needs root (CI runs as root).
