@@ -38,7 +38,7 @@ from . import mig
 from .fleet import PROJECTS, build_fleet
 from .jobs import SAMPLE_S
 from .manifest import BillTotals
-from .offbill import CostTruth, off_bill_nodes
+from .offbill import CostTruth, costing_of, off_bill_nodes
 from .timeline import DAY, NodeIndex, count_categories, paint_categories, paint_state
 from .truth import GpuSecondsTruth, runs_truth, write_runs_truth
 from .workload import Knobs, WorkloadBuilder
@@ -167,6 +167,8 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     # the nodes no bill covers: idle all day (no jobs), their power kept for the energy truth
     costs = CostTruth()
     for node in off_bill:
+        # the owned nodes' GPUs export the energy counter too (it prices their power); it runs on across days
+        energy_mj = (np.arange(1, 9, dtype=np.float64) * 1e10) if costing_of(node) == "owned" else None
         for di in range(days):
             day0 = t0 + di * DAY
             day = start + dt.timedelta(days=di)
@@ -176,7 +178,8 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
             path = landing / "telemetry" / "dcgm" / f"day={day.isoformat()}" / f"{node.hostname}.parquet"
             power: list = []
             rows, samples = write_node_day(path, node, day0, kind[:, ::SAMPLE_S], holder[:, ::SAMPLE_S],
-                                           np.ones(N_SAMPLES, dtype=bool), job_ids, mfu, fb, rng, power)
+                                           np.ones(N_SAMPLES, dtype=bool), job_ids, mfu, fb, rng, power,
+                                           energy_from_mj=energy_mj)
             costs.add_node_day(node, day, power[0][1], power[0][0], SAMPLE_S)
             dcgm["files"] += 1
             dcgm["rows"] += rows

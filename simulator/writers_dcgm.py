@@ -20,6 +20,8 @@ from .jobs import SAMPLE_S, TRAIN
 
 METRICS = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
            "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_FB_USED")
+# the energy counter (mJ since the driver loaded), written for the nodes asked for it
+ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
 SCHEMA = pa.schema([
     ("timestamp", pa.timestamp("us", tz="UTC")), ("hostname", pa.string()), ("gpu", pa.int32()),
     ("UUID", pa.string()), ("modelName", pa.string()), ("metric", pa.string()), ("value", pa.float64()),
@@ -70,9 +72,13 @@ def short_gaps(kind: np.ndarray, holder: np.ndarray, present: np.ndarray, rate: 
 
 def write_node_day(path: Path, node: Node, day0: int, kind_s: np.ndarray, holder_s: np.ndarray,
                    present: np.ndarray, job_ids: list[str], mfu_by_key: np.ndarray, fb_by_key: np.ndarray,
-                   rng: np.random.Generator, power_out: list | None = None) -> tuple[int, int]:
+                   rng: np.random.Generator, power_out: list | None = None,
+                   energy_from_mj: np.ndarray | None = None) -> tuple[int, int]:
     """Write one node-day; kind_s/holder_s are (8, 2880) samples. Returns (rows, samples). `power_out`, when
-    given, receives (sample indices, power written (samples × GPUs)), for the energy truth."""
+    given, receives (sample indices, power written (samples × GPUs)), for the energy truth.
+    `energy_from_mj`, when given (per GPU, the counter at the day's start; every sample present), adds the
+    energy counter: at each sample the energy drawn before it, in whole mJ, from the power written (each
+    sample's power held for its 30 s); it is updated in place to the counter at the day's end."""
     spec = GPU_SPECS[node.gpu_model]
     t_idx = np.flatnonzero(present)
     k = kind_s[:, t_idx].T.astype(np.intp)          # (T, 8)
@@ -92,23 +98,32 @@ def write_node_day(path: Path, node: Node, day0: int, kind_s: np.ndarray, holder
     vals[:, :, 4] = np.round(fb)
     if power_out is not None:
         power_out.append((t_idx, vals[:, :, 3].copy()))
+    metrics = METRICS
+    if energy_from_mj is not None:
+        assert T == N_SAMPLES, "the energy counter is written for nodes with every sample only"
+        drawn = np.cumsum(vals[:, :, 3] * SAMPLE_S * 1000, axis=0)            # mJ by the end of each sample
+        before = np.vstack([np.zeros((1, 8)), drawn[:-1]])
+        vals = np.concatenate([vals, (energy_from_mj + np.round(before))[:, :, None]], axis=2)
+        energy_from_mj += np.round(drawn[-1])
+        metrics = METRICS + (ENERGY,)
+    m = len(metrics)
 
-    n_rows = T * 8 * 5
+    n_rows = T * 8 * m
     ts_us = (day0 + t_idx.astype(np.int64) * SAMPLE_S) * 1_000_000
-    gpu = np.tile(np.repeat(np.arange(8, dtype=np.int32), 5), T)
-    metric = np.tile(np.arange(5, dtype=np.int32), T * 8)
+    gpu = np.tile(np.repeat(np.arange(8, dtype=np.int32), m), T)
+    metric = np.tile(np.arange(m, dtype=np.int32), T * 8)
     keys = np.unique(h[h >= 0])
     local = np.searchsorted(keys, hk).astype(np.int32)
-    job_idx = np.repeat(local.ravel(), 5)
-    job_mask = np.repeat((h < 0).ravel(), 5)
+    job_idx = np.repeat(local.ravel(), m)
+    job_mask = np.repeat((h < 0).ravel(), m)
     zeros = np.zeros(n_rows, dtype=np.int32)
     table = pa.Table.from_arrays([
-        pa.array(np.repeat(ts_us, 40), type=pa.timestamp("us", tz="UTC")),
+        pa.array(np.repeat(ts_us, 8 * m), type=pa.timestamp("us", tz="UTC")),
         pc.take(pa.array([node.hostname]), zeros),
         pa.array(gpu, type=pa.int32()),
         pc.take(pa.array(list(node.uuids)), gpu),
         pc.take(pa.array([node.gpu_model]), zeros),
-        pc.take(pa.array(list(METRICS)), metric),
+        pc.take(pa.array(list(metrics)), metric),
         pa.array(vals.ravel()),
         pc.take(pa.array([job_ids[int(x)] for x in keys], type=pa.string()), pa.array(job_idx, mask=job_mask)),
     ], schema=SCHEMA)

@@ -13,6 +13,7 @@ SELECT f, timestamp, hostname, gpu, gpu_instance, hpc_job,
        max(value) FILTER (ok AND metric = 'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE') AS tensor_active,
        max(value) FILTER (ok AND metric = 'DCGM_FI_DEV_POWER_USAGE')         AS power_w,
        max(value) FILTER (ok AND metric = 'DCGM_FI_DEV_FB_USED')             AS fb_used_mib,
+       max(value) FILTER (ok AND metric = 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION') AS energy_mj,
        count(*) FILTER (ok)       AS ok_rows,
        count(*) FILTER (bad)      AS bad_rows,
        count(*) FILTER (sentinel) AS sentinel_rows
@@ -43,6 +44,9 @@ SELECT
     avg(sm_active)                  AS sm_active_avg,
     avg(tensor_active)              AS tensor_active_avg,
     avg(power_w)                    AS power_avg_w,
-    max(fb_used_mib)                AS fb_used_max_mib
+    max(fb_used_mib)                AS fb_used_max_mib,
+    -- the energy counter (mJ since the driver loaded) at the minute's first and last scrape that has it
+    arg_min(energy_mj, timestamp) FILTER (energy_mj IS NOT NULL) AS energy_first_mj,
+    arg_max(energy_mj, timestamp) FILTER (energy_mj IS NOT NULL) AS energy_last_mj
 FROM query_table(scrapes)
 GROUP BY f, day, minute_ts, hostname, gpu, gpu_instance, hpc_job;

@@ -23,5 +23,10 @@ CREATE TABLE IF NOT EXISTS staging.stg_dcgm__gpu_minutes (
     sm_active_avg   DOUBLE,
     tensor_active_avg DOUBLE,             -- DCGM_FI_PROF_PIPE_TENSOR_ACTIVE, 0–1
     power_avg_w     DOUBLE,
-    fb_used_max_mib DOUBLE
+    fb_used_max_mib DOUBLE,
+    energy_first_mj DOUBLE,               -- DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ, a counter) at the
+    energy_last_mj  DOUBLE                -- minute's first and last scrape that has it
 );
+-- a warehouse staged before the energy counter was read gains its columns (NULL: power is used there)
+ALTER TABLE staging.stg_dcgm__gpu_minutes ADD COLUMN IF NOT EXISTS energy_first_mj DOUBLE;
+ALTER TABLE staging.stg_dcgm__gpu_minutes ADD COLUMN IF NOT EXISTS energy_last_mj DOUBLE;

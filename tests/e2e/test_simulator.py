@@ -140,7 +140,9 @@ def test_landing_matches_manifest(sim):
     pq_files = sorted((land / "telemetry/dcgm").rglob("*.parquet"))
     assert m["dcgm"]["files"] == len(pq_files) == (NODES + OFF_BILL_NODES) * DAYS
     n_rows = sum(pq.ParquetFile(p).metadata.num_rows for p in pq_files)
-    assert m["dcgm"]["rows"] == n_rows == 5 * m["dcgm"]["samples"]
+    # five metrics per sample, and the owned nodes' energy counter on each of theirs (every sample present)
+    owned_gpu_samples = sum(c.nodes for c in OFF_BILL if c.costing == "owned") * DAYS * 8 * 2880
+    assert m["dcgm"]["rows"] == n_rows == 5 * m["dcgm"]["samples"] + owned_gpu_samples
 
     events = _events(out)
     assert m["runs"]["files"] == len(list((land / "runs").glob("*.jsonl")))

@@ -298,7 +298,8 @@ def _rows(draw):
     labels = st.sampled_from([None, "", "h1", " h1", "h1\u3000", "NULL", "null", "\t", "h 2", "\u200b"])
     values = st.sampled_from([None, 0.0, -0.0, 5.0, 100.0, -1e-7, 1e300, float("nan"), float("inf"), float("-inf"),
                               9.22e18, 9.2e18, 2.0**63])
-    metrics = st.sampled_from([UTIL, SM, " " + UTIL, "", "  ", None, "DCGM_FI_DEV_MEM_CLOCK"])
+    metrics = st.sampled_from([UTIL, SM, " " + UTIL, "", "  ", None, "DCGM_FI_DEV_MEM_CLOCK",
+                               "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"])
     return {
         "timestamp": [draw(times) for _ in range(n)],
         "hostname": [draw(labels) for _ in range(n)],
