@@ -44,7 +44,7 @@ def _dcgm(args: argparse.Namespace) -> int:
         return 2
     try:
         cfg = load_config(args.config or os.environ.get("GPULEDGER_CONFIG") or None)
-        settings, step = settings_of(cfg, args.prometheus)
+        settings = settings_of(cfg, args.prometheus)
         prom = client(settings)
     except (ConfigError, CollectError) as err:
         print(err, file=sys.stderr)
@@ -54,7 +54,7 @@ def _dcgm(args: argparse.Namespace) -> int:
     total_files = total_samples = 0
     for day in days_between(args.start, args.end):
         try:
-            result = collect_day(args.landing, prom, day, settings, step, pause_between_files=pause)
+            result = collect_day(args.landing, prom, day, settings, pause_between_files=pause)
         except CollectError as err:
             print(f"{day}: {err}", file=sys.stderr)
             return 1

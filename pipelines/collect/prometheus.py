@@ -6,8 +6,9 @@ Raw samples, not a resampled grid: each request is an instant query of a range s
 `query_range` at a step would instead return a value at every step for which a sample lies within
 the lookback window (5 minutes by default), so a scrape gap of up to 5 minutes would come back
 filled with copies of the last sample at invented times — and the ledger measures exactly those gaps
-(`unmonitored` time, docs/ledger.md). Chunks are sized so that no series returns more than 11,000
-samples at the scrape interval (the limit Prometheus sets on a range query's points per series).
+(`unmonitored` time, docs/ledger.md). A request spans `collect.prometheus.chunk_minutes` (an hour by
+default), checked to return at most 11,000 samples per series at the scrape interval
+(`telemetry.scrape_interval_seconds`; the limit Prometheus sets on a range query's points per series).
 
 Each file is written to a temp file and renamed into place (pipelines/lib/atomic.py): a re-collect of
 the same day replaces each host's file, and a collect killed mid-way leaves only whole files.
@@ -33,7 +34,6 @@ from pipelines.lib.config import OrgConfig, PrometheusCollectConfig
 
 FOLDER = "telemetry/dcgm/collected"
 POINTS_PER_SERIES = 11_000   # Prometheus refuses range queries with more points per series
-MAX_CHUNK_SECONDS = 3600     # and one hour of a whole fleet's series keeps a response to tens of MB
 RETRIES = 3
 # Landing columns in file order: the long DCGM landing format (docs/ingest/dcgm.md)
 LABEL_COLUMNS = ("hostname", "gpu", "UUID", "modelName", "hpc_job", "pod", "namespace", "GPU_I_ID")
@@ -106,16 +106,10 @@ def _api_error(err: urllib.error.HTTPError) -> str:
         return err.reason
 
 
-def chunk_seconds(step: int) -> int:
-    """A request's time span: at most an hour, and at most 11,000 samples per series at the step."""
-    return min(MAX_CHUNK_SECONDS, POINTS_PER_SERIES * step)
-
-
-def day_samples(prom: Prometheus, day: date, settings: PrometheusCollectConfig, step: int,
-                result: DayResult) -> pl.DataFrame:
+def day_samples(prom: Prometheus, day: date, settings: PrometheusCollectConfig, result: DayResult) -> pl.DataFrame:
     """Every sample of the configured metrics stored for `day` (UTC), as long landing rows."""
     start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp()
-    span = chunk_seconds(step)
+    span = settings.chunk_minutes * 60
     frames = []
     for metric in settings.metrics:
         t = start
@@ -197,7 +191,7 @@ def host_file_name(host: str) -> str:
     return f"{encoded}.parquet"
 
 
-def collect_day(landing: Path, prom: Prometheus, day: date, settings: PrometheusCollectConfig, step: int,
+def collect_day(landing: Path, prom: Prometheus, day: date, settings: PrometheusCollectConfig,
                 pause_between_files: float = 0.0) -> DayResult:
     """Collects one UTC day: one file per host that has samples that day, each replaced atomically.
     A day without any sample writes nothing (and leaves files an earlier collect wrote)."""
@@ -205,7 +199,7 @@ def collect_day(landing: Path, prom: Prometheus, day: date, settings: Prometheus
     result = DayResult(day)
     folder = landing / FOLDER / f"day={day.isoformat()}"
     remove_stale_temps(folder)  # what a collect killed mid-write left
-    rows = day_samples(prom, day, settings, step, result)
+    rows = day_samples(prom, day, settings, result)
     result.no_host = rows.filter(pl.col("hostname").is_null()).height
     rows = rows.filter(pl.col("hostname").is_not_null())
     for (host,), part in sorted(rows.partition_by("hostname", as_dict=True, maintain_order=True).items()):
@@ -220,14 +214,22 @@ def collect_day(landing: Path, prom: Prometheus, day: date, settings: Prometheus
     return result
 
 
-def settings_of(cfg: OrgConfig, url: str | None) -> tuple[PrometheusCollectConfig, int]:
-    """The collector's settings (a `--prometheus` URL wins over the config's) and its step in seconds."""
+def settings_of(cfg: OrgConfig, url: str | None) -> PrometheusCollectConfig:
+    """The collector's settings (a `--prometheus` URL wins over the config's), checked against the
+    scrape interval: a request may not ask for more than 11,000 samples per series."""
     settings = cfg.collect.prometheus
     if url:
         settings = settings.model_copy(update={"url": PrometheusCollectConfig(url=url).url})
     if not settings.url:
         raise CollectError("no Prometheus to collect from: pass --prometheus URL or set collect.prometheus.url")
-    return settings, settings.step or cfg.telemetry.scrape_interval_seconds
+    scrape = cfg.telemetry.scrape_interval_seconds
+    if settings.chunk_minutes * 60 / scrape > POINTS_PER_SERIES:
+        raise CollectError(
+            f"collect.prometheus.chunk_minutes {settings.chunk_minutes} asks for up to "
+            f"{settings.chunk_minutes * 60 // scrape:,} samples per series at telemetry.scrape_interval_seconds "
+            f"{scrape}; Prometheus answers at most {POINTS_PER_SERIES:,}: lower chunk_minutes to "
+            f"{POINTS_PER_SERIES * scrape // 60} or less")
+    return settings
 
 
 def client(settings: PrometheusCollectConfig) -> Prometheus:

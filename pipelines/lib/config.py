@@ -127,7 +127,6 @@ DEFAULT_PROMETHEUS_LABELS: dict[str, str] = {
 }
 METRIC_NAME = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*$")
 LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-DURATION = re.compile(r"^(\d+)(s|m)?$")
 
 
 class PrometheusCollectConfig(_Section):
@@ -135,9 +134,9 @@ class PrometheusCollectConfig(_Section):
 
     # the server's base URL; set, the daily job collects each day before ingesting it
     url: str | None = None
-    # the scrape interval of the DCGM series (seconds, or e.g. "30s", "1m"); none: telemetry.scrape_interval_seconds.
-    # Requests are sized so that no series returns more than 11,000 samples at this interval.
-    step: int | None = Field(None, ge=1, le=3600)
+    # the time span of one request, per metric: raw samples of every series in it come back at once (at
+    # most 11,000 per series at telemetry.scrape_interval_seconds, Prometheus' limit on a range query)
+    chunk_minutes: int = Field(60, ge=1, le=1440)
     metrics: list[str] = Field(default_factory=lambda: list(DCGM_LEDGER_METRICS), min_length=1)
     # landing column -> label, for clusters that relabel (only the columns given change)
     labels: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_PROMETHEUS_LABELS))
@@ -151,16 +150,6 @@ class PrometheusCollectConfig(_Section):
         if value and not re.match(r"^https?://[^/\s]+", value):
             raise ValueError(f"{value!r} is not an http(s) URL (e.g. http://prometheus:9090)")
         return value.rstrip("/") if value else value
-
-    @field_validator("step", mode="before")
-    @classmethod
-    def _seconds(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            match = DURATION.match(value.strip())
-            if not match:
-                raise ValueError(f"{value!r} is not a step: seconds, or a duration such as 30s or 1m")
-            return int(match.group(1)) * (60 if match.group(2) == "m" else 1)
-        return value
 
     @field_validator("metrics")
     @classmethod

@@ -33,8 +33,8 @@ def collecting_dcgm() -> bool:
 def dcgm_prometheus(context: dg.AssetExecutionContext, landing: LandingZone) -> dg.MaterializeResult:
     day = date.fromisoformat(context.partition_key)
     try:
-        settings, step = settings_of(landing.org_config(), None)
-        result = collect_day(landing.path, client(settings), day, settings, step)
+        settings = settings_of(landing.org_config(), None)
+        result = collect_day(landing.path, client(settings), day, settings)
     except CollectError as err:
         raise dg.Failure(description=str(err)) from None
     if result.files:
