@@ -37,6 +37,10 @@ POINTS_PER_SERIES = 11_000   # Prometheus refuses range queries with more points
 RETRIES = 3
 # Landing columns in file order: the long DCGM landing format (docs/ingest/dcgm.md)
 LABEL_COLUMNS = ("hostname", "gpu", "UUID", "modelName", "hpc_job", "pod", "namespace", "GPU_I_ID")
+COLUMNS = ("timestamp", "hostname", "gpu", "UUID", "modelName", "metric", "value", "hpc_job", "pod", "namespace",
+           "GPU_I_ID")
+# one order whatever order Prometheus answered in, so a re-collect writes the same bytes
+ORDER = ("timestamp", "gpu", "GPU_I_ID", "metric", "hpc_job", "namespace", "pod", "UUID", "modelName", "value")
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -107,7 +111,7 @@ def _api_error(err: urllib.error.HTTPError) -> str:
 
 
 def day_samples(prom: Prometheus, day: date, settings: PrometheusCollectConfig, result: DayResult) -> pl.DataFrame:
-    """Every sample of the configured metrics stored for `day` (UTC), as long landing rows."""
+    """Every sample of the configured metrics stored for `day` (UTC), as long landing rows (unsorted)."""
     start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp()
     span = settings.chunk_minutes * 60
     frames = []
@@ -116,68 +120,44 @@ def day_samples(prom: Prometheus, day: date, settings: PrometheusCollectConfig, 
         while t < start + 86400:
             end = min(t + span, start + 86400)
             # a range selector ending 1 ms before the chunk's end holds the samples in [t - 1 ms, end - 1 ms]
-            # (both ends included before Prometheus 3, the start excluded from 3 on); the filter below keeps
-            # [t, end), so chunks neither overlap nor miss a sample on their boundary
+            # (both ends included before Prometheus 3, the start excluded from 3 on); only [t, end) is
+            # kept, so chunks neither overlap nor miss a sample on their boundary
             ms = round((end - t) * 1000)
             series = prom.instant(f"{metric}[{ms}ms]", end - 0.001)
             result.requests += 1
-            frame = _series_frame(series, metric, settings.labels)
-            if frame.height:
-                frames.append(frame.filter((pl.col("_ts") >= t) & (pl.col("_ts") < end)))
+            frames.append(_series_frame(series, metric, settings.labels, round(t * 1000), round(end * 1000)))
             t = end
-    if not frames:
-        return _empty()
-    samples = pl.concat(frames, how="vertical")
-    return _landing_rows(samples)
+    samples = pl.concat(frames, how="vertical") if frames else _series_frame([], "", settings.labels, 0, 0)
+    gpu = samples["gpu"].cast(pl.Int32, strict=False)
+    if gpu.null_count() == samples["gpu"].null_count():  # integer GPU indexes, else the text for the ingest to refuse
+        samples = samples.with_columns(gpu.alias("gpu"))
+    return samples
 
 
-def _series_frame(series: list[dict], metric: str, labels: dict[str, str]) -> pl.DataFrame:
-    """One row per sample of a matrix result: its labels (mapped to landing columns), time and value."""
-    if not series:
-        return _raw_empty()
+def _series_frame(series: list[dict], metric: str, labels: dict[str, str], from_ms: int, to_ms: int) -> pl.DataFrame:
+    """One row per sample of a matrix result within [from_ms, to_ms): its labels (as landing columns),
+    time and value. Labels are resolved per series, then repeated for its samples."""
+    per_series = pl.DataFrame(
+        {col: [s["metric"].get(label) for s in series] for col, label in labels.items()}
+        | {"instance": [s["metric"].get("instance") for s in series]},
+        schema={c: pl.String for c in [*labels, "instance"]},
+    ).with_columns(
+        # the host label, else `instance` without its port; an empty label is an absent one
+        pl.coalesce(pl.col("hostname").replace("", None),
+                    pl.col("instance").str.replace(r":\d+$", "").replace("", None)).alias("hostname"),
+    )
     lengths = np.array([len(s.get("values") or []) for s in series], dtype=np.int64)
-    if not lengths.sum():
-        return _raw_empty()
-    which = np.repeat(np.arange(len(series)), lengths)  # each sample's series
-    columns = {col: pl.Series(col, [s["metric"].get(label) for s in series], dtype=pl.String).gather(which)
-               for col, label in {**labels, "instance": "instance"}.items()}
+    which = np.repeat(np.arange(len(series), dtype=np.int64), lengths)  # each sample's series
     # [[time, "value"], …] of every series, flattened; values are Go float text ("0.5", "NaN", "+Inf")
-    times, values = zip(*(pair for s in series for pair in (s.get("values") or [])))
-    return pl.DataFrame(columns).with_columns(
-        pl.Series("_ts", np.array(times, dtype=np.float64)),
-        pl.lit(metric).alias("metric"),
-        pl.Series("value", np.array(values, dtype=np.float64)),
-    )
-
-
-def _landing_rows(samples: pl.DataFrame) -> pl.DataFrame:
-    """The long landing format: UTC microsecond times, the host from its label else `instance` without
-    its port, integer GPU indexes where every label is one (else the text, for the ingest to refuse)."""
-    host = pl.coalesce(pl.col("hostname").replace("", None),
-                       pl.col("instance").str.replace(r":\d+$", "").replace("", None))
-    out = samples.with_columns(
-        host.alias("hostname"),
-        (pl.col("_ts") * 1000).round().cast(pl.Int64).cast(pl.Datetime("ms", "UTC")).cast(pl.Datetime("us", "UTC"))
-        .alias("timestamp"),
-    )
-    gpu = out["gpu"].cast(pl.Int32, strict=False)
-    if gpu.null_count() == out["gpu"].null_count():
-        out = out.with_columns(gpu.alias("gpu"))
-    out = out.select("timestamp", "hostname", "gpu", "UUID", "modelName", "metric", "value",
-                     "hpc_job", "pod", "namespace", "GPU_I_ID")
-    # one order whatever order Prometheus answered in: a re-collect writes the same bytes
-    return out.sort("timestamp", "gpu", "GPU_I_ID", "metric", "hpc_job", "namespace", "pod", "UUID",
-                    "modelName", "value", nulls_last=True)
-
-
-def _raw_empty() -> pl.DataFrame:
-    schema = {c: pl.String for c in LABEL_COLUMNS} | {"instance": pl.String, "_ts": pl.Float64,
-                                                     "metric": pl.String, "value": pl.Float64}
-    return pl.DataFrame(schema=schema)
-
-
-def _empty() -> pl.DataFrame:
-    return _landing_rows(_raw_empty())
+    pairs = [pair for s in series for pair in (s.get("values") or [])]
+    times, values = zip(*pairs) if pairs else ((), ())
+    ms = np.rint(np.array(times, dtype=np.float64) * 1000).astype(np.int64)
+    keep = (ms >= from_ms) & (ms < to_ms)
+    return per_series.select(LABEL_COLUMNS)[which[keep]].with_columns(
+        pl.Series("timestamp", ms[keep]).cast(pl.Datetime("ms", "UTC")).cast(pl.Datetime("us", "UTC")),
+        pl.lit(metric, dtype=pl.String).alias("metric"),
+        pl.Series("value", np.array(values, dtype=np.float64)[keep]),
+    ).select(*COLUMNS)
 
 
 def host_file_name(host: str) -> str:
@@ -202,7 +182,8 @@ def collect_day(landing: Path, prom: Prometheus, day: date, settings: Prometheus
     rows = day_samples(prom, day, settings, result)
     result.no_host = rows.filter(pl.col("hostname").is_null()).height
     rows = rows.filter(pl.col("hostname").is_not_null())
-    for (host,), part in sorted(rows.partition_by("hostname", as_dict=True, maintain_order=True).items()):
+    for (host,), part in sorted(rows.partition_by("hostname", as_dict=True, maintain_order=False).items()):
+        part = part.sort(ORDER, nulls_last=True)
         target = folder / host_file_name(host)
         replace_atomically(target, lambda tmp, part=part: part.write_parquet(tmp, compression="zstd", statistics=True))
         result.files.append(target.relative_to(landing).as_posix())
