@@ -40,13 +40,18 @@ TEST_WORKERS ?= auto
 test: setup
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
-# The system packages tests use: Chromium renders the HTML report (the test skips without it).
-# Debian's package; needs root (CI runs as root).
+# The system packages tests use: Chromium renders the HTML report, Prometheus (`prometheus`, `promtool`)
+# serves telemetry to `collect dcgm` (each test skips without its package). Debian's packages; installing
+# needs root (CI runs as root). The Prometheus service is not started: tests run their own server.
 system-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "chromium is missing: sudo apt-get install chromium (the report rendering test skips without it)"; fi; }
+	@{ command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; \
+	  else echo "prometheus is missing: sudo apt-get install prometheus (the collect dcgm tests skip without it)"; fi; }
 
 clean:
 	rm -rf data $(VENV)

@@ -82,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     alerts.add_argument("--json", action="store_true", help="the rows of ops.alerts as a JSON array")
     alerts.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
 
+    from pipelines.cli import collect
+
+    collect.add_parser(sub)
+
     config = sub.add_parser("config", help="the organisation config")
     config_kinds = config.add_subparsers(dest="kind", required=True)
     check = config_kinds.add_parser("check", help="validate a config file and print it as it will be used")
@@ -106,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         return _plan(args)
     if args.command == "alerts":
         return _alerts(args)
+    if args.command == "collect":
+        return collect.run(args)
     return _run(args)
 
 

@@ -135,12 +135,12 @@ def contract_check(asset: dg.AssetsDefinition, *sources: Source) -> dg.AssetChec
     return _check
 
 
-def staging_asset(*sources: Source, group: str, description: str) -> dg.AssetsDefinition:
+def staging_asset(*sources: Source, group: str, description: str, deps: tuple[str, ...] = ()) -> dg.AssetsDefinition:
     """The daily staging asset of one or more landing sources that share a staging table
-    (`staging/<table>`), in the DuckDB writer pool."""
+    (`staging/<table>`), in the DuckDB writer pool; `deps` are assets that fill its landing files."""
     assert len({s.table for s in sources}) == 1, "sources of one staging asset share its table"
 
-    @daily_duckdb_asset(sources[0].table, group=group, description=description)
+    @daily_duckdb_asset(sources[0].table, group=group, description=description, deps=deps)
     def _asset(context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: LandingZone) -> dg.MaterializeResult:
         return ingest_partition(context, duckdb, landing, sources)
 

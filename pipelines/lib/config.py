@@ -118,6 +118,66 @@ class SlurmConfig(_Section):
         return out
 
 
+# The DCGM fields the ledger reads (docs/ingest/dcgm.md): what `collect dcgm` pulls unless told otherwise.
+DCGM_LEDGER_METRICS: list[str] = ["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+                                  "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_FB_USED"]
+# landing column -> the Prometheus label that carries it, as dcgm-exporter names them
+DEFAULT_PROMETHEUS_LABELS: dict[str, str] = {
+    "hostname": "Hostname", "gpu": "gpu", "UUID": "UUID", "modelName": "modelName", "GPU_I_ID": "GPU_I_ID",
+    "hpc_job": "hpc_job", "pod": "pod", "namespace": "namespace",
+}
+METRIC_NAME = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*$")
+LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class PrometheusCollectConfig(_Section):
+    """`gpuledger collect dcgm` and its Dagster asset (docs/collect.md)."""
+
+    # the server's base URL; set, the daily job collects each day before ingesting it
+    url: str | None = None
+    # the time span of one request, per metric: raw samples of every series in it come back at once (at
+    # most 11,000 per series at telemetry.scrape_interval_seconds, Prometheus' limit on a range query)
+    chunk_minutes: int = Field(60, ge=1, le=1440)
+    metrics: list[str] = Field(default_factory=lambda: list(DCGM_LEDGER_METRICS), min_length=1)
+    # landing column -> label, for clusters that relabel (only the columns given change)
+    labels: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_PROMETHEUS_LABELS))
+    timeout_seconds: int = Field(120, ge=1, le=3600)
+    # a file holding a bearer token sent as `Authorization: Bearer …` (read-only API access suffices)
+    bearer_token_file: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, value: str | None) -> str | None:
+        if value and not re.match(r"^https?://[^/\s]+", value):
+            raise ValueError(f"{value!r} is not an http(s) URL (e.g. http://prometheus:9090)")
+        return value.rstrip("/") if value else value
+
+    @field_validator("metrics")
+    @classmethod
+    def _dcgm_names(cls, value: list[str]) -> list[str]:
+        bad = [m for m in value if not (METRIC_NAME.match(m) and m.startswith("DCGM_FI_"))]
+        if bad:
+            raise ValueError(f"{bad} are not DCGM field metric names (DCGM_FI_…)")
+        return list(dict.fromkeys(value))
+
+    @field_validator("labels")
+    @classmethod
+    def _label_map(cls, value: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(value) - set(DEFAULT_PROMETHEUS_LABELS))
+        if unknown:
+            raise ValueError(f"unknown landing column(s) {unknown}: known are {sorted(DEFAULT_PROMETHEUS_LABELS)}")
+        bad = sorted(v for v in value.values() if not LABEL_NAME.match(v))
+        if bad:
+            raise ValueError(f"{bad} are not Prometheus label names")
+        return {**DEFAULT_PROMETHEUS_LABELS, **value}
+
+
+class CollectConfig(_Section):
+    """Collectors that fill the landing zone from a cluster's own systems (docs/collect.md)."""
+
+    prometheus: PrometheusCollectConfig = PrometheusCollectConfig()
+
+
 class LedgerConfig(_Section):
     # the first day the ledger has (its first daily partition); days before it are refused
     start: date | None = None
@@ -314,6 +374,7 @@ class OrgConfig(_Section):
     default_currency: str = "USD"  # the currency of bill files that carry no BillingCurrency
     fx: FxConfig = FxConfig()
     costs: CostsConfig = CostsConfig()
+    collect: CollectConfig = CollectConfig()
 
     _check_currency = field_validator("default_currency")(lambda cls, v: _currency(v))
 

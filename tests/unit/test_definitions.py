@@ -24,7 +24,7 @@ def test_every_asset_is_daily_and_every_warehouse_writer_goes_through_the_locked
     assert assets
     for asset in assets:
         assert asset.partitions_def is not None and asset.partitions_def.get_first_partition_key() == "2000-01-01"
-        if asset.key.path[0] != "reports":  # reports only read the published file
+        if asset.key.path[0] not in ("reports", "collect"):  # reports read the published file, collectors write landing
             assert "duckdb" in asset.required_resource_keys, asset.key
         # no Dagster pool: a killed run's claim on one would outlive it and block every later run
         assert asset.op.pool is None, asset.key
@@ -51,3 +51,19 @@ def test_freshness_checks_watch_yesterday_by_nine_and_stay_out_of_the_daily_job(
     in_job = {k for k in job.asset_layer.asset_graph.asset_check_keys}
     assert not (freshness & in_job)
     assert d.resolve_sensor_def("ledger_freshness_sensor") is not None
+
+
+def test_the_daily_job_collects_from_prometheus_only_when_the_config_names_a_server(tmp_path, monkeypatch):
+    def job_keys() -> set[str]:
+        job = defs().resolve_job_def("daily_ledger")
+        return {k.to_user_string() for k in job.asset_layer.selected_asset_keys}
+
+    assert "collect/dcgm_prometheus" not in job_keys()
+    config = tmp_path / "org.yaml"
+    config.write_text("collect:\n  prometheus:\n    url: http://prometheus:9090\n")
+    monkeypatch.setenv("GPULEDGER_CONFIG", str(config))
+    assert "collect/dcgm_prometheus" in job_keys()
+    # and the DCGM staging asset waits for it
+    graph = defs().resolve_asset_graph()
+    staging = graph.get(dg.AssetKey(["staging", "stg_dcgm__gpu_minutes"]))
+    assert dg.AssetKey(["collect", "dcgm_prometheus"]) in staging.parent_keys

@@ -16,8 +16,9 @@ ALLOWED = {
     "ingest": {"lib", "ingest"},
     "reports": {"lib", "reports"},
     "exports": {"lib", "exports"},
-    "defs": {"lib", "ingest", "reports", "exports", "defs"},
-    "cli": {"lib", "ingest", "reports", "exports", "cli", "definitions", "bench"},
+    "collect": {"lib", "collect"},
+    "defs": {"lib", "ingest", "reports", "exports", "collect", "defs"},
+    "cli": {"lib", "ingest", "reports", "exports", "collect", "cli", "definitions", "bench"},
 }
 
 

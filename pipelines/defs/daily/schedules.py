@@ -2,12 +2,12 @@ from datetime import date, timedelta
 
 import dagster as dg
 
-from pipelines.defs.daily.jobs import daily_ledger_job
+from pipelines.defs.daily.jobs import DAILY_LEDGER
 
 LATE_DATA_DAYS = 3  # telemetry and bills arrive up to this many days late
 
 
-@dg.schedule(cron_schedule="0 6 * * *", job=daily_ledger_job, execution_timezone="UTC")
+@dg.schedule(cron_schedule="0 6 * * *", job_name=DAILY_LEDGER, execution_timezone="UTC")
 def daily_ledger_schedule(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
     """06:00 UTC: yesterday's partition, and the three days before it again, for bills, telemetry and
     job resumptions that landed late. Re-running a day is idempotent."""
@@ -16,7 +16,7 @@ def daily_ledger_schedule(context: dg.ScheduleEvaluationContext) -> list[dg.RunR
     return [_request(d, f"daily-{today}") for d in days]
 
 
-@dg.schedule(cron_schedule="0 7 3 * *", job=daily_ledger_job, execution_timezone="UTC")
+@dg.schedule(cron_schedule="0 7 3 * *", job_name=DAILY_LEDGER, execution_timezone="UTC")
 def month_end_schedule(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
     """07:00 UTC on the 3rd: every day of the previous month again, once its bill is final (providers
     finalise a month's invoice in the first days of the next)."""

@@ -2,14 +2,14 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from pipelines.defs.daily.jobs import daily_ledger_job
+from pipelines.defs.daily.jobs import DAILY_LEDGER
 from pipelines.ingest.sources import BILLS
 from pipelines.lib.partitions import DAILY
 from pipelines.lib.resources import LandingZone
 from pipelines.ingest.restatements import bill_days_to_rerun
 
 
-@dg.sensor(job=daily_ledger_job, minimum_interval_seconds=300, default_status=dg.DefaultSensorStatus.RUNNING)
+@dg.sensor(job_name=DAILY_LEDGER, minimum_interval_seconds=300, default_status=dg.DefaultSensorStatus.RUNNING)
 def restated_bills_sensor(context: dg.SensorEvaluationContext, landing: LandingZone) -> dg.SensorResult:
     """Re-runs exactly the days whose bill changed: a new delivery's new or restated days, a removed
     file's days, the days a superseded or copied file no longer counts twice on. Compares the landing

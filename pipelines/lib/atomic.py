@@ -1,0 +1,55 @@
+"""Replacing a file so that readers see the old one or the new one, never half of one.
+
+The new content is written to a temp file in the same directory (a rename is only atomic within one
+file system), flushed to disk, then renamed over the target; the directory is synced so the rename
+itself survives a power cut. The temp name is a dotfile ending in `.tmp`: no landing pattern
+(`*.parquet`, `*.csv`, …) matches it and the ignored-files listing skips dotfiles, so a process killed
+mid-write leaves nothing the ingest reads. `remove_stale_temps` clears what such a kill left behind.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+TEMP_SUFFIX = ".tmp"
+
+
+def temp_path(target: Path) -> Path:
+    """Where `target`'s next version is written before it is renamed into place."""
+    return target.with_name(f".{target.name}{TEMP_SUFFIX}")
+
+
+def replace_atomically(target: Path, write: Callable[[Path], None]) -> None:
+    """Calls `write(temp)` to write the new content, then swaps it in for `target` by rename. A failure
+    (or an exception in `write`) removes the temp file and leaves `target` as it was."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_path(target)
+    tmp.unlink(missing_ok=True)
+    try:
+        write(tmp)
+        _fsync(tmp, os.O_RDONLY)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync(target.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+
+
+def remove_stale_temps(directory: Path) -> list[Path]:
+    """Deletes the temp files a killed writer left in `directory` (ours only: `.<name>.tmp`); returns them."""
+    if not directory.is_dir():
+        return []
+    stale = sorted(p for p in directory.glob(f".*{TEMP_SUFFIX}") if p.is_file())
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale
+
+
+def _fsync(path: Path, flags: int) -> None:
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
