@@ -22,13 +22,6 @@ TS = pl.Datetime("us")
 CHARGE_CATEGORIES = ["Usage", "Purchase", "Tax", "Credit", "Adjustment"]
 COMMITMENT_STATUSES = ["Used", "Unused"]
 RUN_EVENTS = ["run_config", "step", "checkpoint_saved", "checkpoint_loaded"]
-DCGM_METRICS = [
-    "DCGM_FI_DEV_GPU_UTIL",
-    "DCGM_FI_PROF_SM_ACTIVE",
-    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-    "DCGM_FI_DEV_POWER_USAGE",
-    "DCGM_FI_DEV_FB_USED",
-]
 # DCGM reports "not supported" as int64 sentinels from 0x7FFFFFFFFFFFFFF0 up; those are no reading.
 DCGM_SENTINEL_MIN = 9.22e18
 

@@ -118,9 +118,11 @@ class SlurmConfig(_Section):
         return out
 
 
-# The DCGM fields the ledger reads (docs/ingest/dcgm.md): what `collect dcgm` pulls unless told otherwise.
+# The DCGM fields the ledger reads (docs/ingest/dcgm.md; sql/lib/dcgm_rollup.sql rolls them up): what
+# `collect dcgm` pulls unless told otherwise.
 DCGM_LEDGER_METRICS: list[str] = ["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-                                  "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_FB_USED"]
+                                  "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_FB_USED",
+                                  "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"]
 # landing column -> the Prometheus label that carries it, as dcgm-exporter names them
 DEFAULT_PROMETHEUS_LABELS: dict[str, str] = {
     "hostname": "Hostname", "gpu": "gpu", "UUID": "UUID", "modelName": "modelName", "GPU_I_ID": "GPU_I_ID",
