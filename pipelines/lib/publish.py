@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from pipelines.lib.atomic import replace_atomically
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import SQL_ROOT, sql, warehouse_path
 
@@ -61,10 +62,12 @@ def create_finance_views(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None
 def publish(con: duckdb.DuckDBPyConnection, cfg: OrgConfig, target: Path | None = None) -> Path:
     """Copies the published schemas into a fresh file and swaps it in by rename."""
     target = target or published_path()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging_file = target.with_name(f".{target.name}.tmp")
-    staging_file.unlink(missing_ok=True)
     con.execute("CHECKPOINT")
+    replace_atomically(target, lambda staging_file: _build(con, cfg, staging_file))
+    return target
+
+
+def _build(con: duckdb.DuckDBPyConnection, cfg: OrgConfig, staging_file: Path) -> None:
     tables = con.execute(
         "SELECT table_schema, table_name FROM information_schema.tables "
         "WHERE table_catalog = current_database() AND table_type = 'BASE TABLE' AND table_schema IN ('marts', 'ops') "
@@ -83,8 +86,6 @@ def publish(con: duckdb.DuckDBPyConnection, cfg: OrgConfig, target: Path | None 
     with duckdb.connect(str(staging_file)) as out:
         create_finance_views(out, cfg)
         out.execute("CHECKPOINT")
-    os.replace(staging_file, target)
-    return target
 
 
 def _quoted(path: Path) -> str:

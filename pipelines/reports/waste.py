@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from datetime import date
 from pathlib import Path
 
 import duckdb
 
+from pipelines.lib.atomic import replace_atomically
 from pipelines.lib.csv_cells import guard
 from pipelines.lib.names import file_name
 from pipelines.reports import data, html_page, markdown
@@ -59,7 +59,8 @@ def write_team_report(con: duckdb.DuckDBPyConnection, team: str, start: date, en
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{label}.html", folder / f"{label}.md", folder / f"{label}.csv"]
     for path, text in zip(paths, (html_page.render(report), markdown.render(report), ledger_csv(report))):
-        _write_atomically(path, text)
+        # a reader (a browser refreshing, a Dagster sensor) sees the old report or the new one, never half
+        replace_atomically(path, lambda tmp, text=text: tmp.write_text(text, encoding="utf-8"))
     return paths
 
 
@@ -79,8 +80,3 @@ def _seconds(value: float | None) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    """A reader (a browser refreshing, a Dagster sensor) sees the old report or the new one, never half."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
