@@ -16,8 +16,9 @@ ALLOWED = {
     "ingest": {"lib", "ingest"},
     "reports": {"lib", "reports"},
     "exports": {"lib", "exports"},
-    "defs": {"lib", "ingest", "reports", "exports", "defs"},
-    "cli": {"lib", "ingest", "reports", "exports", "cli", "definitions", "bench"},
+    "alerts": {"lib", "alerts"},
+    "defs": {"lib", "ingest", "reports", "exports", "alerts", "defs"},
+    "cli": {"lib", "ingest", "reports", "exports", "alerts", "cli", "definitions", "bench"},
 }
 
 
