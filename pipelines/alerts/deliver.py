@@ -94,9 +94,10 @@ def delivery_pass(
         else:
             try:
                 note = sender(claim.channel, claim.alert, clock())
-            except DeliveryFailed as err:
-                broken[claim.channel.name] = str(err)
-                result.failed.append((*key, str(err)))
+            except Exception as err:  # DeliveryFailed, or anything unforeseen: this delivery failed, the pass goes on
+                reason = str(err) if isinstance(err, DeliveryFailed) else f"{type(err).__name__}: {err}"
+                broken[claim.channel.name] = reason
+                result.failed.append((*key, reason))
             else:
                 result.delivered.append(key)
                 if note:

@@ -198,6 +198,47 @@ def test_a_receiver_down_for_a_while_loses_nothing_and_gets_nothing_twice(tmp_pa
     assert {d["attempts"] for d in _deliveries(wh).values()} == {6}
 
 
+def test_a_crash_between_sending_and_recording_resends_once_after_the_backoff(tmp_path, http):
+    """At least once: the process dies after the receiver took the message, before it is recorded."""
+    from pipelines.alerts.send import send
+
+    wh = warehouse_with_alerts(tmp_path / "w.duckdb", [alert("a1")])
+    cfg = load_config(_config(tmp_path, {"channels": _channels(http)[1:]})).alerts
+    clock = Clock(T0)
+
+    def send_then_die(channel, a, now):
+        send(channel, a, now)
+        raise KeyboardInterrupt("killed")  # not an Exception: nothing after it runs, as with a kill
+
+    with pytest.raises(KeyboardInterrupt):
+        delivery_pass(wh, cfg, clock=clock, sender=send_then_die)
+    assert len(http.requests) == 1 and _alerts(wh)["a1"]["status"] == "pending"
+    assert delivery_pass(wh, cfg, clock=clock).delivered == []  # claimed: not due before the backoff
+    clock.advance(60)
+    assert delivery_pass(wh, cfg, clock=clock).delivered == [("a1", "oncall-json")]
+    clock.advance(86400)
+    assert delivery_pass(wh, cfg, clock=clock).delivered == []
+    assert [b["alert_id"] for b in http.bodies("/json")] == ["a1", "a1"]  # once more, never again
+
+
+def test_an_unforeseen_error_fails_one_delivery_and_the_others_are_recorded(tmp_path, http):
+    from pipelines.alerts.send import send
+
+    wh = warehouse_with_alerts(tmp_path / "w.duckdb", [alert("a1"), alert("a2", team="other", severity="info")])
+    cfg = load_config(_config(tmp_path, {"channels": _channels(http)})).alerts
+
+    def slack_bug(channel, a, now):
+        if channel.name == "finops-slack":
+            raise RuntimeError("a bug")
+        return send(channel, a, now)
+
+    result = delivery_pass(wh, cfg, clock=Clock(T0), sender=slack_bug)
+    assert sorted(result.delivered) == [("a1", "oncall-json"), ("a2", "oncall-json")]
+    assert result.failed == [("a1", "finops-slack", "RuntimeError: a bug")]
+    assert {k: r["status"] for k, r in _alerts(wh).items()} == {"a1": "pending", "a2": "delivered"}
+    assert _alerts(wh)["a1"]["channel"] == "oncall-json"
+
+
 def test_max_attempts_gives_up_as_failed(tmp_path):
     wh = warehouse_with_alerts(tmp_path / "w.duckdb", [alert("a1")])
     cfg = load_config(_config(tmp_path, {
@@ -334,3 +375,13 @@ def test_the_cli_runs_one_pass_and_lists_compatibly(tmp_path, http):
                             capture_output=True, text=True, env=env)
     assert listed.returncode == 0, listed.stderr
     assert [a["alert_id"] for a in json.loads(listed.stdout)] == ["a2"]
+
+
+def test_a_warehouse_made_before_delivery_gains_its_tables(tmp_path, http):
+    wh = warehouse_with_alerts(tmp_path / "w.duckdb", [alert("a1")])
+    with duckdb.connect(str(wh)) as con:  # as an older version left it: ops.alerts only
+        con.execute("DROP TABLE ops.alert_deliveries")
+        con.execute("DROP TABLE ops.actions")
+    cfg = load_config(_config(tmp_path, {"channels": _channels(http)[1:]})).alerts
+    assert delivery_pass(wh, cfg, clock=Clock(T0)).delivered == [("a1", "oncall-json")]
+    assert list(_deliveries(wh)) == [("a1", "oncall-json")]
