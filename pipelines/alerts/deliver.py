@@ -32,7 +32,7 @@ from pipelines.alerts.send import DeliveryFailed, send
 from pipelines.lib.alert_channels import Channel
 from pipelines.lib.config import AlertsConfig
 from pipelines.lib.warehouse import bootstrap, connect, transaction
-from pipelines.lib.writer_lock import warehouse_lock
+from pipelines.lib.writer_lock import LockBusy, warehouse_lock
 
 CLAIM_LIMIT = 200  # deliveries per pass: a backlog drains over a few passes, each one short
 
@@ -84,6 +84,7 @@ def delivery_pass(
     started = time.monotonic()
     broken: dict[str, str] = {}  # channel -> its first error of this pass
     notes: dict[tuple[str, str], str] = {}
+    arrived: dict[tuple[str, str], datetime] = {}  # when each receiver took its message
     for claim in claims:
         key = (claim.alert["alert_id"], claim.channel.name)
         if send_budget_seconds is not None and time.monotonic() - started > send_budget_seconds:
@@ -100,6 +101,7 @@ def delivery_pass(
                 result.failed.append((*key, reason))
             else:
                 result.delivered.append(key)
+                arrived[key] = clock()
                 if note:
                     notes[key] = note
     outcomes = {alert_id: runner(command, timeout) for alert_id, command, timeout in actions}
@@ -107,9 +109,9 @@ def delivery_pass(
     try:
         with warehouse_lock(warehouse, wait_seconds=record_wait_seconds, report=log):
             with _open(warehouse) as con, transaction(con):
-                _record(con, cfg, result, notes, clock(), claims)
+                _record(con, cfg, result, notes, arrived, clock(), claims)
                 _record_actions(con, outcomes)
-    except TimeoutError as busy:  # LockBusy
+    except LockBusy as busy:
         result.not_recorded = str(busy)
         if log:
             log(f"alert deliveries not recorded ({busy}): they are sent again after the backoff")
@@ -210,11 +212,11 @@ def _claim_actions(con: duckdb.DuckDBPyConnection, cfg: AlertsConfig, now: datet
 
 
 def _record(con: duckdb.DuckDBPyConnection, cfg: AlertsConfig, result: PassResult, notes: dict,
-            now: datetime, claims: list[Claim]) -> None:
+            arrived: dict, now: datetime, claims: list[Claim]) -> None:
     if result.delivered:
         con.executemany("UPDATE ops.alert_deliveries SET status = 'delivered', delivered_at = ?, last_error = ? "
                         "WHERE alert_id = ? AND channel = ?",
-                        [(now, notes.get(k), *k) for k in result.delivered])
+                        [(arrived[k], notes.get(k), *k) for k in result.delivered])
     if result.failed:
         con.executemany("""UPDATE ops.alert_deliveries SET last_error = ?,
                                status = CASE WHEN ?::INTEGER IS NOT NULL AND attempts >= ? THEN 'failed' ELSE status END

@@ -49,8 +49,10 @@ def text_body(alert: dict) -> str:
 
 
 def slack_payload(alert: dict) -> dict:
-    """A Slack-compatible incoming webhook's body."""
-    return {"text": text_body(alert)}
+    """A Slack-compatible incoming webhook's body. &, < and > are escaped as Slack asks, so a run or
+    team name from the data can never become a link or an @channel mention."""
+    text = text_body(alert).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return {"text": text}
 
 
 def webhook_payload(alert: dict, channel: str) -> dict:

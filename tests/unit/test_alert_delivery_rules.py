@@ -100,6 +100,11 @@ def test_messages_carry_the_alert_id_and_exact_money():
     assert "cost at stake: –" in slack_payload(alert("x", cost=None, currency=None))["text"]
 
 
+def test_slack_text_escapes_what_slack_would_read_as_markup():
+    text = slack_payload(alert("a", subject="<!channel> & co"))["text"]
+    assert "&lt;!channel&gt; &amp; co" in text and "<!channel>" not in text
+
+
 def test_email_subject_and_a_message_id_stable_per_alert_and_channel():
     a = alert("abc123", severity="critical")
     msg = email_message(a, "mail", "gpuledger@example.com", ["a@x", "b@x"], datetime(2026, 12, 1, tzinfo=timezone.utc))
