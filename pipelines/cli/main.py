@@ -80,7 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     alerts = sub.add_parser("alerts", help="list the alerts the daily run raised (ops.alerts)")
     alerts.add_argument("--open", action="store_true", help="only those not delivered yet")
     alerts.add_argument("--json", action="store_true", help="the rows of ops.alerts as a JSON array")
-    alerts.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
+    alerts.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse; "
+                        "with --deliver, the live one)")
+    alerts.add_argument("--deliver", action="store_true",
+                        help="run one delivery pass: send due alerts to alerts.channels, run alerts.actions")
+    alerts.add_argument("--config", type=Path, help="the organisation config (default: $GPULEDGER_CONFIG)")
 
     from pipelines.cli import collect
 
@@ -405,6 +409,9 @@ def _plan(args: argparse.Namespace) -> int:
 def _alerts(args: argparse.Namespace) -> int:
     import json
 
+    if args.deliver:
+        return _deliver(args)
+
     from pipelines.lib.publish import published_path
     from pipelines.lib.sandbox import open_read_only
 
@@ -432,6 +439,37 @@ def _alerts(args: argparse.Namespace) -> int:
               f"[{a['threshold']}]  at stake {stake or '–'}  {a['status']}  {a['alert_id']}")
         print(f"    {a['message']}")
     return 0
+
+
+def _deliver(args: argparse.Namespace) -> int:
+    """One delivery pass on the live warehouse (docs/plans.md#delivery), for cron and tests: exit 0
+    when nothing failed, 1 when a channel failed (its deliveries are retried by the next pass), 2 when
+    the config or the warehouse cannot be used."""
+    from pipelines.alerts.deliver import delivery_pass
+    from pipelines.lib.config import load_config
+    from pipelines.lib.warehouse import warehouse_path
+
+    config = args.config or (Path(os.environ["GPULEDGER_CONFIG"]) if os.environ.get("GPULEDGER_CONFIG") else None)
+    if not _valid_config(config):
+        return 2
+    cfg = load_config(config).alerts
+    path = args.warehouse or warehouse_path()
+    if not _readable(path):
+        return 2
+    if not cfg.channels and not any(a.enabled for a in cfg.actions.values()):
+        print("no alerts.channels (and no enabled alerts.actions) in the config: nothing to deliver to", file=sys.stderr)
+        return 0
+    _stop_on_signals()
+    try:
+        result = delivery_pass(path, cfg)  # waits for a run that holds the warehouse, saying so
+    except KeyboardInterrupt as stop:
+        return _stopped(stop)
+    for alert_id, channel, error in result.failed:
+        print(f"  {alert_id} → {channel}: {error}", file=sys.stderr)
+    for alert_id, command, dry_run, exit_code in result.actions:
+        print(f"  action for {alert_id}: {' '.join(command)} → exit {exit_code}")
+    print(f"alerts: {result.summary()}")
+    return 1 if result.failed else 0
 
 
 def _stop_on_signals() -> None:

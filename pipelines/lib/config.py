@@ -22,7 +22,10 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+
+from pipelines.lib.alert_channels import AlertActions, AlertChannels, RetryConfig
+from pipelines.lib.config_section import Section as _Section
 
 DEFAULT_TAG_KEYS: dict[str, list[str]] = {
     "project": ["project", "Project", "user:project"],
@@ -40,20 +43,6 @@ SLURM_STATES = (
 )
 CURRENCY = re.compile(r"^[A-Z]{3}$")
 MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
-
-
-class _Section(BaseModel):
-    """A mapping in the file: unknown keys are errors, values are immutable once loaded."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _empty_means_default(cls, data: Any) -> Any:
-        # `pools:` with every entry commented out is null in YAML: it means "none", i.e. the default
-        if isinstance(data, dict):
-            return {k: v for k, v in data.items() if v is not None}
-        return data
 
 
 def _currency(value: str) -> str:
@@ -204,6 +193,10 @@ class AlertsConfig(_Section):
     anomaly_window_days: int = Field(14, ge=3, le=365)
     anomaly_min_days: int = Field(5, ge=3)
     anomaly_score: float = Field(3.5, gt=0)
+    # delivery (docs/plans.md#delivery): where alerts go, how failing channels are retried, what a kind runs
+    channels: AlertChannels = Field(default_factory=list)
+    retry: RetryConfig = RetryConfig()
+    actions: AlertActions = Field(default_factory=dict)
 
     @field_validator("budget_thresholds_pct")
     @classmethod

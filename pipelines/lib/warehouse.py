@@ -37,6 +37,8 @@ BOOTSTRAP_TABLES = (
     "staging/stg_inventory__nodes",
     "staging/stg_plans__run_plans",
     "ops/alerts",
+    "ops/alert_deliveries",
+    "ops/actions",
 )
 
 

@@ -56,6 +56,10 @@ from typing import Callable, Iterator
 POLL_SECONDS = 0.2
 
 
+class LockBusy(TimeoutError):
+    """The lock stayed held by another process for longer than the caller would wait."""
+
+
 def report_every_seconds() -> float:
     """How often a waiting process repeats that it waits ($GPULEDGER_LOCK_REPORT_SECONDS, default 10)."""
     return float(os.environ.get("GPULEDGER_LOCK_REPORT_SECONDS", "10"))
@@ -109,11 +113,13 @@ _held_guard = threading.Lock()
 @contextmanager
 def warehouse_lock(
     warehouse: str | Path, *, run_id: str | None = None, shared: bool = False,
-    report: Callable[[str], None] | None = None,
+    report: Callable[[str], None] | None = None, wait_seconds: float | None = None,
 ) -> Iterator[None]:
     """Holds the lock of `warehouse`: exclusive for a writer, shared for a reader of the live file.
     Waits as long as another process holds it, saying so through `report` (default: stderr) at once
-    and then every `report_every_seconds()`; SIGTERM and SIGINT end the wait."""
+    and then every `report_every_seconds()`; SIGTERM and SIGINT end the wait. With `wait_seconds`,
+    gives up after that long (0: one attempt) by raising LockBusy, naming the holder — for callers
+    that must not queue behind a run, such as the alert-delivery sensor."""
     path = lock_path(warehouse)
     with _held_guard:
         mine = _held.get(path)
@@ -136,7 +142,7 @@ def warehouse_lock(
         yield
         return
     try:
-        _acquire(fd, Path(warehouse), run_id, shared, report or _to_stderr)
+        _acquire(fd, Path(warehouse), run_id, shared, report or _to_stderr, wait_seconds)
     except BaseException:
         os.close(fd)
         raise
@@ -164,7 +170,8 @@ def _open(path: Path, shared: bool) -> int | None:
             return None
 
 
-def _acquire(fd: int, warehouse: Path, run_id: str | None, shared: bool, report: Callable[[str], None]) -> None:
+def _acquire(fd: int, warehouse: Path, run_id: str | None, shared: bool, report: Callable[[str], None],
+             wait_seconds: float | None = None) -> None:
     mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     started = time.monotonic()
     next_report = started
@@ -175,6 +182,8 @@ def _acquire(fd: int, warehouse: Path, run_id: str | None, shared: bool, report:
         except BlockingIOError:
             pass
         now = time.monotonic()
+        if wait_seconds is not None and now - started >= wait_seconds:
+            raise LockBusy(f"the warehouse lock ({warehouse}) is held by {Holder.read(fd).describe()}")
         if now >= next_report:
             me = f"run {run_id}" if run_id else "this process"
             report(f"waiting {now - started:.0f}s for the warehouse lock ({warehouse}): held by "

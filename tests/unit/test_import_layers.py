@@ -17,8 +17,9 @@ ALLOWED = {
     "reports": {"lib", "reports"},
     "exports": {"lib", "exports"},
     "collect": {"lib", "collect"},
-    "defs": {"lib", "ingest", "reports", "exports", "collect", "defs"},
-    "cli": {"lib", "ingest", "reports", "exports", "collect", "cli", "definitions", "bench"},
+    "alerts": {"lib", "alerts"},
+    "defs": {"lib", "ingest", "reports", "exports", "collect", "alerts", "defs"},
+    "cli": {"lib", "ingest", "reports", "exports", "collect", "alerts", "cli", "definitions", "bench"},
 }
 
 

@@ -1,0 +1,257 @@
+"""One delivery pass: every alert still pending goes to the channels that route it, at least once and,
+short of a crash between sending and recording, exactly once per channel (docs/plans.md#delivery).
+
+A pass takes the warehouse lock twice, briefly, and never while it talks to the network:
+1. claim (one transaction): route each pending alert to its channels (a row per alert and channel in
+   ops.alert_deliveries), take the deliveries that are due, count their attempt and put their next
+   attempt off by the backoff; write the ops.actions row of each alert whose kind has an action.
+2. send, with the lock released; run the actions that are not dry runs.
+3. record (one transaction): delivered, or the error; then sum each alert's deliveries up into
+   ops.alerts (status, delivered_at, channel).
+A process that dies between 2 and 3 leaves its deliveries claimed: they are due again after the
+backoff and sent a second time (at least once; the alert_id in every message lets a receiver dedupe).
+An action's row is written before it runs, so an action never runs twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Callable, Iterator
+
+import duckdb
+import polars as pl
+
+from pipelines.alerts.actions import ActionRefused, command_for, run_command
+from pipelines.alerts.send import DeliveryFailed, send
+from pipelines.lib.alert_channels import Channel
+from pipelines.lib.config import AlertsConfig
+from pipelines.lib.warehouse import bootstrap, connect, transaction
+from pipelines.lib.writer_lock import LockBusy, warehouse_lock
+
+CLAIM_LIMIT = 200  # deliveries per pass: a backlog drains over a few passes, each one short
+
+
+def utc_now() -> datetime:
+    """The warehouse's times are naive UTC (as ops.alerts.raised_at)."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+@dataclass
+class Claim:
+    alert: dict
+    channel: Channel
+    attempt: int
+
+
+@dataclass
+class PassResult:
+    delivered: list[tuple[str, str]] = field(default_factory=list)        # (alert_id, channel)
+    failed: list[tuple[str, str, str]] = field(default_factory=list)      # (alert_id, channel, error)
+    unsent: list[tuple[str, str]] = field(default_factory=list)           # claimed, not tried: out of time
+    actions: list[tuple[str, list[str], bool, int | None]] = field(default_factory=list)  # alert, command, dry run, exit
+    not_recorded: str | None = None  # why step 3 could not run (the sends will repeat after the backoff)
+
+    def summary(self) -> str:
+        parts = [f"{len(self.delivered)} delivered", f"{len(self.failed)} failed"]
+        if self.unsent:
+            parts.append(f"{len(self.unsent)} left for the next pass")
+        if self.actions:
+            parts.append(f"{len(self.actions)} action(s)")
+        return ", ".join(parts)
+
+
+def delivery_pass(
+    warehouse: str | Path, cfg: AlertsConfig, *, clock: Callable[[], datetime] = utc_now,
+    lock_wait_seconds: float | None = None, record_wait_seconds: float | None = None,
+    send_budget_seconds: float | None = None, log: Callable[[str], None] | None = None,
+    sender: Callable[[Channel, dict, datetime], str | None] = send,
+    runner: Callable[[list[str], float], tuple[int | None, str]] = run_command,
+) -> PassResult:
+    """Delivers what is due. `lock_wait_seconds` / `record_wait_seconds`: how long to wait for the
+    lock before claiming / recording (None: as long as it takes; LockBusy past it);
+    `send_budget_seconds`: stop starting sends after that long (the rest stays due)."""
+    result = PassResult()
+    with warehouse_lock(warehouse, wait_seconds=lock_wait_seconds, report=log):
+        with _open(warehouse) as con, transaction(con):
+            claims = _claim(con, cfg, clock())
+            actions = _claim_actions(con, cfg, clock())
+    started = time.monotonic()
+    broken: dict[str, str] = {}  # channel -> its first error of this pass
+    notes: dict[tuple[str, str], str] = {}
+    arrived: dict[tuple[str, str], datetime] = {}  # when each receiver took its message
+    for claim in claims:
+        key = (claim.alert["alert_id"], claim.channel.name)
+        if send_budget_seconds is not None and time.monotonic() - started > send_budget_seconds:
+            result.unsent.append(key)
+        elif claim.channel.name in broken:
+            # a channel that just failed is not tried again in this pass: its deliveries back off together
+            result.failed.append((*key, f"not tried: the channel failed earlier in this pass ({broken[claim.channel.name]})"))
+        else:
+            try:
+                note = sender(claim.channel, claim.alert, clock())
+            except Exception as err:  # DeliveryFailed, or anything unforeseen: this delivery failed, the pass goes on
+                reason = str(err) if isinstance(err, DeliveryFailed) else f"{type(err).__name__}: {err}"
+                broken[claim.channel.name] = reason
+                result.failed.append((*key, reason))
+            else:
+                result.delivered.append(key)
+                arrived[key] = clock()
+                if note:
+                    notes[key] = note
+    outcomes = {alert_id: runner(command, timeout) for alert_id, command, timeout in actions}
+    result.actions = [(a, c, False, outcomes[a][0]) for a, c, _ in actions]
+    try:
+        with warehouse_lock(warehouse, wait_seconds=record_wait_seconds, report=log):
+            with _open(warehouse) as con, transaction(con):
+                _record(con, cfg, result, notes, arrived, clock(), claims)
+                _record_actions(con, outcomes)
+    except LockBusy as busy:
+        result.not_recorded = str(busy)
+        if log:
+            log(f"alert deliveries not recorded ({busy}): they are sent again after the backoff")
+    return result
+
+
+@contextmanager
+def _open(path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to the warehouse with its tables bootstrapped (ops.alert_deliveries, ops.actions
+    appear in a warehouse an older version made); closed before the lock is let go."""
+    con = connect(path)
+    try:
+        bootstrap(con)
+        yield con
+    finally:
+        con.close()
+
+
+def _rows(con: duckdb.DuckDBPyConnection, query: str, params: dict | None = None) -> list[dict]:
+    cursor = con.execute(query, params or {})
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def _claim(con: duckdb.DuckDBPyConnection, cfg: AlertsConfig, now: datetime) -> list[Claim]:
+    pending = _rows(con, "SELECT * FROM ops.alerts WHERE status = 'pending' ORDER BY raised_at, alert_id")
+    routes = pl.DataFrame(
+        [(a["alert_id"], c.name) for a in pending for c in cfg.channels if c.routes(a["team"], a["severity"])],
+        schema={"alert_id": pl.String, "channel": pl.String}, orient="row")
+    con.register("routes_in", routes)
+    con.register("pending_in", pl.DataFrame({"alert_id": [a["alert_id"] for a in pending]}, schema={"alert_id": pl.String}))
+    try:
+        # a route no longer configured (channel removed, teams or min_severity changed) is not waited for;
+        # one configured again is due again
+        con.execute("""UPDATE ops.alert_deliveries d SET status = 'cancelled',
+                           last_error = 'no longer routed by alerts.channels'
+                       WHERE status = 'pending' AND alert_id IN (SELECT alert_id FROM pending_in)
+                         AND (alert_id, channel) NOT IN (SELECT (alert_id, channel) FROM routes_in)""")
+        con.execute("""INSERT INTO ops.alert_deliveries (alert_id, channel, status, attempts, next_attempt_at)
+                       SELECT alert_id, channel, 'pending', 0, $now FROM routes_in
+                       ON CONFLICT (alert_id, channel) DO UPDATE SET status = 'pending', next_attempt_at = $now
+                       WHERE status = 'cancelled'""", {"now": now})
+    finally:
+        con.unregister("routes_in")
+        con.unregister("pending_in")
+    due = _rows(con, """SELECT alert_id, channel, attempts FROM ops.alert_deliveries
+                        WHERE status = 'pending' AND next_attempt_at <= $now
+                        ORDER BY next_attempt_at, alert_id, channel LIMIT $limit""",
+                {"now": now, "limit": CLAIM_LIMIT})
+    by_id = {a["alert_id"]: a for a in pending}
+    channels = {c.name: c for c in cfg.channels}
+    claims = [Claim(by_id[d["alert_id"]], channels[d["channel"]], d["attempts"] + 1)
+              for d in due if d["alert_id"] in by_id and d["channel"] in channels]
+    if claims:
+        claimed = pl.DataFrame(
+            [(c.alert["alert_id"], c.channel.name, now + timedelta(seconds=cfg.retry.delay_seconds(c.attempt)))
+             for c in claims],
+            schema={"alert_id": pl.String, "channel": pl.String, "next_attempt_at": pl.Datetime("us")}, orient="row")
+        con.register("claimed_in", claimed)
+        try:
+            con.execute("""UPDATE ops.alert_deliveries d SET attempts = d.attempts + 1,
+                               first_attempt_at = coalesce(d.first_attempt_at, $now), last_attempt_at = $now,
+                               next_attempt_at = c.next_attempt_at
+                           FROM claimed_in c WHERE d.alert_id = c.alert_id AND d.channel = c.channel""", {"now": now})
+        finally:
+            con.unregister("claimed_in")
+    return claims
+
+
+def _claim_actions(con: duckdb.DuckDBPyConnection, cfg: AlertsConfig, now: datetime) -> list[tuple[str, list[str], float]]:
+    """Writes the ops.actions row of each pending alert whose kind has an enabled action and that has
+    none yet; returns those to run (not dry runs, not refused): (alert_id, command, timeout)."""
+    enabled = {kind: a for kind, a in cfg.actions.items() if a.enabled}
+    if not enabled:
+        return []
+    candidates = _rows(con, """SELECT * FROM ops.alerts WHERE status = 'pending' AND list_contains($kinds, kind)
+                                 AND alert_id NOT IN (SELECT alert_id FROM ops.actions)
+                               ORDER BY raised_at, alert_id""", {"kinds": sorted(enabled)})
+    to_run, rows = [], []
+    for alert in candidates:
+        action = enabled[alert["kind"]]
+        if alert["raised_at"] < now - timedelta(hours=action.max_age_hours):
+            continue
+        try:
+            command, output = command_for(action, alert), None
+        except ActionRefused as err:
+            command, output = list(action.command), f"refused: {err}"
+        if output is None and action.dry_run:
+            output = "dry run: not executed"
+        elif output is None:
+            to_run.append((alert["alert_id"], command, action.timeout_seconds))
+        action_id = hashlib.sha256(json.dumps([alert["alert_id"], alert["kind"]]).encode()).hexdigest()[:16]
+        rows.append((action_id, alert["alert_id"], alert["kind"], json.dumps(command), action.dry_run, now, output))
+    if rows:
+        con.executemany("INSERT INTO ops.actions (action_id, alert_id, kind, command, dry_run, started_at, output) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    return to_run
+
+
+def _record(con: duckdb.DuckDBPyConnection, cfg: AlertsConfig, result: PassResult, notes: dict,
+            arrived: dict, now: datetime, claims: list[Claim]) -> None:
+    if result.delivered:
+        con.executemany("UPDATE ops.alert_deliveries SET status = 'delivered', delivered_at = ?, last_error = ? "
+                        "WHERE alert_id = ? AND channel = ?",
+                        [(arrived[k], notes.get(k), *k) for k in result.delivered])
+    if result.failed:
+        con.executemany("""UPDATE ops.alert_deliveries SET last_error = ?,
+                               status = CASE WHEN ?::INTEGER IS NOT NULL AND attempts >= ? THEN 'failed' ELSE status END
+                           WHERE alert_id = ? AND channel = ? AND status = 'pending'""",
+                        [(err, cfg.retry.max_attempts, cfg.retry.max_attempts, a, c) for a, c, err in result.failed])
+    if result.unsent:
+        # not tried: the attempt does not count and it is due at once
+        con.executemany("UPDATE ops.alert_deliveries SET attempts = attempts - 1, next_attempt_at = ? "
+                        "WHERE alert_id = ? AND channel = ?", [(now, *k) for k in result.unsent])
+    touched = sorted({c.alert["alert_id"] for c in claims})
+    if touched:
+        _sum_up(con, touched)
+
+
+def _sum_up(con: duckdb.DuckDBPyConnection, alert_ids: list[str]) -> None:
+    """ops.alerts.status from the alert's deliveries: pending while one is still due, failed when none
+    is due and one gave up, delivered when all arrived; `channel` the channels it reached,
+    `delivered_at` the last arrival."""
+    con.execute("""
+        UPDATE ops.alerts a SET status = s.status, delivered_at = s.delivered_at, channel = s.channels
+        FROM (
+            SELECT alert_id,
+                   CASE WHEN bool_or(status = 'pending') THEN 'pending'
+                        WHEN bool_or(status = 'failed') THEN 'failed'
+                        ELSE 'delivered' END AS status,
+                   CASE WHEN bool_and(status = 'delivered') THEN max(delivered_at) END AS delivered_at,
+                   string_agg(channel, ',' ORDER BY channel) FILTER (WHERE status = 'delivered') AS channels
+            FROM ops.alert_deliveries
+            WHERE status <> 'cancelled' AND list_contains($ids, alert_id)
+            GROUP BY alert_id
+        ) s
+        WHERE a.alert_id = s.alert_id AND a.status = 'pending'""", {"ids": alert_ids})
+
+
+def _record_actions(con: duckdb.DuckDBPyConnection, outcomes: dict[str, tuple[int | None, str]]) -> None:
+    if outcomes:
+        con.executemany("UPDATE ops.actions SET exit_code = ?, output = ? WHERE alert_id = ?",
+                        [(code, output, alert_id) for alert_id, (code, output) in outcomes.items()])

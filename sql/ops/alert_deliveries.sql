@@ -1,0 +1,16 @@
+-- Each alert's delivery to each channel it routes to (docs/plans.md#delivery): one row per alert and
+-- channel, so nothing is sent twice to one channel. A pass claims a due row (attempts + 1, the next
+-- attempt put off by the backoff) before it sends, and marks it delivered after; ops.alerts.status
+-- sums these rows up.
+CREATE TABLE IF NOT EXISTS ops.alert_deliveries (
+    alert_id          VARCHAR NOT NULL,
+    channel           VARCHAR NOT NULL,     -- the name of an alerts.channels entry
+    status            VARCHAR NOT NULL,     -- pending | delivered | failed | cancelled
+    attempts          INTEGER NOT NULL DEFAULT 0,
+    first_attempt_at  TIMESTAMP,            -- UTC, as every time here
+    last_attempt_at   TIMESTAMP,
+    next_attempt_at   TIMESTAMP,            -- when a pending delivery is due (again)
+    last_error        VARCHAR,
+    delivered_at      TIMESTAMP,
+    PRIMARY KEY (alert_id, channel)
+);
