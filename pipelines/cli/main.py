@@ -6,7 +6,7 @@ import argparse
 import os
 import signal
 import sys
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 from pipelines.lib.warehouse import PROJECT_ROOT
@@ -80,7 +80,15 @@ def main(argv: list[str] | None = None) -> int:
     alerts = sub.add_parser("alerts", help="list the alerts the daily run raised (ops.alerts)")
     alerts.add_argument("--open", action="store_true", help="only those not delivered yet")
     alerts.add_argument("--json", action="store_true", help="the rows of ops.alerts as a JSON array")
-    alerts.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
+    alerts.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse; "
+                        "with --live, the live warehouse written: $GPULEDGER_WAREHOUSE or data/warehouse.duckdb)")
+    alerts.add_argument("--live", action="store_true",
+                        help="raise hung jobs and step-time regressions now from today's landing files, as the "
+                             "live sensor does, and print what was found")
+    alerts.add_argument("--as-of", type=datetime.fromisoformat,
+                        help="with --live: consider only data up to this UTC time (default: now)")
+    alerts.add_argument("--landing", type=Path, help="with --live: the landing zone (default: $GPULEDGER_LANDING)")
+    alerts.add_argument("--config", type=Path, help="with --live: organisation config YAML (default: $GPULEDGER_CONFIG)")
 
     config = sub.add_parser("config", help="the organisation config")
     config_kinds = config.add_subparsers(dest="kind", required=True)
@@ -399,6 +407,8 @@ def _plan(args: argparse.Namespace) -> int:
 def _alerts(args: argparse.Namespace) -> int:
     import json
 
+    if args.live:
+        return _alerts_live(args)
     from pipelines.lib.publish import published_path
     from pipelines.lib.sandbox import open_read_only
 
@@ -424,6 +434,34 @@ def _alerts(args: argparse.Namespace) -> int:
         stake = "" if a["cost_at_stake"] is None else f"{a['cost_at_stake']:,.2f} {a['billing_currency'] or ''}".strip()
         print(f"{a['day']}  {a['severity']:<8}  {a['kind']:<16}  {a['subject_type']} {a['subject']}  "
               f"[{a['threshold']}]  at stake {stake or '–'}  {a['status']}  {a['alert_id']}")
+        print(f"    {a['message']}")
+    return 0
+
+
+def _alerts_live(args: argparse.Namespace) -> int:
+    """One tick of the live sensor by hand (pipelines/defs/alerts/live.py): for cron users and tests."""
+    import json
+
+    from pipelines.defs.alerts.live import run_live
+    from pipelines.lib.config import load_config
+    from pipelines.lib.resources import landing_resource
+
+    landing = args.landing or landing_resource().path
+    if not landing.is_dir():
+        print(f"no landing zone at {landing}: give --landing or set GPULEDGER_LANDING", file=sys.stderr)
+        return 2
+    cfg = load_config(args.config or os.environ.get("GPULEDGER_CONFIG") or None)
+    as_of = args.as_of.astimezone(timezone.utc).replace(tzinfo=None) if args.as_of and args.as_of.tzinfo else args.as_of
+    result = run_live(landing, cfg, args.warehouse, as_of)
+    if args.json:
+        print(json.dumps({"as_of": result.as_of.isoformat(), "files_read": result.files_read, "raised": result.raised,
+                          "found": result.alerts.to_dicts()}, indent=2, default=str))
+        return 0
+    new = ", ".join(f"{n} {kind}" for kind, n in result.raised.items() if n) or "nothing new"
+    print(f"as of {result.as_of:%Y-%m-%d %H:%M:%S} UTC: {result.files_read} landing files read; raised {new}")
+    for a in result.alerts.iter_rows(named=True):
+        print(f"  {a['severity']:<8}  {a['kind']:<20}  {a['subject_type']} {a['subject']}  [{a['threshold']}]  "
+              f"{a['alert_id']}")
         print(f"    {a['message']}")
     return 0
 
