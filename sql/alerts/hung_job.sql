@@ -7,8 +7,9 @@
 -- highest SM_ACTIVE is below idle.sm_active_threshold. The job's series on a host are those labelled with
 -- its JobID (or JobIDRaw); on a host without job labels, all of the host's GPUs. The job is idle in a
 -- minute when every series it has there is. A stretch continues across a telemetry gap of up to three
--- scrapes; it starts one scrape after the last busy sample before it (as allocated_idle does) and runs,
--- so far, to one scrape after its last idle sample. Telemetry is read 24 hours back: a stretch that
+-- scrapes; its ends are refined to the samples as allocated_idle's are: it starts one scrape after the
+-- last busy sample before it and ends at the first busy sample after it (so far: one scrape after its
+-- last idle sample). Telemetry is read 24 hours back: a stretch that
 -- starts at that edge began earlier and was raised then, so it is left alone here.
 -- cost_at_stake: the stretch's GPU-seconds so far at the job's nodes' cost per GPU-second over the
 -- 7 days before (marts.fct_node_hourly), in the currency most of that cost is in.
@@ -25,7 +26,7 @@ WITH jobs AS (
     ) WHERE pick = 1
 ),
 minutes AS (
-    SELECT hostname, gpu, gpu_instance, hpc_job, minute_ts, first_sample_ts, last_sample_ts, last_busy_ts,
+    SELECT hostname, gpu, gpu_instance, hpc_job, minute_ts, first_sample_ts, last_sample_ts, first_busy_ts, last_busy_ts,
            coalesce(gpu_util_max = 0, FALSE) OR coalesce(sm_active_max < $idle_sm_threshold, FALSE) AS idle
     FROM staging.stg_dcgm__gpu_minutes
     WHERE day BETWEEN ($as_of::TIMESTAMP - INTERVAL 24 HOUR)::DATE AND $as_of::TIMESTAMP::DATE
@@ -43,7 +44,7 @@ job_hosts AS (
 job_minutes AS (
     SELECT jh.cluster, jh.job_key, jh.start_ts, m.minute_ts,
            min(m.first_sample_ts) AS first_sample_ts, max(m.last_sample_ts) AS last_sample_ts,
-           max(m.last_busy_ts) AS last_busy_ts, bool_and(m.idle) AS idle
+           min(m.first_busy_ts) AS first_busy_ts, max(m.last_busy_ts) AS last_busy_ts, bool_and(m.idle) AS idle
     FROM job_hosts jh
     JOIN jobs j USING (cluster, job_key, start_ts)
     JOIN minutes m ON m.hostname = jh.hostname
@@ -55,7 +56,8 @@ job_minutes AS (
 ),
 ordered AS (
     SELECT *, lag(idle) OVER w AS prev_idle, lag(last_sample_ts) OVER w AS prev_last,
-           lag(minute_ts) OVER w AS prev_minute, lag(last_busy_ts) OVER w AS prev_last_busy
+           lag(minute_ts) OVER w AS prev_minute, lag(last_busy_ts) OVER w AS prev_last_busy,
+           lead(minute_ts) OVER w AS next_minute, lead(first_busy_ts) OVER w AS next_first_busy
     FROM job_minutes
     WINDOW w AS (PARTITION BY cluster, job_key, start_ts ORDER BY minute_ts)
 ),
@@ -70,7 +72,10 @@ stretches AS (
            arg_min(CASE WHEN prev_minute = minute_ts - INTERVAL 1 MINUTE AND prev_last_busy IS NOT NULL
                         THEN prev_last_busy + to_seconds($scrape_seconds::BIGINT) ELSE first_sample_ts END,
                    minute_ts) AS idle_from,
-           max(last_sample_ts) + to_seconds($scrape_seconds::BIGINT) AS idle_to
+           -- the first busy sample of the minute after, else one scrape after the last idle sample
+           arg_max(CASE WHEN next_minute = minute_ts + INTERVAL 1 MINUTE AND next_first_busy IS NOT NULL
+                        THEN next_first_busy ELSE last_sample_ts + to_seconds($scrape_seconds::BIGINT) END,
+                   minute_ts) AS idle_to
     FROM numbered WHERE idle
     GROUP BY ALL
 ),
