@@ -9,7 +9,7 @@
 -- minute when every series it has there is. A stretch continues across a telemetry gap of up to three
 -- scrapes; its ends are refined to the samples as allocated_idle's are: it starts one scrape after the
 -- last busy sample before it and ends at the first busy sample after it (so far: one scrape after its
--- last idle sample). Telemetry is read 24 hours back: a stretch that
+-- last idle sample). Telemetry is read 36 hours back: a stretch that
 -- starts at that edge began earlier and was raised then, so it is left alone here.
 -- cost_at_stake: the stretch's GPU-seconds so far at the job's nodes' cost per GPU-second over the
 -- 7 days before (marts.fct_node_hourly), in the currency most of that cost is in.
@@ -21,7 +21,7 @@ WITH jobs AS (
                                   ORDER BY (end_ts IS NOT NULL) DESC, _file DESC, _row DESC) AS pick
         FROM staging.stg_scheduler__job_allocations
         WHERE NOT is_step AND start_ts < $as_of::TIMESTAMP
-          AND (end_ts IS NULL OR end_ts > $as_of::TIMESTAMP - INTERVAL 24 HOUR)
+          AND (end_ts IS NULL OR end_ts > $as_of::TIMESTAMP - INTERVAL 36 HOUR)
           AND (coalesce(gpus, 1) > 0 OR len(gpu_slices) > 0)
     ) WHERE pick = 1
 ),
@@ -29,8 +29,8 @@ minutes AS (
     SELECT hostname, gpu, gpu_instance, hpc_job, minute_ts, first_sample_ts, last_sample_ts, first_busy_ts, last_busy_ts,
            coalesce(gpu_util_max = 0, FALSE) OR coalesce(sm_active_max < $idle_sm_threshold, FALSE) AS idle
     FROM staging.stg_dcgm__gpu_minutes
-    WHERE day BETWEEN ($as_of::TIMESTAMP - INTERVAL 24 HOUR)::DATE AND $as_of::TIMESTAMP::DATE
-      AND minute_ts >= $as_of::TIMESTAMP - INTERVAL 24 HOUR
+    WHERE day BETWEEN ($as_of::TIMESTAMP - INTERVAL 36 HOUR)::DATE AND $as_of::TIMESTAMP::DATE
+      AND minute_ts >= $as_of::TIMESTAMP - INTERVAL 36 HOUR
       AND minute_ts + INTERVAL 1 MINUTE <= $as_of::TIMESTAMP
 ),
 labelled_hosts AS (
@@ -85,7 +85,7 @@ hung AS (
            least(s.idle_to, coalesce(j.end_ts, $as_of::TIMESTAMP), $as_of::TIMESTAMP) AS idle_to,
            coalesce(config_lookup($account_projects, j.account), j.account, '_unallocated') AS project
     FROM stretches s JOIN jobs j ON j.cluster = s.cluster AND j.job_key = s.job_key AND j.start_ts = s.job_start
-    WHERE s.idle_from > $as_of::TIMESTAMP - INTERVAL 24 HOUR + INTERVAL 10 MINUTE
+    WHERE s.idle_from > $as_of::TIMESTAMP - INTERVAL 36 HOUR + INTERVAL 10 MINUTE
 ),
 long_enough AS (
     SELECT *, epoch(idle_to) - epoch(idle_from) AS idle_seconds,

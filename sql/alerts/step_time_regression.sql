@@ -1,6 +1,6 @@
 -- step_time_regression alerts as of $as_of (docs/plans.md#alerts): a run whose step time stays above
 -- $step_time_ratio × its own baseline for at least $step_time_minutes. Read from the trainer's step
--- events before $as_of (24 hours back); every figure looks back only, so the live sensor and the daily run
+-- events before $as_of (36 hours back); every figure looks back only, so the live sensor and the daily run
 -- find the same stretch with the same start, hence the same alert_id.
 --
 -- A step event's step time is the time since the job's previous step event over the steps between them.
@@ -19,7 +19,7 @@ WITH steps AS (
            lag(ts) OVER w AS prev_ts, step - lag(step) OVER w AS steps
     FROM staging.stg_runs__events
     WHERE event = 'step' AND ts <= $as_of::TIMESTAMP
-      AND ts > $as_of::TIMESTAMP - INTERVAL 24 HOUR AND job_id IS NOT NULL
+      AND ts > $as_of::TIMESTAMP - INTERVAL 36 HOUR AND job_id IS NOT NULL
     WINDOW w AS (PARTITION BY run_id, job_id ORDER BY ts, step)
 ),
 timed AS (
@@ -57,7 +57,7 @@ stretches AS (
     FROM numbered WHERE slow
     GROUP BY ALL
     HAVING epoch(max(ts)) - epoch(arg_min(prev_ts, ts)) >= 60 * $step_time_minutes
-       AND arg_min(prev_ts, ts) > $as_of::TIMESTAMP - INTERVAL 24 HOUR + to_minutes(($step_time_minutes + $step_time_baseline_minutes)::BIGINT)
+       AND arg_min(prev_ts, ts) > $as_of::TIMESTAMP - INTERVAL 36 HOUR + to_minutes(($step_time_minutes + $step_time_baseline_minutes)::BIGINT)
 ),
 jobs AS (
     SELECT * EXCLUDE (pick) FROM (

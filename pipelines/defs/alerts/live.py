@@ -1,7 +1,7 @@
 """Hung jobs and step-time regressions raised within the hour, not at the daily run (docs/plans.md#alerts).
 
 Every `alerts.live_interval_minutes` (default 5) the sensor stages the newest landing files of today and
-yesterday — scheduler records, DCGM telemetry, trainer events — into a scratch DuckDB beside the warehouse
+the two days before — scheduler records, DCGM telemetry, trainer events — into a scratch DuckDB beside the warehouse
 (`<warehouse>.live.duckdb`) with the very parsers and rollups the daily run uses, read in place, each file
 only when it is new or has changed since the last tick (ops.landed_files of the scratch file). It then runs
 the detection queries (sql/alerts/hung_job.sql, step_time_regression.sql) with `as_of` = now and inserts
@@ -48,14 +48,15 @@ class LiveResult:
 
 
 def stage_live(con: duckdb.DuckDBPyConnection, root: Path, cfg: OrgConfig, day: date) -> int:
-    """Brings `con` (a scratch warehouse) up to date with the landing files of `day` and its neighbours'
-    `day=` folders; returns how many files were read. Telemetry of older days is dropped: the queries
-    look back 24 hours."""
+    """Brings `con` (a scratch warehouse) up to date with the landing files of `day`, the two days before
+    and the day after (`day=` folders); returns how many files were read. Telemetry of older days is
+    dropped: the queries look back 36 hours."""
     bootstrap(con)
     read = 0
     for source in LIVE_SOURCES:
-        read += len(sync(con, root, source, cfg, day).files_read)
-    con.execute("DELETE FROM staging.stg_dcgm__gpu_minutes WHERE day < $first", {"first": day - timedelta(days=1)})
+        for around in (day - timedelta(days=1), day):   # each reads its own and its neighbours' folders
+            read += len(sync(con, root, source, cfg, around).files_read)
+    con.execute("DELETE FROM staging.stg_dcgm__gpu_minutes WHERE day < $first", {"first": day - timedelta(days=2)})
     return read
 
 
