@@ -12,7 +12,8 @@
 -- last idle sample). Telemetry is read 36 hours back: a stretch that
 -- starts at that edge began earlier and was raised then, so it is left alone here.
 -- cost_at_stake: the stretch's GPU-seconds so far at the job's nodes' cost per GPU-second over the
--- 7 days before (marts.fct_node_hourly), in the currency most of that cost is in.
+-- 7 days before (marts.fct_node_hourly), in the currency most of that cost is in; an estimate at an
+-- average rate, so kept to 1e-9.
 WITH jobs AS (
     SELECT * EXCLUDE (pick) FROM (
         SELECT cluster, job_key, job_id, account, start_ts, gpus, gpu_slices, hosts,
@@ -114,7 +115,7 @@ SELECT 'hung_job' AS kind,
        'job' AS subject_type, l.job_id AS subject,
        printf('%s idle since %s', l.cluster, strftime(l.idle_from, '%Y-%m-%dT%H:%M:%SZ')) AS threshold,
        coalesce(config_lookup($project_teams, l.project), l.project) AS team,
-       (l.idle_seconds * l.gpu_count * r.rate)::DECIMAL(38, 18) AS cost_at_stake, r.billing_currency,
+       round(l.idle_seconds * l.gpu_count * r.rate, 9)::DECIMAL(38, 18) AS cost_at_stake, r.billing_currency,
        printf('job %s (%s, on %s) has held %g GPUs idle for %d minutes, since %s%s', l.job_id, l.cluster,
               array_to_string(l.hosts, ','), l.gpu_count, (l.idle_seconds // 60)::BIGINT,
               strftime(l.idle_from, '%Y-%m-%d %H:%M UTC'),

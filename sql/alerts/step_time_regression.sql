@@ -11,9 +11,8 @@
 -- regressed stretch is a run of consecutive step events whose smoothed time is above ratio × baseline; it
 -- starts where the first of them began stepping slowly (its previous event), and is raised once it spans
 -- $step_time_minutes. extra GPU-seconds = (smoothed step time − the stretch's first baseline) × steps ×
--- the job's GPUs, over the
--- stretch so far; cost_at_stake prices them at the job's nodes' cost per GPU-second over the 7 days before
--- (marts.fct_node_hourly).
+-- the job's GPUs, over the stretch so far; cost_at_stake prices them at the job's nodes' cost per
+-- GPU-second over the 7 days before (marts.fct_node_hourly): an estimate at an average rate, kept to 1e-9.
 WITH steps AS (
     SELECT run_id, job_id, ts, step,
            lag(ts) OVER w AS prev_ts, step - lag(step) OVER w AS steps
@@ -113,7 +112,7 @@ SELECT 'step_time_regression' AS kind,
        'run' AS subject_type, run_id AS subject,
        printf('slow since %s', strftime(slow_from, '%Y-%m-%dT%H:%M:%SZ')) AS threshold,
        coalesce(config_lookup($project_teams, project), project) AS team,
-       extra_cost::DECIMAL(38, 18) AS cost_at_stake, billing_currency,
+       round(extra_cost, 9)::DECIMAL(38, 18) AS cost_at_stake, billing_currency,
        printf('run %s steps in %.1f s against its usual %.1f s (×%.2f) for %d minutes, since %s, on %s: %.0f extra GPU-seconds%s',
               run_id, median_step_time, baseline, median_step_time / baseline,
               ((epoch(slow_to) - epoch(slow_from)) // 60)::BIGINT, strftime(slow_from, '%Y-%m-%d %H:%M UTC'),

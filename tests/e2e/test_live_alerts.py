@@ -114,3 +114,19 @@ def test_the_cli_raises_by_hand_for_cron(scene, capsys):
     assert code == 0
     out = capsys.readouterr().out
     assert "raised 1 hung_job" in out and "job 101" in out
+
+
+def test_the_sensor_ticks_as_of_now_into_the_configured_warehouse(scene, monkeypatch):
+    import dagster as dg
+
+    from pipelines.defs.alerts.live import live_alerts_sensor
+    from pipelines.lib.resources import LandingZone
+
+    monkeypatch.setenv("GPULEDGER_WAREHOUSE", str(scene.warehouse))
+    assert live_alerts_sensor.minimum_interval_seconds == 5 * 60
+    context = dg.build_sensor_context(resources={"landing": LandingZone(root=str(scene.landing),
+                                                                          config_file=str(scene.config_path))})
+    result = live_alerts_sensor(context)
+    # now is long after the scene's day: nothing to raise, but the tick staged the files and says so
+    assert isinstance(result, dg.SkipReason) and "landing files read, raised nothing new" in result.skip_message
+    assert live_path(scene.warehouse).exists()
