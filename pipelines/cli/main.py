@@ -439,10 +439,10 @@ def _alerts(args: argparse.Namespace) -> int:
 
 
 def _alerts_live(args: argparse.Namespace) -> int:
-    """One tick of the live sensor by hand (pipelines/defs/alerts/live.py): for cron users and tests."""
+    """One tick of the live sensor by hand (pipelines/alerts/live.py): for cron users and tests."""
     import json
 
-    from pipelines.defs.alerts.live import run_live
+    from pipelines.alerts.live import run_live
     from pipelines.lib.config import load_config
     from pipelines.lib.resources import landing_resource
 

@@ -1,4 +1,4 @@
-"""The live alerts (pipelines/defs/alerts/live.py, docs/plans.md#alerts) on a hand-built landing zone: a job
+"""The live alerts (pipelines/alerts/live.py, docs/plans.md#alerts) on a hand-built landing zone: a job
 idle from 01:00 to 02:00 and a run whose steps go from 6 s to 9 s at 02:00. Every figure below is worked by
 hand from the inputs: when each alert is first due, its stretch's start (the alert's identity), its
 GPU-seconds and money; raised once, whichever tick or run finds it."""
@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from pipelines.cli.main import main
-from pipelines.defs.alerts.live import detect, live_path, run_live
+from pipelines.alerts.live import detect, live_path, run_live
 from pipelines.lib.config import load_config
 from tests.support.scenario_builder import Activity, Landing, utc
 

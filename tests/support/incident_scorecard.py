@@ -21,7 +21,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from pipelines.defs.alerts.live import RATE_COLUMNS, detect, stage_live
+from pipelines.alerts.live import RATE_COLUMNS, detect, stage_live
 from pipelines.lib.config import load_config
 
 HUNG, SLOW = "hung_job", "step_time_regression"

@@ -4,7 +4,7 @@ Each kind of alert is one query, sql/alerts/<kind>.sql, giving the alerts the da
 inserts those whose `alert_id` (a digest of kind, subject and threshold) is not in ops.alerts yet. So
 re-running a day, or a later day still over the same threshold, raises nothing new, and an alert keeps
 its delivery status. Hung jobs and step-time regressions are raised within the hour by the live sensor
-(live.py) with the same queries; the daily run raises any it missed.
+(pipelines/alerts/live.py) with the same queries; the daily run raises any it missed.
 """
 
 from datetime import date, datetime, timedelta, timezone
@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta, timezone
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from pipelines.defs.alerts.raising import LIVE_KINDS, insert_alerts
+from pipelines.alerts.raising import LIVE_KINDS, insert_alerts
 from pipelines.lib.partitions import daily_duckdb_asset
 from pipelines.lib.resources import LandingZone
 from pipelines.lib.sql_lineage import tables_in

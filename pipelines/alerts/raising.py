@@ -1,6 +1,6 @@
 """Raising alerts: each kind is one query, sql/alerts/<kind>.sql, whose rows are inserted into ops.alerts
 unless their `alert_id` (a digest of kind, subject and threshold) is there already (docs/plans.md#alerts).
-The daily asset (assets.py) and the live sensor (live.py) both raise through `insert_alerts`, so an alert
+The daily asset (pipelines/defs/alerts/assets.py) and the live sensor (live.py) both raise through `insert_alerts`, so an alert
 one of them raised is the same row the other would raise, and is raised once."""
 
 from __future__ import annotations
