@@ -23,6 +23,13 @@ from .jobs import (IDLE, SAVE, STARTUP, TEARDOWN, TRAIN, Job, align_up, ambiguou
                    in_windows)
 
 NEVER = 1 << 62
+# A degraded node (a throttling GPU, a flaky link) slows the steps of the run on the first east slot by this
+# factor for SLOW_S, from the first step after SLOW_AT of the window once its job has trained SLOW_AFTER_S
+# (so the run has a baseline to be slower than). truth/incidents.csv records the stretch.
+SLOW_FACTOR = 1.5
+SLOW_S = 4 * 3600
+SLOW_AT = 0.35
+SLOW_AFTER_S = 3 * 3600
 
 
 @dataclass
@@ -92,6 +99,10 @@ class RunBuilder:
         self.run_nodes: list[int] = []
         self._counter: dict[str, int] = {}
         self.amb = {c: ambiguous_windows(CLUSTER_BY_NAME[c].timezone, t0, t1) for c in ("east", "west")}
+        self.slow_slot: tuple[int, ...] | None = None
+        self.slow_window: tuple[float, float] | None = None
+        # run_id -> [run, when its steps began to slow, its last slowed step event]
+        self.slowdowns: dict[str, list] = {}
 
     def build(self) -> list[Run]:
         for ci, cluster in enumerate(("east", "west")):
@@ -101,6 +112,8 @@ class RunBuilder:
             for si, size in enumerate(_slot_sizes(len(nodes), cluster, rng)):
                 slot = tuple(n.index for n in nodes[first:first + size])
                 first += size
+                if cluster == "east" and si == 0:
+                    self.slow_slot = slot
                 self.run_nodes.extend(slot)
                 projects = RUN_PROJECTS[cluster]
                 t = self.t0 + int(rng.uniform(300, 3 * 3600))
@@ -171,6 +184,19 @@ class RunBuilder:
                 submit = t_fail
             t = clear_of(t_fail + delay, amb)
 
+    def _slowdown(self, job: Job, clock: float, first_step_ts: int | None) -> float:
+        """The factor the degraded node puts on the step starting at `clock` (1 elsewhere and at other times)."""
+        if job.nodes != self.slow_slot:
+            return 1.0
+        if self.slow_window is None:
+            if (clock >= self.t0 + SLOW_AT * (self.t1 - self.t0) and first_step_ts is not None
+                    and clock - first_step_ts >= SLOW_AFTER_S):
+                self.slow_window = (clock, clock + SLOW_S)
+            else:
+                return 1.0
+        a, b = self.slow_window
+        return SLOW_FACTOR if a <= clock < b else 1.0
+
     def _job(self, run: Run, job: Job, step: int, resume: bool, rng: np.random.Generator):
         """Simulate one job of the run. Returns (t_fail, saved_step, saved_ts, restart_delay) if it was
         interrupted, else None (completed, or still running at the end of the window)."""
@@ -204,7 +230,8 @@ class RunBuilder:
 
         while True:
             n = min(run.steps_per_event, run.total_steps - step)
-            ev_clock = clock + n * run.step_time
+            factor = self._slowdown(job, clock, first_step_ts)
+            ev_clock = clock + n * run.step_time * factor
             ev_t = int(round(ev_clock))
             if t_fail <= ev_t:
                 if t_fail > train_from:
@@ -216,6 +243,8 @@ class RunBuilder:
                 break
             step += n
             run.events.append(Event(ev_t, "step", job, step, n * run.tokens_per_step))
+            if factor > 1:
+                self.slowdowns.setdefault(run.run_id, [run, int(clock), ev_t])[2] = ev_t
             if first_step_ts is None:
                 first_step_ts = ev_t
             now = ev_t

@@ -13,7 +13,8 @@
     out/landing/plans/<run_id>.yaml     (the biggest runs' plans)
     out/gpuledger.yaml
     out/truth/gpu_seconds.csv, out/truth/runs.csv, out/truth/costs.csv (what the nodes no bill covers cost,
-    per day and cost source: simulator/offbill.py), out/truth/landing_manifest.json
+    per day and cost source: simulator/offbill.py), out/truth/incidents.csv (hung jobs and step-time
+    regressions an alert is owed for: simulator/incidents.py), out/truth/landing_manifest.json
 
 The simulated world starts empty at `start` 00:00 UTC and stops at the end of the last day: no job ran
 before, nothing is submitted or logged after, and exports taken "at the end of a day" that ends later are
@@ -40,6 +41,7 @@ from .jobs import SAMPLE_S
 from .manifest import BillTotals
 from .offbill import CostTruth, costing_of, off_bill_nodes
 from .timeline import DAY, NodeIndex, count_categories, paint_categories, paint_state
+from .incidents import incident_rows, write_incidents
 from .truth import GpuSecondsTruth, runs_truth, write_runs_truth
 from .workload import Knobs, WorkloadBuilder
 from .writers_dcgm import N_SAMPLES, short_gaps, write_node_day
@@ -192,6 +194,8 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     cost_rows = costs.write(out / "truth" / "costs.csv")
     run_rows = runs_truth(wl.runs, t0, t1)
     write_runs_truth(out / "truth" / "runs.csv", run_rows)
+    incidents = incident_rows(wl.jobs, mig_jobs, wl.slowdowns, fleet, t1, mig.CLUSTER, mig.HOST)
+    write_incidents(out / "truth" / "incidents.csv", incidents)
 
     manifest = {
         "simulator": {"start": start.isoformat(), "days": days, "nodes": nodes, "seed": seed,
@@ -205,6 +209,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         "plans": plans_stats,
         "inventory": inventory,
         "truth": {"gpu_seconds_rows": gpu_rows, "runs_rows": len(run_rows), "cost_rows": cost_rows,
+                  "incidents_rows": len(incidents),
                   "billed_gpu_seconds_per_day": n_billed * 8 * DAY,
                   "config_costed_gpu_seconds_per_day": len(off_bill) * 8 * DAY},
         "off_bill": {"nodes": len(off_bill), "hostnames": " ".join(n.hostname for n in off_bill)},

@@ -44,6 +44,8 @@ class Workload:
     outages: dict[int, list[tuple[int, int]]]           # node index -> [start, end) without samples
     drain: tuple[int, int, int] | None                  # (node index, start, end)
     run_nodes: tuple[int, ...] = field(default_factory=tuple)
+    # runs a degraded node slowed (runs.py): (run_id, cluster, slowed from, last slowed step, its nodes)
+    slowdowns: list[tuple[str, str, int, int, tuple[int, ...]]] = field(default_factory=list)
 
 
 STREAM_KINDS = ("eval", "debug", "train", "interactive", "partial")
@@ -192,7 +194,8 @@ class WorkloadBuilder:
         check_no_overlap(self.jobs, self.t1)
         for j in self.jobs:
             assert not any(t is not None and in_windows(t, self.amb[j.cluster]) for t in (j.submit, j.start, j.end))
-        return Workload(self.jobs, runs, outages, drain, tuple(sorted(run_nodes)))
+        slowdowns = [(run.run_id, run.cluster, a, b, rb.slow_slot) for run, a, b in rb.slowdowns.values()]
+        return Workload(self.jobs, runs, outages, drain, tuple(sorted(run_nodes)), slowdowns)
 
     def _drain(self, run_nodes: set[int]) -> tuple[int, int, int] | None:
         day = min(1, self.days - 1)

@@ -6,7 +6,7 @@ import argparse
 import os
 import signal
 import sys
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 from pipelines.lib.warehouse import PROJECT_ROOT
@@ -81,10 +81,18 @@ def main(argv: list[str] | None = None) -> int:
     alerts.add_argument("--open", action="store_true", help="only those not delivered yet")
     alerts.add_argument("--json", action="store_true", help="the rows of ops.alerts as a JSON array")
     alerts.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse; "
-                        "with --deliver, the live one)")
+                        "with --deliver or --live, the live warehouse written: $GPULEDGER_WAREHOUSE or "
+                        "data/warehouse.duckdb)")
     alerts.add_argument("--deliver", action="store_true",
                         help="run one delivery pass: send due alerts to alerts.channels, run alerts.actions")
-    alerts.add_argument("--config", type=Path, help="the organisation config (default: $GPULEDGER_CONFIG)")
+    alerts.add_argument("--live", action="store_true",
+                        help="raise hung jobs and step-time regressions now from today's landing files, as the "
+                             "live sensor does, and print what was found")
+    alerts.add_argument("--as-of", type=datetime.fromisoformat,
+                        help="with --live: consider only data up to this UTC time (default: now)")
+    alerts.add_argument("--landing", type=Path, help="with --live: the landing zone (default: $GPULEDGER_LANDING)")
+    alerts.add_argument("--config", type=Path, help="with --deliver or --live: organisation config YAML "
+                                                     "(default: $GPULEDGER_CONFIG)")
 
     from pipelines.cli import collect
 
@@ -411,6 +419,8 @@ def _alerts(args: argparse.Namespace) -> int:
 
     if args.deliver:
         return _deliver(args)
+    if args.live:
+        return _alerts_live(args)
 
     from pipelines.lib.publish import published_path
     from pipelines.lib.sandbox import open_read_only
@@ -470,6 +480,34 @@ def _deliver(args: argparse.Namespace) -> int:
         print(f"  action for {alert_id}: {' '.join(command)} → exit {exit_code}")
     print(f"alerts: {result.summary()}")
     return 1 if result.failed else 0
+
+
+def _alerts_live(args: argparse.Namespace) -> int:
+    """One tick of the live sensor by hand (pipelines/alerts/live.py): for cron users and tests."""
+    import json
+
+    from pipelines.alerts.live import run_live
+    from pipelines.lib.config import load_config
+    from pipelines.lib.resources import landing_resource
+
+    landing = args.landing or landing_resource().path
+    if not landing.is_dir():
+        print(f"no landing zone at {landing}: give --landing or set GPULEDGER_LANDING", file=sys.stderr)
+        return 2
+    cfg = load_config(args.config or os.environ.get("GPULEDGER_CONFIG") or None)
+    as_of = args.as_of.astimezone(timezone.utc).replace(tzinfo=None) if args.as_of and args.as_of.tzinfo else args.as_of
+    result = run_live(landing, cfg, args.warehouse, as_of)
+    if args.json:
+        print(json.dumps({"as_of": result.as_of.isoformat(), "files_read": result.files_read, "raised": result.raised,
+                          "found": result.alerts.to_dicts()}, indent=2, default=str))
+        return 0
+    new = ", ".join(f"{n} {kind}" for kind, n in result.raised.items() if n) or "nothing new"
+    print(f"as of {result.as_of:%Y-%m-%d %H:%M:%S} UTC: {result.files_read} landing files read; raised {new}")
+    for a in result.alerts.iter_rows(named=True):
+        print(f"  {a['severity']:<8}  {a['kind']:<20}  {a['subject_type']} {a['subject']}  [{a['threshold']}]  "
+              f"{a['alert_id']}")
+        print(f"    {a['message']}")
+    return 0
 
 
 def _stop_on_signals() -> None:

@@ -197,6 +197,15 @@ class AlertsConfig(_Section):
     channels: AlertChannels = Field(default_factory=list)
     retry: RetryConfig = RetryConfig()
     actions: AlertActions = Field(default_factory=dict)
+    # hung_job: a job whose GPUs all sat idle (the ledger's idle minute) this many minutes in a row
+    hung_minutes: int = Field(30, ge=1)
+    # step_time_regression: a run's step time (median of its last 3 step events) above `step_time_ratio` ×
+    # its baseline (the median over the `step_time_baseline_hours` before) for `step_time_minutes` in a row
+    step_time_ratio: float = Field(1.2, gt=1)
+    step_time_minutes: int = Field(30, ge=1)
+    step_time_baseline_hours: float = Field(2.0, gt=0, le=12)
+    # the live sensor that raises hung_job and step_time_regression from today's landing files
+    live_interval_minutes: int = Field(5, ge=1)
 
     @field_validator("budget_thresholds_pct")
     @classmethod
@@ -443,6 +452,10 @@ class OrgConfig(_Section):
             "anomaly_window_days": self.alerts.anomaly_window_days,
             "anomaly_min_days": self.alerts.anomaly_min_days,
             "anomaly_score": self.alerts.anomaly_score,
+            "hung_minutes": self.alerts.hung_minutes,
+            "step_time_ratio": self.alerts.step_time_ratio,
+            "step_time_minutes": self.alerts.step_time_minutes,
+            "step_time_baseline_minutes": round(self.alerts.step_time_baseline_hours * 60),
             "cost_entries": self.costs.entries_json(),
             "energy_prices": self.costs.hourly_energy_prices_json(),
             "energy_pue": str(self.costs.energy.pue),

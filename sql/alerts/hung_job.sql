@@ -1,0 +1,131 @@
+-- hung_job alerts as of $as_of (docs/plans.md#alerts): a job whose GPUs all sat idle for at least
+-- $hung_minutes in a row while it held them. Only data before $as_of is read, and every figure looks
+-- back only, so the live sensor (as_of = now, today's landing files) and the daily run (as_of = the
+-- day's end, the staged warehouse) find the same stretch with the same start, hence the same alert_id.
+--
+-- A minute is idle as the ledger judges it (docs/ledger.md#categories): its highest GPU_UTIL is 0 or its
+-- highest SM_ACTIVE is below idle.sm_active_threshold. The job's series on a host are those labelled with
+-- its JobID (or JobIDRaw); on a host without job labels, all of the host's GPUs. The job is idle in a
+-- minute when every series it has there is. A stretch continues across a telemetry gap of up to three
+-- scrapes; its ends are refined to the samples as allocated_idle's are: it starts one scrape after the
+-- last busy sample before it and ends at the first busy sample after it (so far: one scrape after its
+-- last idle sample). Telemetry is read 36 hours back: a stretch that
+-- starts at that edge began earlier and was raised then, so it is left alone here.
+-- cost_at_stake: the stretch's GPU-seconds so far at the job's nodes' cost per GPU-second over the
+-- 7 days before (marts.fct_node_hourly), in the currency most of that cost is in; an estimate at an
+-- average rate, so kept to 1e-9.
+WITH jobs AS (
+    SELECT * EXCLUDE (pick) FROM (
+        SELECT cluster, job_key, job_id, account, start_ts, gpus, gpu_slices, hosts,
+               CASE WHEN end_ts <= $as_of::TIMESTAMP THEN end_ts END AS end_ts,
+               row_number() OVER (PARTITION BY cluster, job_key, start_ts
+                                  ORDER BY (end_ts IS NOT NULL) DESC, _file DESC, _row DESC) AS pick
+        FROM staging.stg_scheduler__job_allocations
+        WHERE NOT is_step AND start_ts < $as_of::TIMESTAMP
+          AND (end_ts IS NULL OR end_ts > $as_of::TIMESTAMP - INTERVAL 36 HOUR)
+          AND (coalesce(gpus, 1) > 0 OR len(gpu_slices) > 0)
+    ) WHERE pick = 1
+),
+minutes AS (
+    SELECT hostname, gpu, gpu_instance, hpc_job, minute_ts, first_sample_ts, last_sample_ts, first_busy_ts, last_busy_ts,
+           coalesce(gpu_util_max = 0, FALSE) OR coalesce(sm_active_max < $idle_sm_threshold, FALSE) AS idle
+    FROM staging.stg_dcgm__gpu_minutes
+    WHERE day BETWEEN ($as_of::TIMESTAMP - INTERVAL 36 HOUR)::DATE AND $as_of::TIMESTAMP::DATE
+      AND minute_ts >= $as_of::TIMESTAMP - INTERVAL 36 HOUR
+      AND minute_ts + INTERVAL 1 MINUTE <= $as_of::TIMESTAMP
+),
+labelled_hosts AS (
+    SELECT DISTINCT hostname FROM minutes WHERE hpc_job IS NOT NULL
+),
+job_hosts AS (
+    SELECT j.cluster, j.job_key, j.start_ts, h.hostname
+    FROM jobs j, unnest(j.hosts) AS h(hostname)
+),
+-- the job's minutes: its labelled series on a labelled host, every whole GPU's series on another
+job_minutes AS (
+    SELECT jh.cluster, jh.job_key, jh.start_ts, m.minute_ts,
+           min(m.first_sample_ts) AS first_sample_ts, max(m.last_sample_ts) AS last_sample_ts,
+           min(m.first_busy_ts) AS first_busy_ts, max(m.last_busy_ts) AS last_busy_ts, bool_and(m.idle) AS idle
+    FROM job_hosts jh
+    JOIN jobs j USING (cluster, job_key, start_ts)
+    JOIN minutes m ON m.hostname = jh.hostname
+    WHERE m.minute_ts >= date_trunc('minute', j.start_ts) AND m.minute_ts < coalesce(j.end_ts, $as_of::TIMESTAMP)
+      AND (m.hpc_job IN (j.job_id, j.job_key)
+           OR (m.hpc_job IS NULL AND m.gpu_instance IS NULL
+               AND jh.hostname NOT IN (SELECT hostname FROM labelled_hosts)))
+    GROUP BY ALL
+),
+ordered AS (
+    SELECT *, lag(idle) OVER w AS prev_idle, lag(last_sample_ts) OVER w AS prev_last,
+           lag(minute_ts) OVER w AS prev_minute, lag(last_busy_ts) OVER w AS prev_last_busy,
+           lead(minute_ts) OVER w AS next_minute, lead(first_busy_ts) OVER w AS next_first_busy
+    FROM job_minutes
+    WINDOW w AS (PARTITION BY cluster, job_key, start_ts ORDER BY minute_ts)
+),
+numbered AS (
+    SELECT *, sum(CASE WHEN idle AND prev_idle AND epoch(first_sample_ts) - epoch(prev_last) <= 3 * $scrape_seconds
+                       THEN 0 ELSE 1 END) OVER (PARTITION BY cluster, job_key, start_ts ORDER BY minute_ts) AS stretch_no
+    FROM ordered
+),
+stretches AS (
+    SELECT cluster, job_key, start_ts AS job_start, stretch_no,
+           -- one scrape after the last busy sample of the minute before, else the first idle sample
+           arg_min(CASE WHEN prev_minute = minute_ts - INTERVAL 1 MINUTE AND prev_last_busy IS NOT NULL
+                        THEN prev_last_busy + to_seconds($scrape_seconds::BIGINT) ELSE first_sample_ts END,
+                   minute_ts) AS idle_from,
+           -- the first busy sample of the minute after, else one scrape after the last idle sample
+           arg_max(CASE WHEN next_minute = minute_ts + INTERVAL 1 MINUTE AND next_first_busy IS NOT NULL
+                        THEN next_first_busy ELSE last_sample_ts + to_seconds($scrape_seconds::BIGINT) END,
+                   minute_ts) AS idle_to
+    FROM numbered WHERE idle
+    GROUP BY ALL
+),
+hung AS (
+    SELECT j.*, s.job_start,
+           greatest(s.idle_from, j.start_ts) AS idle_from,
+           least(s.idle_to, coalesce(j.end_ts, $as_of::TIMESTAMP), $as_of::TIMESTAMP) AS idle_to,
+           coalesce(config_lookup($account_projects, j.account), j.account, '_unallocated') AS project
+    FROM stretches s JOIN jobs j ON j.cluster = s.cluster AND j.job_key = s.job_key AND j.start_ts = s.job_start
+    WHERE s.idle_from > $as_of::TIMESTAMP - INTERVAL 36 HOUR + INTERVAL 10 MINUTE
+),
+long_enough AS (
+    SELECT *, epoch(idle_to) - epoch(idle_from) AS idle_seconds,
+           -- whole GPUs, else the slices' share (units of 1/7000 of a GPU, models/mig_profiles.py)
+           coalesce(nullif(gpus, 0), list_sum(gpu_slices) / 7000.0, len(hosts) * 8) AS gpu_count
+    FROM hung
+    WHERE epoch(idle_to) - epoch(idle_from) >= 60 * $hung_minutes
+),
+node_rates AS (
+    SELECT hostname, arg_max(billing_currency, cost) AS billing_currency,
+           arg_max(cost / nullif(gpu_seconds, 0), cost) AS rate
+    FROM (SELECT hostname, billing_currency, sum(effective_cost) AS cost, sum(gpu_seconds) AS gpu_seconds
+          FROM marts.fct_node_hourly
+          WHERE day BETWEEN $as_of::TIMESTAMP::DATE - 7 AND $as_of::TIMESTAMP::DATE - 1
+          GROUP BY ALL)
+    GROUP BY ALL
+),
+job_rates AS (
+    SELECT h.cluster, h.job_key, h.job_start, min(r.billing_currency) AS billing_currency, avg(r.rate) AS rate
+    FROM (SELECT cluster, job_key, job_start, unnest(hosts) AS hostname FROM long_enough) h
+    JOIN node_rates r USING (hostname)
+    GROUP BY ALL
+)
+SELECT 'hung_job' AS kind,
+       CASE WHEN l.idle_seconds >= 4 * 60 * $hung_minutes THEN 'critical' ELSE 'warning' END AS severity,
+       'job' AS subject_type, l.job_id AS subject,
+       printf('%s idle since %s', l.cluster, strftime(l.idle_from, '%Y-%m-%dT%H:%M:%SZ')) AS threshold,
+       coalesce(config_lookup($project_teams, l.project), l.project) AS team,
+       round(l.idle_seconds * l.gpu_count * r.rate, 9)::DECIMAL(38, 18) AS cost_at_stake, r.billing_currency,
+       printf('job %s (%s, on %s) has held %g GPUs idle for %d minutes, since %s%s', l.job_id, l.cluster,
+              array_to_string(l.hosts, ','), l.gpu_count, (l.idle_seconds // 60)::BIGINT,
+              strftime(l.idle_from, '%Y-%m-%d %H:%M UTC'),
+              CASE WHEN r.rate IS NOT NULL
+                   THEN printf(', about %s %s so far', round(l.idle_seconds * l.gpu_count * r.rate, 2)::VARCHAR,
+                               r.billing_currency)
+                   ELSE '' END) AS message,
+       json_object('cluster', l.cluster, 'job_key', l.job_key, 'job_start', l.job_start, 'hosts', l.hosts,
+                   'gpus', l.gpu_count, 'idle_from', l.idle_from, 'idle_to', l.idle_to,
+                   'idle_gpu_seconds', l.idle_seconds * l.gpu_count, 'project', l.project,
+                   'as_of', $as_of::TIMESTAMP)::VARCHAR AS details
+FROM long_enough l
+LEFT JOIN job_rates r ON r.cluster = l.cluster AND r.job_key = l.job_key AND r.job_start = l.job_start

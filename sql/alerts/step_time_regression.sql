@@ -1,0 +1,126 @@
+-- step_time_regression alerts as of $as_of (docs/plans.md#alerts): a run whose step time stays above
+-- $step_time_ratio × its own baseline for at least $step_time_minutes. Read from the trainer's step
+-- events before $as_of (36 hours back); every figure looks back only, so the live sensor and the daily run
+-- find the same stretch with the same start, hence the same alert_id.
+--
+-- A step event's step time is the time since the job's previous step event over the steps between them.
+-- Its smoothed step time is the median over it and the job's two step events before it, so one long gap
+-- (a checkpoint save, a data-loader stall) is no regression. Its baseline is the run's median step time
+-- over the $step_time_baseline_minutes that end $step_time_minutes before it (at least 10 step events),
+-- so a regression is measured against the run as it was just before, not against a run it never was. A
+-- regressed stretch is a run of consecutive step events whose smoothed time is above ratio × baseline; it
+-- starts where the first of them began stepping slowly (its previous event), and is raised once it spans
+-- $step_time_minutes. extra GPU-seconds = (smoothed step time − the stretch's first baseline) × steps ×
+-- the job's GPUs, over the stretch so far; cost_at_stake prices them at the job's nodes' cost per
+-- GPU-second over the 7 days before (marts.fct_node_hourly): an estimate at an average rate, kept to 1e-9.
+WITH steps AS (
+    SELECT run_id, job_id, ts, step,
+           lag(ts) OVER w AS prev_ts, step - lag(step) OVER w AS steps
+    FROM staging.stg_runs__events
+    WHERE event = 'step' AND ts <= $as_of::TIMESTAMP
+      AND ts > $as_of::TIMESTAMP - INTERVAL 36 HOUR AND job_id IS NOT NULL
+    WINDOW w AS (PARTITION BY run_id, job_id ORDER BY ts, step)
+),
+timed AS (
+    SELECT *, (epoch(ts) - epoch(prev_ts)) / steps AS step_time
+    FROM steps WHERE steps > 0
+),
+smoothed AS (
+    SELECT *, median(step_time) OVER w AS smooth, count(*) OVER w AS n
+    FROM timed
+    WINDOW w AS (PARTITION BY run_id, job_id ORDER BY ts ROWS 2 PRECEDING)
+),
+baselined AS (
+    SELECT s.run_id, s.job_id, s.ts, s.prev_ts, s.steps, s.step_time, s.smooth, s.n,
+           median(b.step_time) AS baseline, count(b.step_time) AS baseline_events
+    FROM smoothed s
+    LEFT JOIN timed b ON b.run_id = s.run_id
+     AND b.ts >= s.ts - to_minutes(($step_time_minutes + $step_time_baseline_minutes)::BIGINT)
+     AND b.ts < s.ts - to_minutes($step_time_minutes::BIGINT)
+    GROUP BY ALL
+),
+flagged AS (
+    SELECT *, n = 3 AND baseline_events >= 10 AND smooth > $step_time_ratio * baseline AS slow
+    FROM baselined
+),
+numbered AS (
+    SELECT *, sum(CASE WHEN slow THEN 0 ELSE 1 END) OVER (PARTITION BY run_id ORDER BY ts) AS stretch_no
+    FROM flagged
+),
+stretches AS (
+    SELECT run_id, stretch_no, arg_min(prev_ts, ts) AS slow_from, max(ts) AS slow_to,
+           arg_min(baseline, ts) AS baseline, median(smooth) AS median_step_time, count(*) AS events,
+           sum(steps) AS steps, list(DISTINCT job_id ORDER BY job_id) AS job_ids,
+           -- per job: its slow steps and their (smoothed) time, priced against the stretch's baseline below
+           list({'job_id': job_id, 'seconds': smooth * steps, 'steps': steps}) AS extras
+    FROM numbered WHERE slow
+    GROUP BY ALL
+    HAVING epoch(max(ts)) - epoch(arg_min(prev_ts, ts)) >= 60 * $step_time_minutes
+       AND arg_min(prev_ts, ts) > $as_of::TIMESTAMP - INTERVAL 36 HOUR + to_minutes(($step_time_minutes + $step_time_baseline_minutes)::BIGINT)
+),
+jobs AS (
+    SELECT * EXCLUDE (pick) FROM (
+        SELECT cluster, job_id, account, gpus, hosts,
+               row_number() OVER (PARTITION BY job_id ORDER BY start_ts DESC, (end_ts IS NOT NULL) DESC,
+                                  _file DESC, _row DESC) AS pick
+        FROM staging.stg_scheduler__job_allocations
+        WHERE NOT is_step AND start_ts < $as_of::TIMESTAMP
+          AND job_id IN (SELECT unnest(job_ids) FROM stretches)
+    ) WHERE pick = 1
+),
+node_rates AS (
+    SELECT hostname, arg_max(billing_currency, cost) AS billing_currency,
+           arg_max(cost / nullif(gpu_seconds, 0), cost) AS rate
+    FROM (SELECT hostname, billing_currency, sum(effective_cost) AS cost, sum(gpu_seconds) AS gpu_seconds
+          FROM marts.fct_node_hourly
+          WHERE day BETWEEN $as_of::TIMESTAMP::DATE - 7 AND $as_of::TIMESTAMP::DATE - 1
+          GROUP BY ALL)
+    GROUP BY ALL
+),
+job_rates AS (
+    SELECT j.job_id, min(r.billing_currency) AS billing_currency, avg(r.rate) AS rate
+    FROM (SELECT job_id, unnest(hosts) AS hostname FROM jobs) j JOIN node_rates r USING (hostname)
+    GROUP BY ALL
+),
+per_job AS (
+    SELECT s.run_id, s.stretch_no, e.job_id, sum(e.seconds - s.baseline * e.steps) AS extra_seconds
+    FROM stretches s, unnest(s.extras) AS x(e)
+    GROUP BY ALL
+),
+costed AS (
+    SELECT p.run_id, p.stretch_no,
+           sum(p.extra_seconds * coalesce(j.gpus, 0)) AS extra_gpu_seconds,
+           sum(p.extra_seconds * coalesce(j.gpus, 0) * r.rate) AS extra_cost,
+           min(r.billing_currency) AS billing_currency,
+           flatten(list(j.hosts)) AS hosts, min(j.account) AS account
+    FROM per_job p
+    LEFT JOIN jobs j USING (job_id)
+    LEFT JOIN job_rates r USING (job_id)
+    GROUP BY ALL
+),
+raised AS (
+    SELECT s.*, c.extra_gpu_seconds, c.extra_cost, c.billing_currency,
+           list_sort(list_distinct(c.hosts)) AS hosts,
+           coalesce(config_lookup($account_projects, c.account), c.account,
+                    (SELECT min(project) FROM staging.stg_runs__events e
+                     WHERE e.run_id = s.run_id AND e.event = 'run_config' AND e.ts <= $as_of::TIMESTAMP),
+                    '_unallocated') AS project
+    FROM stretches s JOIN costed c USING (run_id, stretch_no)
+)
+SELECT 'step_time_regression' AS kind,
+       CASE WHEN median_step_time >= 2 * baseline THEN 'critical' ELSE 'warning' END AS severity,
+       'run' AS subject_type, run_id AS subject,
+       printf('slow since %s', strftime(slow_from, '%Y-%m-%dT%H:%M:%SZ')) AS threshold,
+       coalesce(config_lookup($project_teams, project), project) AS team,
+       round(extra_cost, 9)::DECIMAL(38, 18) AS cost_at_stake, billing_currency,
+       printf('run %s steps in %.1f s against its usual %.1f s (×%.2f) for %d minutes, since %s, on %s: %.0f extra GPU-seconds%s',
+              run_id, median_step_time, baseline, median_step_time / baseline,
+              ((epoch(slow_to) - epoch(slow_from)) // 60)::BIGINT, strftime(slow_from, '%Y-%m-%d %H:%M UTC'),
+              coalesce(array_to_string(hosts, ','), 'unknown hosts'), extra_gpu_seconds,
+              CASE WHEN extra_cost IS NOT NULL
+                   THEN printf(', about %s %s', round(extra_cost, 2)::VARCHAR, billing_currency) ELSE '' END) AS message,
+       json_object('hosts', hosts, 'job_ids', job_ids, 'slow_from', slow_from, 'slow_to', slow_to,
+                   'baseline_step_seconds', baseline, 'median_step_seconds', median_step_time,
+                   'steps', steps, 'extra_gpu_seconds', extra_gpu_seconds, 'project', project,
+                   'as_of', $as_of::TIMESTAMP)::VARCHAR AS details
+FROM raised

@@ -1,0 +1,42 @@
+"""The live alerts against the simulator's own truth (truth/incidents.csv): one simulated day replayed at the
+sensor's interval (tests/support/incident_scorecard.py), each tick reading only data up to its as_of. Every
+hung job and step-time regression is alerted, within one sensor interval plus the data's granularity of the
+moment its threshold was crossed, and no alert is raised for a healthy job or run."""
+
+import csv
+import datetime as dt
+
+import pytest
+
+from simulator.simulate import simulate
+from tests.support.incident_scorecard import HUNG, SLOW, incident_scorecard
+
+pytestmark = pytest.mark.slow
+
+INTERVAL = 5
+# what the data adds to the sensor's interval: DCGM rolled up to whole minutes (a stretch is seen once its
+# minute is complete), trainer step events about a minute apart (slowed: 1.5 min; a stretch is flagged
+# from its second slow event)
+GRANULARITY_S = {HUNG: 90, SLOW: 240}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    out = tmp_path_factory.mktemp("incidents")
+    simulate(out, dt.date(2026, 10, 29), 4, seed=7)
+    with (out / "truth" / "incidents.csv").open(newline="") as fh:
+        slow = [r for r in csv.DictReader(fh) if r["kind"] == SLOW]
+    assert slow, "the simulator slows one run's steps"
+    return out, dt.date.fromisoformat(slow[0]["start_ts"][:10])
+
+
+def test_every_incident_is_alerted_within_one_sensor_interval_and_nothing_else(world):
+    out, day = world
+    card = incident_scorecard(out, day, INTERVAL)
+    print(card.text())
+    for kind in (HUNG, SLOW):
+        assert card.owed.get(kind), f"the replayed day has {kind} incidents"
+        assert card.recall(kind) == 1.0, card.missed
+        assert card.precision(kind) == 1.0, card.false
+        for delay in card.delays[kind]:
+            assert -60 <= delay <= INTERVAL * 60 + GRANULARITY_S[kind], (kind, delay)
