@@ -87,6 +87,16 @@ def main(argv: list[str] | None = None) -> int:
     check = config_kinds.add_parser("check", help="validate a config file and print it as it will be used")
     check.add_argument("file", type=Path)
 
+    collect = sub.add_parser("collect", help="pull a source into the landing zone")
+    collect_kinds = collect.add_subparsers(dest="kind", required=True)
+    coll_slurm = collect_kinds.add_parser(
+        "slurm", help="sacct -> LANDING/scheduler/slurm/CLUSTER/, a file per UTC day, with a watermark")
+    coll_slurm.add_argument("--landing", required=True, type=Path)
+    coll_slurm.add_argument("--cluster", required=True, help="the Slurm ClusterName (also the landing folder)")
+    coll_slurm.add_argument("--since", type=date.fromisoformat,
+                            help="first UTC day to collect (default: the watermark less collect.slurm.lookback_hours)")
+    coll_slurm.add_argument("--config", type=Path, help="organisation config YAML (collect.slurm.*)")
+
     args = parser.parse_args(argv)
     if getattr(args, "warehouse", None) and args.command in ("run", "export"):
         os.environ["GPULEDGER_WAREHOUSE"] = str(args.warehouse.resolve())
@@ -106,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         return _plan(args)
     if args.command == "alerts":
         return _alerts(args)
+    if args.command == "collect":
+        from pipelines.cli.collect import collect_slurm
+
+        return collect_slurm(args)
     return _run(args)
 
 
