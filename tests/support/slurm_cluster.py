@@ -18,6 +18,7 @@ from pathlib import Path
 DAEMONS = ("munged", "mungekey", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd",
            "sacctmgr", "sbatch", "sacct", "scontrol", "scancel")
 GPUS = 4
+CPUS = 16
 
 
 def missing_programs() -> list[str]:
@@ -182,7 +183,9 @@ class SlurmCluster:
         (self.base / "slurm.conf").write_text("\n".join([
             f"ClusterName={self.name}", f"SlurmctldHost={self.node}(127.0.0.1)",
             f"SlurmctldPort={ctld}", f"SlurmdPort={slurmd}", "SlurmUser=root", "SlurmdUser=root",
-            "AuthType=auth/munge", f"AuthInfo=socket={self.munge_socket}", "CredType=cred/munge",
+            "AuthType=auth/munge", "CredType=cred/munge",
+            # cred_expire also delays a requeued job's next start (default 120 s)
+            f"AuthInfo=socket={self.munge_socket},cred_expire=10",
             f"StateSaveLocation={self.base / 'state'}", f"SlurmdSpoolDir={self.base / 'spool'}",
             f"SlurmctldPidFile={self.base / 'slurmctld.pid'}", f"SlurmdPidFile={self.base / 'slurmd.pid'}",
             f"SlurmctldLogFile={self.base / 'slurmctld.log'}", f"SlurmdLogFile={self.base / 'slurmd.log'}",
@@ -198,7 +201,9 @@ class SlurmCluster:
             "JobCompType=jobcomp/none",
             # a timed-out job is ended as soon as the limit checker sees it, and killed without a grace
             "OverTimeLimit=0", "KillWait=2", "MinJobAge=2", "InactiveLimit=0",
-            f"NodeName={self.node} NodeAddr=127.0.0.1 CPUs={max(2, os.cpu_count() or 2)} Gres=gpu:{GPUS} State=UNKNOWN",
+            # more CPUs than the machine has, so a test's jobs all run at once (their sleeps are not work)
+            "SlurmdParameters=config_overrides",
+            f"NodeName={self.node} NodeAddr=127.0.0.1 CPUs={CPUS} Gres=gpu:{GPUS} State=UNKNOWN",
             f"PartitionName=gpu Nodes={self.node} Default=YES MaxTime=INFINITE State=UP",
             "",
         ]))
