@@ -103,7 +103,8 @@ class SlurmCluster:
 
     def sbatch(self, *args: str) -> str:
         """Submits a job; its JobID."""
-        return self.run("sbatch", "--parsable", *args).stdout.strip().split(";")[0]
+        return self.run("sbatch", "--parsable", f"--chdir={self.base}", f"--output={self.base}/job-%j.out",
+                        *args).stdout.strip().split(";")[0]
 
     # --- daemons ----------------------------------------------------------------------------------
 
