@@ -37,13 +37,20 @@ demo: setup
 test: setup
 	$(BIN)/pytest
 
-# The system packages tests use: Chromium renders the HTML report (the test skips without it).
-# Debian's package; needs root (CI runs as root).
+# The system packages tests use: Chromium renders the HTML report; Slurm (slurmctld, slurmd, slurmdbd),
+# MariaDB and munge make the one-node cluster tests/e2e/test_collect_slurm.py collects from (the tests
+# skip without them). Debian's packages; need root (CI runs as root). The tests start the daemons
+# themselves, not systemd.
+SLURM_PACKAGES := slurm-wlm slurmdbd mariadb-server munge
 system-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "chromium is missing: sudo apt-get install chromium (the report rendering test skips without it)"; fi; }
+	@{ command -v slurmctld && command -v slurmdbd && command -v mariadbd && command -v munged; } >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SLURM_PACKAGES); \
+	  else echo "Slurm is missing: sudo apt-get install $(SLURM_PACKAGES) (the real Slurm collect test skips without it)"; fi; }
 
 clean:
 	rm -rf data $(VENV)
