@@ -16,10 +16,13 @@ whichever host sacct runs.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -35,6 +38,7 @@ FIELDS = ("JobIDRaw", "JobID", "JobName", "User", "Account", "Partition", "State
 # asked for only when this sacct has them (`sacct --helpformat`): Restarts came with Slurm 23.02
 OPTIONAL_FIELDS = frozenset({"Restarts"})
 STATE_FILE = ".collect-state.json"
+LOCK_FILE = ".collect.lock"
 TIME_FIELDS = ("Submit", "Start", "End")
 
 
@@ -106,9 +110,27 @@ def collect(landing: Path, cluster: str, cfg: CollectSlurmConfig, since: date | 
     look-back before now on a first collect) up to `until` (default: now, UTC), one file per UTC day."""
     if not CLUSTER_NAME.match(cluster):
         raise CollectError(f"{cluster!r} is not a cluster name (letters, digits, '_', '-', '.')")
-    began = time.monotonic()
     folder = cluster_folder(landing, cluster)
     folder.mkdir(parents=True, exist_ok=True)
+    with _only_collect(folder, cluster):
+        return _collect(folder, cluster, cfg, since, until)
+
+
+@contextmanager
+def _only_collect(folder: Path, cluster: str) -> Iterator[None]:
+    """One collect of a cluster at a time (cron and the Dagster schedule may overlap): an advisory lock
+    the OS lets go when the process ends, however it ends."""
+    with (folder / LOCK_FILE).open("a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CollectError(f"another collect of {cluster} is running (it holds {folder / LOCK_FILE})") from None
+        yield
+
+
+def _collect(folder: Path, cluster: str, cfg: CollectSlurmConfig, since: date | None,
+             until: datetime | None) -> CollectResult:
+    began = time.monotonic()
     _remove_stale_temporaries(folder)
     end = (until or datetime.now(timezone.utc)).replace(tzinfo=None, microsecond=0)
     watermark = read_watermark(folder)

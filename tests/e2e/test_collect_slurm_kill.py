@@ -69,13 +69,13 @@ def test_a_killed_collect_then_run_again_leaves_what_an_uninterrupted_one_leaves
     reference = tmp_path / "reference"
     subprocess.run(_argv(reference, cfg, d0), check=True, capture_output=True, cwd=PROJECT_ROOT, timeout=60)
     expected = _files(reference)
-    assert sorted(expected) == [".collect-state.json"] + [f"sacct-{d}.psv" for d in (d0, d1, d2, d3)]
+    assert sorted(expected) == [".collect-state.json", ".collect.lock"] + [f"sacct-{d}.psv" for d in (d0, d1, d2, d3)]
 
     landing = tmp_path / "landing"
     folder = landing / "scheduler" / "slurm" / CLUSTER
     # killed on a fresh landing while sacct runs for d2: d0 and d1 are in place, whole; no watermark
     _kill_during(landing, cfg, sacct_dir, d0, d2)
-    assert _files(landing) == {k: expected[k] for k in (f"sacct-{d0}.psv", f"sacct-{d1}.psv")}
+    assert _files(landing) == {k: expected[k] for k in (".collect.lock", f"sacct-{d0}.psv", f"sacct-{d1}.psv")}
     # a kill between writing a temporary file and renaming it leaves one behind: the next collect removes it
     (folder / f".sacct-{d3}.psv.99999.tmp").write_text("half a file")
 

@@ -79,7 +79,8 @@ def test_times_that_are_not_epoch_seconds_are_refused_and_nothing_moves(tmp_path
                                            r"\(Submit '2026-11-05T10:00:00'\)"):
         collect(tmp_path / "landing", "east", cfg, since=date(2026, 11, 4), until=UNTIL)
     folder = tmp_path / "landing/scheduler/slurm/east"
-    assert sorted(p.name for p in folder.iterdir()) == ["sacct-2026-11-04.psv"]  # no watermark, no temporary file
+    # no watermark, no temporary file (the lock file stays: the OS holds the lock, not the file)
+    assert sorted(p.name for p in folder.iterdir()) == [".collect.lock", "sacct-2026-11-04.psv"]
 
 
 def test_another_header_and_a_failing_sacct_are_refused(tmp_path):
@@ -127,3 +128,14 @@ def test_the_dagster_asset_collects_each_configured_cluster(tmp_path):
     assert result.success
     for cluster in ("east", "west"):
         assert (tmp_path / "landing/scheduler/slurm" / cluster / ".collect-state.json").exists()
+
+
+def test_a_second_collect_of_the_same_cluster_at_once_is_refused(tmp_path):
+    from pipelines.collect.slurm import LOCK_FILE, _only_collect
+
+    folder = tmp_path / "landing/scheduler/slurm/east"
+    folder.mkdir(parents=True)
+    with _only_collect(folder, "east"):
+        with pytest.raises(CollectError, match=f"another collect of east is running .*{LOCK_FILE}"):
+            collect(tmp_path / "landing", "east", CollectSlurmConfig(sacct=("true",)), until=UNTIL)
+    assert not (folder / ".collect-state.json").exists()
