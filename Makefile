@@ -40,18 +40,23 @@ TEST_WORKERS ?= auto
 test: setup
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
-# The system packages tests use: Chromium renders the HTML report, Prometheus (`prometheus`, `promtool`)
-# serves telemetry to `collect dcgm` (each test skips without its package). Debian's packages; installing
-# needs root (CI runs as root). The Prometheus service is not started: tests run their own server.
+# The system packages tests use (each test skips with one line without its package): Chromium renders
+# the HTML report; Prometheus (`prometheus`, `promtool`) serves telemetry to `collect dcgm`; Slurm
+# (slurmctld, slurmd, slurmdbd), MariaDB and munge make the one-node cluster `collect slurm` reads.
+# Debian's packages, installed when a command is missing; needs root (CI runs as root). No service is
+# started for the tests: they start their own servers on 127.0.0.1 and stop them afterwards.
+SERVER_PACKAGES := prometheus slurm-wlm slurmdbd mariadb-server munge
 system-deps:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-	  else echo "chromium is missing: sudo apt-get install chromium (the report rendering test skips without it)"; fi; }
-	@{ command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; \
-	  else echo "prometheus is missing: sudo apt-get install prometheus (the collect dcgm tests skip without it)"; fi; }
+	@missing=""; \
+	for cmd in chromium prometheus promtool slurmctld slurmd slurmdbd mariadbd munged; do \
+	  command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$cmd"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SERVER_PACKAGES); \
+	else echo "missing:$$missing; sudo apt-get install chromium $(SERVER_PACKAGES) (the tests that need them skip)"; fi
 
 clean:
 	rm -rf data $(VENV)

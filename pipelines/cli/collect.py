@@ -1,6 +1,7 @@
 """`gpuledger collect …`: fill the landing zone from a cluster's own systems (docs/collect.md).
 
-Each collector is a subcommand of the `collect` group: `dcgm` here (Prometheus → telemetry/dcgm/)."""
+Each collector is a subcommand of the `collect` group: `dcgm` (Prometheus → telemetry/dcgm/) and
+`slurm` (sacct → scheduler/slurm/<cluster>/)."""
 
 from __future__ import annotations
 
@@ -27,11 +28,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     dcgm.add_argument("--end", type=date.fromisoformat, help="last UTC day, inclusive (default: --start)")
     dcgm.add_argument("--config", type=Path, help="organisation config YAML (default: $GPULEDGER_CONFIG, else defaults)")
     dcgm.add_argument("--json", action="store_true", help="one JSON object per day, a line each")
+    slurm = kinds.add_parser(
+        "slurm", help="sacct -> LANDING/scheduler/slurm/CLUSTER/, a file per UTC day, with a watermark")
+    slurm.add_argument("--landing", required=True, type=Path)
+    slurm.add_argument("--cluster", required=True, help="the Slurm ClusterName (also the landing folder)")
+    slurm.add_argument("--since", type=date.fromisoformat,
+                       help="first UTC day to collect (default: the watermark less collect.slurm.lookback_hours)")
+    slurm.add_argument("--config", type=Path, help="organisation config YAML (default: $GPULEDGER_CONFIG, else defaults)")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.kind == "dcgm":
         return _dcgm(args)
+    if args.kind == "slurm":
+        return _slurm(args)
     raise AssertionError(args.kind)
 
 
@@ -75,4 +85,22 @@ def _dcgm(args: argparse.Namespace) -> int:
                   "not written (set collect.prometheus.labels.hostname)", flush=True)
     if not args.json:
         print(f"collected {total_files} file(s), {total_samples:,} samples in {time.monotonic() - began:.1f} s")
+    return 0
+
+
+def _slurm(args: argparse.Namespace) -> int:
+    from pipelines.collect.slurm import CollectError, collect, summary
+    from pipelines.lib.config import ConfigError, load_config
+
+    try:
+        cfg = load_config(args.config or os.environ.get("GPULEDGER_CONFIG") or None)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return 2
+    try:
+        result = collect(args.landing, args.cluster, cfg.collect.slurm, since=args.since)
+    except CollectError as err:
+        print(f"collect slurm: {err}", file=sys.stderr)
+        return 1
+    print("\n".join(summary(result)))
     return 0

@@ -43,6 +43,8 @@ SLURM_STATES = (
 )
 CURRENCY = re.compile(r"^[A-Z]{3}$")
 MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+# a Slurm ClusterName as a landing folder and a sacct argument: no path separator, no leading '-'
+CLUSTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def _currency(value: str) -> str:
@@ -163,10 +165,29 @@ class PrometheusCollectConfig(_Section):
         return {**DEFAULT_PROMETHEUS_LABELS, **value}
 
 
+class CollectSlurmConfig(_Section):
+    # the sacct program, after any launcher words: ["sacct"], ["ssh", "login-node", "sacct"]
+    sacct: tuple[str, ...] = Field(("sacct",), min_length=1)
+    # each collect re-reads this much before the watermark, catching jobs that ended late or were requeued
+    lookback_hours: int = Field(48, ge=0, le=24 * 90)
+    # the clusters the Dagster asset collects (the command names its one with --cluster)
+    clusters: tuple[str, ...] = ()
+    timeout_seconds: int = Field(600, ge=1, description="how long one sacct call may take")
+
+    @field_validator("clusters")
+    @classmethod
+    def _folder_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            if not CLUSTER_NAME.match(name):
+                raise ValueError(f"{name!r} is not a cluster name (letters, digits, '_', '-', '.')")
+        return value
+
+
 class CollectConfig(_Section):
     """Collectors that fill the landing zone from a cluster's own systems (docs/collect.md)."""
 
     prometheus: PrometheusCollectConfig = PrometheusCollectConfig()
+    slurm: CollectSlurmConfig = CollectSlurmConfig()
 
 
 class LedgerConfig(_Section):
@@ -375,10 +396,10 @@ class OrgConfig(_Section):
     kubernetes: KubernetesConfig = KubernetesConfig()
     slurm: SlurmConfig = SlurmConfig()
     ledger: LedgerConfig = LedgerConfig()
+    collect: CollectConfig = CollectConfig()
     default_currency: str = "USD"  # the currency of bill files that carry no BillingCurrency
     fx: FxConfig = FxConfig()
     costs: CostsConfig = CostsConfig()
-    collect: CollectConfig = CollectConfig()
 
     _check_currency = field_validator("default_currency")(lambda cls, v: _currency(v))
 
