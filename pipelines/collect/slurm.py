@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.ingest.slurm import SENTINELS, read_sacct
+from pipelines.lib.atomic import remove_stale_temps, replace_atomically
 from pipelines.lib.config import CLUSTER_NAME, ClusterConfig, CollectSlurmConfig
 
 # Every column the ledger reads (docs/ingest/slurm.md), in the order the docs' example export has them.
@@ -131,7 +131,7 @@ def _only_collect(folder: Path, cluster: str) -> Iterator[None]:
 def _collect(folder: Path, cluster: str, cfg: CollectSlurmConfig, since: date | None,
              until: datetime | None) -> CollectResult:
     began = time.monotonic()
-    _remove_stale_temporaries(folder)
+    remove_stale_temps(folder)   # what a killed collect left
     end = (until or datetime.now(timezone.utc)).replace(tzinfo=None, microsecond=0)
     watermark = read_watermark(folder)
     lookback = timedelta(hours=cfg.lookback_hours)
@@ -162,11 +162,12 @@ def _collect(folder: Path, cluster: str, cfg: CollectSlurmConfig, since: date | 
     result.steps = pl.concat(steps).n_unique()
     # only now, with every file of the window in place, may the next collect start later
     new_mark = max(end, watermark) if watermark else end
-    _write_atomically(folder / STATE_FILE, json.dumps({
+    state = json.dumps({
         "cluster": cluster, "collected_until": new_mark.isoformat(),
         "last_window": [start.isoformat(), end.isoformat()],
         "files": [f.name for f in result.files],
-    }, indent=2).encode() + b"\n")
+    }, indent=2) + "\n"
+    replace_atomically(folder / STATE_FILE, lambda tmp: tmp.write_text(state, encoding="utf-8"))
     result.seconds = time.monotonic() - began
     return result
 
@@ -188,20 +189,19 @@ def _write_day(folder: Path, day: date, text: str, fields: tuple[str, ...]) -> t
     steps: JobIDRaw@Start, as a requeued job's instances share JobIDRaw and differ by their start)."""
     name = f"sacct-{day.isoformat()}.psv"
     target = folder / name
-    tmp = folder / f".{name}.{os.getpid()}.tmp"
     data = text.encode("utf-8")
-    tmp.write_bytes(data)
-    try:
-        frame = _checked(tmp, name, fields)
-        if target.exists() and target.read_bytes() == data:
-            tmp.unlink()
-            written = False
-        else:
-            _replace(tmp, target)
-            written = True
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    written = not (target.exists() and target.read_bytes() == data)
+    checked: list[pl.DataFrame] = []
+
+    def write_checked(tmp: Path) -> None:   # a check that fails leaves the day's file as it was
+        tmp.write_bytes(data)
+        checked.append(_checked(tmp, name, fields))
+
+    if written:
+        replace_atomically(target, write_checked)
+        frame = checked[0]
+    else:
+        frame = _checked(target, name, fields)
     ids = frame.select(pl.concat_str(pl.col("JobIDRaw"), pl.col("Start").fill_null(""), separator="@")).to_series()
     steps = int(ids.str.contains(".", literal=True).sum())
     return DayFile(day, name, ids.len() - steps, steps, written), ids
@@ -226,33 +226,6 @@ def _checked(path: Path, name: str, fields: tuple[str, ...]) -> pl.DataFrame:
         raise CollectError(f"{name} line {row['_line']}: times are not epoch seconds (Submit {row['Submit']!r}): "
                            "SLURM_TIME_FORMAT=%s did not reach sacct; check collect.slurm.sacct")
     return frame.filter(pl.col("_shape_error").is_null())
-
-
-# TODO(lead): use the shared atomic helper
-def _write_atomically(target: Path, data: bytes) -> None:
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    _replace(tmp, target)
-
-
-def _replace(tmp: Path, target: Path) -> None:
-    """Puts `tmp` in place of `target` in one step, durably: the data reaches the disk before the rename,
-    and the rename before anything that relies on it (the watermark)."""
-    with tmp.open("rb") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
-    dir_fd = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-def _remove_stale_temporaries(folder: Path) -> None:
-    """Temporary files a killed collect left (ours only: `.<name>.<pid>.tmp`); the landing never reads them."""
-    for path in folder.glob(".*.tmp"):
-        if path.name.startswith((".sacct-", f"{STATE_FILE}.")):
-            path.unlink(missing_ok=True)
 
 
 def _shown(argv: list[str]) -> str:
