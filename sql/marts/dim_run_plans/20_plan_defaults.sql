@@ -19,7 +19,8 @@ model_price AS (
 -- GPU-hours were billed in
 price AS (
     SELECT k.run_id, m.billing_currency, m.first_day, m.last_day, m.gpu_seconds / 3600 AS gpu_hours,
-           round(m.cost::DOUBLE * 3600 / m.gpu_seconds, 6)::DECIMAL(38, 18) AS price
+           -- to 1e-6 in DECIMAL: a DOUBLE rounded to 6 places and widened shows its binary tail (8.260441999999998976)
+           (m.cost::DOUBLE * 3600 / m.gpu_seconds)::DECIMAL(38, 6)::DECIMAL(38, 18) AS price
     FROM plan_keys k JOIN model_price m ON m.gpu_model_canonical = k.gpu_model_canonical
     WHERE k.currency IS NULL OR k.currency = m.billing_currency
     QUALIFY row_number() OVER (PARTITION BY k.run_id ORDER BY m.gpu_seconds DESC, m.billing_currency) = 1
