@@ -63,6 +63,10 @@ idle: {{min_stretch_minutes: 10, sm_active_threshold: 0.05}}   # allocated_idle:
 mfu_target: 0.40             # target MFU for mfu_adjusted_cost_per_mtok and mfu_gap_cost
 attention_flops: palm        # attention term of flops_per_token: palm = 12·L·H·Q·T, causal = 6·L·H·Q·T
 quarantine: {{max_share: 0.05}}    # data check: quarantined lines may hold at most this share of a day's cost
+budgets:                     # monthly budgets per project, in the budget's currency (default USD): the
+  llm-70b: "60000"           # project_month budget_threshold alerts at 30/50/80/100 % of each month
+  distill: "11000"
+  long-context: {{amount: "25000", currency: EUR}}
 fx:                          # west's GPU cloud bills in EUR: the finance views add *_reporting columns in USD
   reporting_currency: USD    # at these rates (USD per unit of the currency, per month; a fixed simulated rate)
   rates:{rates}

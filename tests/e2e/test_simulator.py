@@ -239,7 +239,8 @@ def test_formats(sim):
     assert np.all(ts % 30 == 0)
     cfg = yaml.safe_load((out / "gpuledger.yaml").read_text())
     assert list(cfg) == ["teams", "slurm_accounts", "tag_keys", "clusters", "pools", "shared_cost_rule", "idle",
-                         "mfu_target", "attention_flops", "quarantine", "fx", "costs"]
+                         "mfu_target", "attention_flops", "quarantine", "budgets", "fx", "costs"]
+    assert cfg["budgets"]["long-context"] == {"amount": "25000", "currency": "EUR"}
     # EUR → USD for each month the window touches (2026-10-31 and 2026-11-01)
     assert cfg["fx"] == {"reporting_currency": "USD", "rates": [
         {"currency": "EUR", "month": m, "rate": "1.08", "source": "simulated"} for m in ("2026-10", "2026-11")]}
