@@ -21,7 +21,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from pipelines.alerts.raising import LIVE_KINDS, alert_rows
+from pipelines.alerts.raising import LIVE_KINDS, alert_rows, insert_found
 from pipelines.ingest.landing import sync
 from pipelines.ingest.sources import DCGM, KUBERNETES, RUNS, SLURM
 from pipelines.lib.config import OrgConfig
@@ -107,17 +107,14 @@ def _copy_rates(con: duckdb.DuckDBPyConnection, live: duckdb.DuckDBPyConnection,
 
 def _insert(con: duckdb.DuckDBPyConnection, found: pl.DataFrame, as_of: datetime) -> dict[str, int]:
     raised = {kind: 0 for kind in LIVE_KINDS}
-    if found.height == 0:
-        return raised
     raised_at = datetime.now(timezone.utc).replace(tzinfo=None)
-    con.register("found_alerts", found)
-    try:
-        with transaction(con):
-            before = dict(con.execute("SELECT kind, count(*) FROM ops.alerts GROUP BY kind").fetchall())
-            con.execute("""INSERT OR IGNORE INTO ops.alerts BY NAME
-                           SELECT *, $day::DATE AS day, $raised_at AS raised_at, 'pending' AS status
-                           FROM found_alerts""", {"day": as_of.date(), "raised_at": raised_at})
-            after = dict(con.execute("SELECT kind, count(*) FROM ops.alerts GROUP BY kind").fetchall())
-    finally:
-        con.unregister("found_alerts")
-    return {kind: after.get(kind, 0) - before.get(kind, 0) for kind in LIVE_KINDS}
+    with transaction(con):
+        for kind in LIVE_KINDS:
+            of_kind = found.filter(pl.col("kind") == kind) if found.height else found
+            if of_kind.height:
+                con.register("found_alerts", of_kind)
+                try:
+                    raised[kind] = insert_found(con, "found_alerts", as_of.date(), raised_at)
+                finally:
+                    con.unregister("found_alerts")
+    return raised

@@ -25,18 +25,23 @@ def alert_rows(con: duckdb.DuckDBPyConnection, kind: str, params: dict[str, obje
 
 def insert_alerts(con: duckdb.DuckDBPyConnection, kinds: tuple[str, ...], params: dict[str, object], day: date,
                   raised_at: datetime) -> dict[str, int]:
-    """Inserts the alerts each kind's query gives for `params` (INSERT OR IGNORE: an alert_id already in
-    ops.alerts keeps its row and status); returns how many of each kind were new. The caller holds the
-    transaction."""
+    """Inserts the alerts each kind's query gives for `params`; returns how many of each kind were new.
+    The caller holds the transaction."""
     new: dict[str, int] = {}
     for kind in kinds:
-        text = sql(f"alerts/{kind}")
-        before = con.execute("SELECT count(*) FROM ops.alerts").fetchall()[0][0]
-        # kinds are constants of the callers; values are bound
-        con.execute(
-            f"""INSERT OR IGNORE INTO ops.alerts BY NAME
-                SELECT {ALERT_ID} AS alert_id, *, $day::DATE AS day, $raised_at AS raised_at, 'pending' AS status
-                FROM ({text})""",
-            {**_bound(text, params), "day": day, "raised_at": raised_at})
-        new[kind] = con.execute("SELECT count(*) FROM ops.alerts").fetchall()[0][0] - before
+        text = sql(f"alerts/{kind}")   # kinds are constants of the callers; values are bound
+        new[kind] = insert_found(con, f"(SELECT {ALERT_ID} AS alert_id, * FROM ({text}))", day, raised_at,
+                                 _bound(text, params))
     return new
+
+
+def insert_found(con: duckdb.DuckDBPyConnection, rows: str, day: date, raised_at: datetime,
+                 params: dict[str, object] | None = None) -> int:
+    """Inserts `rows` (a table or subquery of the caller's, with alert_id and the query's columns) into
+    ops.alerts as pending alerts of `day` — INSERT OR IGNORE: an alert_id already there keeps its row and
+    status; returns how many were new."""
+    before = con.execute("SELECT count(*) FROM ops.alerts").fetchall()[0][0]
+    con.execute(f"""INSERT OR IGNORE INTO ops.alerts BY NAME
+                    SELECT *, $day::DATE AS day, $raised_at AS raised_at, 'pending' AS status FROM {rows}""",
+                {**(params or {}), "day": day, "raised_at": raised_at})
+    return con.execute("SELECT count(*) FROM ops.alerts").fetchall()[0][0] - before
