@@ -24,7 +24,7 @@ from decimal import Decimal
 import polars as pl
 
 from models.landing import MONEY, ROUNDING
-from pipelines.ingest.common import NULL_TOKENS
+from pipelines.ingest.common import null_spellings_to_null
 
 # an amount read from text: the stored value, what rounding to 1e-18 took off, and why it could not be
 # read (null when it could, or when there was nothing to read)
@@ -76,8 +76,7 @@ def parse_amounts(values: pl.Series, shown: str | None = None) -> pl.Series:
 def _clean(value: pl.Expr) -> pl.Expr:
     """Text with surrounding spaces trimmed, blank and NULL spellings as null; numbers as text (a
     float as its shortest round-trip decimal, a decimal or integer exactly)."""
-    text = value.cast(pl.String).str.strip_chars()
-    return pl.when(text.is_in(NULL_TOKENS)).then(None).otherwise(text)
+    return null_spellings_to_null(value.cast(pl.String).str.strip_chars())
 
 
 def _round_half_even(frame: pl.DataFrame) -> pl.DataFrame:
