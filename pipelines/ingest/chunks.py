@@ -1,22 +1,23 @@
 """Bill files read a slice of records at a time, as text, with only the columns a parser needs.
 
 A month of CUR is hundreds of megabytes of CSV; reading it whole, every column, takes several times
-its size in memory. Here a CSV (or CSV.gz) is cut into blocks of whole records — a newline ends a
-record only outside quotes, which an even count of `"` before it tells — and each block is read by
-polars with the file's header in front of it, so a block reads exactly as the same rows of the whole
-file would. Parquet is read a batch of rows at a time. Every chunk numbers its records on from the
-last (`_row`, 1-based, header excluded) and can give back the whole records of rows it was asked
-about (every column), for the payload of quarantined rows.
+its size in memory. A CSV (or CSV.gz) streams through polars' own reader, `CHUNK_ROWS` records at a
+time; Parquet is read a batch of rows at a time. Every chunk numbers its records on from the last
+(`_row`, 1-based, header excluded) and can give back the whole records of rows it was asked about
+(every column), for the payload of quarantined rows.
 
-A block that polars cannot read (a broken quote, bytes that are not UTF-8) is read line by line
-instead (`common.read_csv_leniently`): its bad lines are returned as (line number in the file, text,
-reason) and its good records are numbered by their line (line − 1), as for a whole file read so.
+Where polars refuses a CSV (a broken quote, bytes that are not UTF-8, a ragged line), the rest of
+the file is cut here into blocks of whole records — a newline ends a record only outside quotes,
+which an even count of `"` before it tells — each read by polars with the file's header in front of
+it, so a block reads exactly as the same rows of the whole file would. A block polars still cannot
+read is read line by line (`common.read_csv_leniently`): its bad lines are returned as (line number
+in the file, text, reason) and its good records are numbered by their line (line − 1), as for a
+whole file read so.
 """
 
 from __future__ import annotations
 
 import gzip
-import io
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -70,9 +71,7 @@ def read_chunks(
     chunk_bytes = chunk_bytes or CHUNK_BYTES
     if path.name.lower().endswith(".parquet"):
         yield from _parquet_chunks(path, pick, render)
-    elif path.name.lower().endswith(".gz"):
-        yield from _csv_chunks(io.BytesIO(gzip.decompress(path.read_bytes())), pick, chunk_bytes)
-    else:
+    else:  # a CSV, or a gzipped one: polars decompresses as it streams
         yield from _streamed_csv(path, pick, chunk_bytes)
 
 
@@ -145,7 +144,7 @@ def _streamed_csv(path: Path, pick: Picker | None, chunk_bytes: int) -> Iterator
         return
     except Exception:  # anything polars refuses: from here on, block by block
         pass
-    with path.open("rb") as fh:
+    with (gzip.open(path, "rb") if path.name.lower().endswith(".gz") else path.open("rb")) as fh:
         yield from _skipping(_csv_chunks(fh, pick, chunk_bytes), yielded)
 
 

@@ -41,17 +41,22 @@ def _comparable(parsed):
     return parsed.rows.drop("_file").sort("_row"), parsed.rejects.drop("file").sort("row_ref")
 
 
-# a plain CSV streams through polars a number of records at a time; a .csv.gz (and a CSV polars
-# refuses) is cut into blocks of bytes here
-@pytest.mark.parametrize("name,setting,size", [
-    ("cur.csv", "CHUNK_ROWS", 1), ("cur.csv", "CHUNK_ROWS", 7), ("cur.csv", "CHUNK_ROWS", 25),
-    ("cur.csv.gz", "CHUNK_BYTES", 64), ("cur.csv.gz", "CHUNK_BYTES", 300), ("cur.csv.gz", "CHUNK_BYTES", 1500),
+# a CSV (gzipped or not) streams through polars a number of records at a time; where polars refuses
+# it, the file is cut into blocks of bytes here (`streaming=False` makes polars refuse every file)
+@pytest.mark.parametrize("name,streaming,setting,size", [
+    ("cur.csv", True, "CHUNK_ROWS", 1), ("cur.csv", True, "CHUNK_ROWS", 7), ("cur.csv.gz", True, "CHUNK_ROWS", 25),
+    ("cur.csv", False, "CHUNK_BYTES", 64), ("cur.csv", False, "CHUNK_BYTES", 300),
+    ("cur.csv.gz", False, "CHUNK_BYTES", 1500),
 ])
-def test_any_chunk_size_reads_as_the_whole_file(tmp_path, monkeypatch, name, setting, size):
+def test_any_chunk_size_reads_as_the_whole_file(tmp_path, monkeypatch, name, streaming, setting, size):
     path = tmp_path / name
     _write(path, _rows(60))  # ids repeat from row 41 on: in chunks after the first one's
     whole = aws_cur.parse(path, name)
     monkeypatch.setattr(chunks, setting, size)
+    if not streaming:
+        def refuse(*args, **kwargs):
+            raise pl.exceptions.ComputeError("refused")
+        monkeypatch.setattr(pl, "scan_csv", refuse)
     chunked = list(aws_cur.parse_chunks(path, name))
     assert len(chunked) > 1
     for a, b in zip(_comparable(whole), _comparable(aws_cur.parse(path, name))):
