@@ -419,9 +419,9 @@ def _amount_sum(cols: dict[str, str | None], name: str, terms: list[tuple[str, i
     formula = " ".join(f"{'+' if sign > 0 else '-'} {col}" for col, sign, _ in present).lstrip("+ ")
 
     def totals(texts: pl.Series) -> pl.Series:
-        distinct = texts.unique().struct.unnest()
-        if distinct.filter(pl.any_horizontal(pl.all().is_not_null())).height == 0:  # no term in this chunk (usual)
+        if all(term.null_count() == len(term) for term in texts.struct.unnest()):  # no term in this chunk (usual)
             return pl.repeat(None, len(texts), dtype=EXACT, eager=True)
+        distinct = texts.unique().struct.unnest()
         parts = distinct.with_columns(
             exact_money(pl.col(col), shown=col).alias(f"_part{i}") for i, (col, _, _) in enumerate(present)
         )
