@@ -237,32 +237,82 @@ def test_inspect_says_which_source_costs_which_node(landing):
                                   "reserved-a": {"contract": 1}}
 
 
+# the simulator's off-bill clusters and the cost source that carries their GPU-seconds (simulator/offbill.py):
+# the owned on-prem nodes' GPU-seconds sit on their amortization rows, the GPU cloud's on its rate card's
+CLUSTER_OF_SOURCE = {"amortization": "onprem", "rate_card": "gpucloud"}
+
+
 def test_simulated_fleet_without_a_bill_matches_its_truth(simulated_ledger):
-    """The simulator's on-prem (owned) and GPU-cloud (rate card) nodes, no bill lines: what they cost per
-    day and source, against truth/costs.csv (computed by the simulator from its own prices and the power
-    it wrote) — the rate card and amortization to the cent, energy within 1 % —, their GPU-seconds against
-    truth/gpu_seconds.csv, and the day conserved against bill plus generated lines."""
+    """The simulator's on-prem (owned) and GPU-cloud (rate card) nodes, no bill lines, running jobs: per day
+    and cluster, each category's GPU-seconds within 1 % of the cluster's day of the simulator's truth
+    (truth/offbill_gpu_seconds.csv, painted from the jobs' own phases), and each team's and project's within
+    1 % or 8 GPU-minutes; what each project costs per day and source against truth/costs.csv (computed by the
+    simulator from its own prices, jobs and the power it wrote) — rate card and amortization to 1e-8,
+    energy within 1 % or a cent —; the day conserved against bill plus generated lines."""
     import csv
 
     from tests.support.pipeline import assert_gpu_seconds_match_truth
 
-    truth = {(r["day"], r["cost_source"]): D(r["cost"])
-             for r in csv.DictReader((simulated_ledger.root / "truth" / "costs.csv").open())}
-    assert {s for _, s in truth} == {"rate_card", "amortization", "energy"}
+    root = simulated_ledger.root
+    with (root / "truth" / "offbill_gpu_seconds.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    by_category: dict[tuple, float] = defaultdict(float)
+    by_project: dict[tuple, float] = defaultdict(float)
+    day_total: dict[tuple, float] = defaultdict(float)
+    for r in rows:
+        by_category[(r["day"], r["cluster"], r["category"])] += float(r["gpu_seconds"])
+        by_project[(r["day"], r["cluster"], r["team"], r["project"], r["category"])] += float(r["gpu_seconds"])
+        day_total[(r["day"], r["cluster"])] += float(r["gpu_seconds"])
+    # the simulation has what the test is for: jobs on both clusters, hung and failed ones among them
+    for cluster in CLUSTER_OF_SOURCE.values():
+        cats = {c for _, cl, c in by_category if cl == cluster}
+        assert {"productive", "allocated_idle", "failed_job", "idle_unallocated"} <= cats, (cluster, cats)
+    assert set(day_total.values()) == {2 * 8 * 86400}      # two nodes of 8 GPUs per cluster, every second
+
+    truth_cost = defaultdict(D)
+    with (root / "truth" / "costs.csv").open() as fh:
+        for r in csv.DictReader(fh):
+            truth_cost[(r["day"], r["cost_source"], r["team"], r["project"])] += D(r["cost"])
+    assert {k[1] for k in truth_cost} == {"rate_card", "amortization", "energy"}
     with simulated_ledger.connect() as con:
-        got = {(d.isoformat(), s): e for d, s, e in con.execute(
-            "SELECT day, cost_source, sum(effective_cost) FROM marts.fct_cost_daily "
+        gpu = con.execute(
+            """SELECT strftime(day, '%Y-%m-%d'), cost_source, team, project, category, sum(gpu_seconds)
+               FROM marts.fct_cost_daily WHERE cost_source IN ('amortization', 'rate_card') AND gpu_seconds > 0
+               GROUP BY ALL""").fetchall()
+        cost = {(d.isoformat(), s, t, p): e for d, s, t, p, e in con.execute(
+            "SELECT day, cost_source, team, project, sum(effective_cost) FROM marts.fct_cost_daily "
             "WHERE cost_source <> 'bill' GROUP BY ALL").fetchall()}
+        conserved = con.execute(
+            """SELECT l.day, l.cost_source, l.e, c.e FROM
+                 (SELECT day, cost_source, sum(effective_cost) AS e FROM marts.fct_cost_daily
+                  WHERE cost_source <> 'bill' GROUP BY ALL) l
+               FULL JOIN (SELECT day, cost_source, sum(effective_cost) AS e FROM marts.fct_config_cost_daily
+                          GROUP BY ALL) c USING (day, cost_source)""").fetchall()
         recon = con.execute("SELECT count(*), max(abs(difference_effective_cost)), sum(config_effective_cost) "
                             "FROM finance.reconciliation_daily").fetchall()[0]
-    assert got.keys() == truth.keys()
-    for key, want in truth.items():
+
+    got_category: dict[tuple, float] = defaultdict(float)
+    got_project: dict[tuple, float] = defaultdict(float)
+    for d, source, team, project, category, seconds in gpu:
+        got_category[(d, CLUSTER_OF_SOURCE[source], category)] += seconds
+        got_project[(d, CLUSTER_OF_SOURCE[source], team, project, category)] += seconds
+    for key in by_category.keys() | got_category.keys():
+        want, have = by_category.get(key, 0.0), got_category.get(key, 0.0)
+        assert abs(have - want) <= 0.01 * day_total[key[:2]], (key, want, have)
+    for key in by_project.keys() | got_project.keys():
+        want, have = by_project.get(key, 0.0), got_project.get(key, 0.0)
+        assert abs(have - want) <= max(0.01 * want, 8 * 60), (key, want, have)
+
+    assert cost.keys() == truth_cost.keys()
+    for key, want in truth_cost.items():
         if key[1] == "energy":
-            assert abs(got[key] - want) <= D("0.01") * want, (key, want, got[key])
+            assert abs(cost[key] - want) <= max(D("0.01") * want, CENT), (key, want, cost[key])
         else:
-            assert abs(got[key] - want) < CENT, (key, want, got[key])
-    assert recon[0] > 0 and recon[1] == 0 and recon[2] == sum(got.values())
-    assert_gpu_seconds_match_truth(simulated_ledger.root, simulated_ledger.warehouse)
+            assert abs(cost[key] - want) < D("1e-8"), (key, want, cost[key])
+    # conservation: every day and source, the ledger's pieces are the generated lines exactly
+    assert conserved and all(e == c for _, _, e, c in conserved), conserved
+    assert recon[0] > 0 and recon[1] == 0 and recon[2] == sum(cost.values())
+    assert_gpu_seconds_match_truth(root, simulated_ledger.warehouse)
 
 
 def test_a_day_costed_by_the_config_alone_passes_its_checks(tmp_path):
