@@ -58,7 +58,7 @@ SELECT line_key, FALSE AS quarantined, billing_currency, cost_source, cost_basis
                        WHEN 'contract' THEN 'A fixed monthly contract, over its hours'
                        WHEN 'depreciation' THEN 'Straight-line depreciation of owned hardware'
                        WHEN 'facility' THEN 'Facility cost of owned hardware per node-month'
-                       ELSE 'GPU energy × PUE at the price per kWh' END AS charge_description,
+                       ELSE 'GPU energy times PUE at the price per kWh' END AS charge_description,
        CASE WHEN cost_basis IN ('rate_card', 'energy') THEN 'Usage-Based' ELSE 'Recurring' END AS charge_frequency,
        'Standard' AS pricing_category,
        CASE WHEN cost_basis IN ('rate_card', 'contract') THEN 'GPU-Hours'
