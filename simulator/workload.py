@@ -6,6 +6,9 @@ Scheduling of the non-run jobs is a simple per-GPU "free at" list in submit orde
 time some node has enough GPUs free (lowest GPU indices, lowest node on ties); nothing backfills behind a later
 reservation, which is fine for a witness. Consecutive jobs on a GPU are at least 60 s apart (prolog/epilog),
 so a sample always falls between them.
+
+The nodes no bill covers (offbill.py) get the same single-node stream after all of that, from random streams
+of their own, so the billed fleet's jobs are the same for a seed with or without them.
 """
 from __future__ import annotations
 
@@ -204,14 +207,15 @@ class WorkloadBuilder:
             assert not any(t is not None and in_windows(t, self.amb[j.cluster]) for t in (j.submit, j.start, j.end))
         slowdowns = [(run.run_id, run.cluster, a, b, rb.slow_slot) for run, a, b in rb.slowdowns.values()]
         billed = self.jobs
-        return Workload(billed, runs, outages, drain, tuple(sorted(run_nodes)), slowdowns,
-                        off_bill_jobs=self._off_bill(off_bill) if off_bill else [])
+        off = self._off_bill(off_bill) if off_bill else []     # draws only from streams of its own
+        return Workload(billed, runs, outages, drain, tuple(sorted(run_nodes)), slowdowns, off_bill_jobs=off)
 
     def _off_bill(self, nodes: list[Node]) -> list[Job]:
         """The off-bill clusters' jobs, drawn after the billed fleet's from streams of their own (so the
         billed fleet's jobs are the same with or without them): the same single-node job stream as a billed
         cluster's (kinds, shapes, phases, scheduler), plus a hung job and a failed one on each cluster so
-        allocated_idle and failed_job surely appear. No runs, outages or drains."""
+        allocated_idle and failed_job surely appear. No runs, outages or drains. Keys go on from the billed
+        fleet's (`next_key`); `jobs` holds the off-bill jobs from here on."""
         self.jobs = []
         scheds = {}
         for c in OFF_BILL:
