@@ -15,6 +15,7 @@ bc1   gpucloud  rented      a bill line every hour ($36) AND the rate card:  non
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from datetime import date
 from decimal import Decimal as D
@@ -332,3 +333,60 @@ def test_a_day_costed_by_the_config_alone_passes_its_checks(tmp_path):
                                 ).fetchall()) == {"amortization": DEP_DAY, "energy": ENERGY_DAY}
         assert con.execute("SELECT difference_effective_cost, config_effective_cost FROM finance.reconciliation_daily"
                            ).fetchall() == [(0, DEP_DAY + ENERGY_DAY)]
+
+
+def test_focus_export_carries_the_bill_and_the_config_lines(ledger, tmp_path):
+    """`gpuledger export focus` of the hand-built day: every cost line is an origin — the bill's line of
+    bc1 and the config's lines — its rows summing exactly to the hand-computed amounts above; per cost
+    source the export is the day's cost; depreciation bills nothing (docs/focus-export.md#cost-lines-from-the-config)."""
+    import csv
+
+    from pipelines.exports import export_focus
+
+    out = tmp_path / "focus.csv"
+    n = export_focus(ledger, DAY, DAY, out)
+    with out.open(newline="") as fh:
+        rows = [{k: (v if v != "" else None) for k, v in r.items()} for r in csv.DictReader(fh)]
+    assert n == len(rows) > 0
+    money = ("EffectiveCost", "BilledCost", "ListCost", "ContractedCost", "PricingQuantity")
+    rows = [r | {c: D(r[c]) for c in money if r[c] is not None} for r in rows]
+    by_source: dict[str, list] = defaultdict(lambda: [D(0), D(0)])
+    origins: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by_source[r["x_CostSource"]][0] += r["EffectiveCost"]
+        by_source[r["x_CostSource"]][1] += r["BilledCost"]
+        origins[r["x_OriginLineKey"]].append(r)
+    assert {s: tuple(v) for s, v in by_source.items()} == {
+        "bill": (BILL_BC1, BILL_BC1), "rate_card": (2 * RATE_NODE_DAY + CONTRACT_DAY,) * 2,
+        "amortization": (DEP_DAY, 0), "energy": (ENERGY_DAY, ENERGY_DAY)}
+
+    def origin(basis: str, host: str | None = None) -> list[list[dict]]:
+        return [rs for key, rs in origins.items() if not key.startswith("bills/")
+                and json.loads(key)[0] == basis and (host is None or json.loads(key)[2] == host)]
+
+    # the owned node's depreciation month: one origin, its rows the jobs' and the idle rest's pieces
+    (dep,) = origin("depreciation")
+    assert sorted(r["EffectiveCost"] for r in dep) == sorted([DEP_1001, DEP_1002, DEP_IDLE])
+    assert {(r["BilledCost"], r["SubAccountId"], r["ProviderName"], r["ResourceId"], r["PricingUnit"]) for r in dep} \
+        == {(0, "costs.owned[0]", "onprem", "op1", "Hours")}
+    assert sum(r["PricingQuantity"] for r in dep) == 24          # the day's 24 hours of the node's month
+    # energy: an origin per node-hour, $1.014 for 8.45 kWh of the facility each
+    energy = origin("energy")
+    assert len(energy) == 24
+    for rs in energy:
+        assert sum(r["EffectiveCost"] for r in rs) == sum(r["BilledCost"] for r in rs) == ENERGY_HOUR
+        assert sum(r["PricingQuantity"] for r in rs) == D("8.45") and rs[0]["PricingUnit"] == "kWh"
+    # the rate card node-days: 8 GPUs × 24 h at $2.10, gc1 to its job, gc2 idle
+    for host in ("gc1", "gc2"):
+        (rc,) = origin("rate_card", host)
+        assert sum(r["EffectiveCost"] for r in rc) == RATE_NODE_DAY and sum(r["PricingQuantity"] for r in rc) == 192
+        assert {(r["SubAccountId"], r["ProviderName"], r["PricingUnit"]) for r in rc} == \
+            {("costs.rate_cards[0]", "gpucloud", "GPU-Hours")}
+    # the contract's month: one origin over its node, no one resource
+    (contract,) = origin("contract")
+    assert sum(r["EffectiveCost"] for r in contract) == sum(r["BilledCost"] for r in contract) == CONTRACT_DAY
+    assert sum(r["PricingQuantity"] for r in contract) == 8 * 24
+    assert {(r["SubAccountId"], r["ResourceId"], r["ProviderName"]) for r in contract} == \
+        {("costs.contracts[0]", None, "gpucloud")}
+    # list and contracted cost are the cost itself on every config row
+    assert all(r["ListCost"] == r["ContractedCost"] == r["EffectiveCost"] for r in rows if r["x_CostSource"] != "bill")
