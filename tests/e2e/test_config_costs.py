@@ -338,7 +338,8 @@ def test_a_day_costed_by_the_config_alone_passes_its_checks(tmp_path):
 def test_focus_export_carries_the_bill_and_the_config_lines(ledger, tmp_path):
     """`gpuledger export focus` of the hand-built day: every cost line is an origin — the bill's line of
     bc1 and the config's lines — its rows summing exactly to the hand-computed amounts above; per cost
-    source the export is the day's cost; depreciation bills nothing (docs/focus-export.md#cost-lines-from-the-config)."""
+    source the export is the day's cost; depreciation bills nothing
+    (docs/focus-export.md#cost-lines-from-the-config)."""
     import csv
 
     from pipelines.exports import export_focus

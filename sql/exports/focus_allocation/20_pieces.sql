@@ -40,6 +40,23 @@ WITH line_hours AS (
            ON l.cost_basis = 'energy' AND e.day = $day AND e.hostname = l.hostname AND e.hour_ts = l.hour_ts
     WHERE l.day = $day
     GROUP BY l.line_key
+),
+described AS (
+    SELECT *,
+           -- the config entry, spelled as `gpuledger inspect` names it: costs.rate_cards[0], costs.owned[1]
+           CASE WHEN cost_basis = 'energy' THEN 'costs.energy'
+                ELSE 'costs.' || CASE json_extract_string(entry_key, '$[0]') WHEN 'rate_card' THEN 'rate_cards'
+                                                                             WHEN 'contract' THEN 'contracts'
+                                                                             ELSE 'owned' END
+                     || '[' || json_extract_string(entry_key, '$[1]') || ']' END AS sub_account,
+           -- the cluster stands for who makes the GPUs available (the GPU cloud, the on-prem site): the
+           -- config names no provider
+           coalesce(cluster, 'gpuledger config') AS provider,
+           CASE WHEN cost_basis IN ('rate_card', 'contract') THEN 'GPU-Hours'
+                WHEN cost_basis = 'energy' THEN 'kWh' ELSE 'Hours' END AS unit,
+           CASE WHEN cost_basis IN ('rate_card', 'contract') THEN gpu_hours::DECIMAL(38, 18)
+                WHEN cost_basis = 'energy' THEN kwh::DECIMAL(38, 18) ELSE hours::DECIMAL(38, 18) END AS quantity
+    FROM line_hours
 )
 SELECT line_key, FALSE AS quarantined, billing_currency, cost_source, cost_basis = 'depreciation' AS zero_billed,
        'Usage' AS charge_category, NULL::VARCHAR AS charge_class, 'Compute' AS service_category,
@@ -47,7 +64,8 @@ SELECT line_key, FALSE AS quarantined, billing_currency, cost_source, cost_basis
        NULL::VARCHAR AS commitment_discount_id, NULL::VARCHAR AS commitment_discount_status,
        CASE WHEN hostname IS NOT NULL
             THEN json_object('node', hostname, 'cluster', cluster, 'pool', pool)::VARCHAR END AS tags,
-       effective_cost, CASE WHEN cost_basis = 'depreciation' THEN 0 ELSE billed_cost END::DECIMAL(38, 18) AS billed_cost,
+       effective_cost,
+       CASE WHEN cost_basis = 'depreciation' THEN 0 ELSE billed_cost END::DECIMAL(38, 18) AS billed_cost,
        first_hour, last_hour,
        greatest(first_hour, $day::DATE) AS charge_period_start,
        least(last_hour + INTERVAL 1 HOUR, $day::DATE + INTERVAL 1 DAY) AS charge_period_end,
@@ -60,41 +78,21 @@ SELECT line_key, FALSE AS quarantined, billing_currency, cost_source, cost_basis
                        WHEN 'facility' THEN 'Facility cost of owned hardware per node-month'
                        ELSE 'GPU energy times PUE at the price per kWh' END AS charge_description,
        CASE WHEN cost_basis IN ('rate_card', 'energy') THEN 'Usage-Based' ELSE 'Recurring' END AS charge_frequency,
-       'Standard' AS pricing_category,
-       CASE WHEN cost_basis IN ('rate_card', 'contract') THEN 'GPU-Hours'
-            WHEN cost_basis = 'energy' THEN 'kWh' ELSE 'Hours' END AS pricing_unit,
-       billing_currency AS pricing_currency,
-       CASE WHEN cost_basis IN ('rate_card', 'contract') THEN 'GPU-Hours'
-            WHEN cost_basis = 'energy' THEN 'kWh' ELSE 'Hours' END AS consumed_unit,
+       'Standard' AS pricing_category, unit AS pricing_unit, billing_currency AS pricing_currency,
+       unit AS consumed_unit,
        NULL::VARCHAR AS commitment_discount_type, NULL::VARCHAR AS commitment_discount_category,
-       -- the cluster stands for who makes the GPUs available (the GPU cloud, the on-prem site): the
-       -- config names no provider
-       coalesce(cluster, 'gpuledger config') AS provider_name, coalesce(cluster, 'gpuledger config') AS host_provider_name,
-       coalesce(cluster, 'gpuledger config') AS publisher_name,
-       coalesce(cluster, 'gpuledger config') AS invoice_issuer_name,
+       provider AS provider_name, provider AS host_provider_name, provider AS publisher_name,
+       provider AS invoice_issuer_name,
        NULL::VARCHAR AS invoice_id, NULL::VARCHAR AS region_id, hostname AS resource_name,
        CASE cost_basis WHEN 'rate_card' THEN 'GPU rate card' WHEN 'contract' THEN 'GPU contract'
                        WHEN 'depreciation' THEN 'Owned GPU hardware' WHEN 'facility' THEN 'GPU facility'
                        ELSE 'Energy' END AS service_name,
        'Other (Compute)' AS service_subcategory, NULL::VARCHAR AS sku_id,
-       -- the config entry, spelled as `gpuledger inspect` names it: costs.rate_cards[0], costs.owned[1]
-       CASE WHEN cost_basis = 'energy' THEN 'costs.energy'
-            ELSE 'costs.' || CASE json_extract_string(entry_key, '$[0]') WHEN 'rate_card' THEN 'rate_cards'
-                                                                         WHEN 'contract' THEN 'contracts'
-                                                                         ELSE 'owned' END
-                 || '[' || json_extract_string(entry_key, '$[1]') || ']' END AS sub_account_id,
-       CASE WHEN cost_basis = 'energy' THEN 'costs.energy'
-            ELSE 'costs.' || CASE json_extract_string(entry_key, '$[0]') WHEN 'rate_card' THEN 'rate_cards'
-                                                                         WHEN 'contract' THEN 'contracts'
-                                                                         ELSE 'owned' END
-                 || '[' || json_extract_string(entry_key, '$[1]') || ']' END AS sub_account_name,
+       sub_account AS sub_account_id, sub_account AS sub_account_name,
        -- the config's price is list and contracted price alike: no discount off it
        effective_cost AS list_cost, effective_cost AS contracted_cost,
-       CASE WHEN cost_basis IN ('rate_card', 'contract') THEN gpu_hours::DECIMAL(38, 18)
-            WHEN cost_basis = 'energy' THEN kwh::DECIMAL(38, 18) ELSE hours::DECIMAL(38, 18) END AS pricing_quantity,
-       CASE WHEN cost_basis IN ('rate_card', 'contract') THEN gpu_hours::DECIMAL(38, 18)
-            WHEN cost_basis = 'energy' THEN kwh::DECIMAL(38, 18) ELSE hours::DECIMAL(38, 18) END AS consumed_quantity
-FROM line_hours;
+       quantity AS pricing_quantity, quantity AS consumed_quantity
+FROM described;
 
 -- their metrics' day shares beside the bill lines': the pieces below split them the same way
 INSERT INTO focus_line_day
