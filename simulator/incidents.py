@@ -23,13 +23,15 @@ def _iso(t: int) -> str:
     return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def incident_rows(jobs, mig_jobs, slowdowns, fleet, t1: int, mig_cluster: str, mig_host: str) -> list[list]:
+def incident_rows(jobs, mig_jobs, slowdowns, hostnames: list[str], t1: int, mig_cluster: str, mig_host: str
+                  ) -> list[list]:
+    """`jobs`: every job of the billed fleet and of the nodes no bill covers; `hostnames` by node index."""
     rows = []
     for j in jobs:
         if j.start is None:
             continue
         used = tuple(g for g in j.gpus if g not in j.idle_gpus)
-        hosts = ",".join(fleet.nodes[n].hostname for n in j.nodes)
+        hosts = ",".join(hostnames[n] for n in j.nodes)
         for a, b, group in j.idle_stretches(t1):
             # every GPU of the job at zero: the used GPUs' zero phases, or a job that uses none of its GPUs
             whole = group == used if used else group == j.idle_gpus
@@ -40,7 +42,7 @@ def incident_rows(jobs, mig_jobs, slowdowns, fleet, t1: int, mig_cluster: str, m
             rows.append(["hung_job", m.job_id, mig_cluster, _iso(m.idle[0]), _iso(min(m.idle[1], t1)), mig_host])
     for run_id, cluster, a, b, nodes in slowdowns:
         rows.append(["step_time_regression", run_id, cluster, _iso(a), _iso(b),
-                     ",".join(fleet.nodes[n].hostname for n in nodes)])
+                     ",".join(hostnames[n] for n in nodes)])
     return sorted(rows, key=lambda r: (r[3], r[0], r[1]))
 
 

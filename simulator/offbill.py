@@ -6,9 +6,13 @@
 - `gpucloud`: H100 nodes rented from a GPU cloud on a per-GPU-hour rate card that includes power.
 
 They stand beside the billed fleet (fleet.Fleet), never in it, so every billed figure of a simulation is
-as before. They run no jobs in the simulation: every GPU-second is `idle_unallocated`, to the pool's
-owning team. What they cost is truth too (truth/costs.csv), from the prices below and the power the
-simulator wrote, never from the pipeline.
+as before. They run jobs like a billed cluster's non-run nodes (workload.py draws them after the billed
+fleet's, from streams of their own: the single-node job stream plus a hung and a failed job per cluster),
+written as sacct (scheduler/slurm/<cluster>/, UTC) and DCGM telemetry; the GPU-seconds no job holds are
+`idle_unallocated`, to the pool's owning team. Their truth per category (truth/offbill_gpu_seconds.csv,
+and in truth/gpu_seconds.csv with every node) and what they cost per source, team and project
+(truth/costs.csv) come from the jobs' own phases, the prices below and the power the simulator wrote,
+never from the pipeline.
 """
 from __future__ import annotations
 
@@ -21,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .fleet import GPUS_PER_NODE, Node, uuid_like
+from .fleet import GPUS_PER_NODE, PROJECT_TEAM, PROJECTS, Node, uuid_like
+from .timeline import CATEGORIES
 
 H100 = "NVIDIA H100 80GB HBM3"
 
@@ -33,12 +38,22 @@ class OffBillCluster:
     team: str
     nodes: int
     costing: str            # "owned" or "rate_card"
+    projects: tuple[str, ...]   # whose jobs run there (workload.py); the first's is the hung job
+    job_id_base: int
+    # what writers_slurm.py reads of a cluster (as of fleet.ClusterSpec)
+    timezone: str = "UTC"
+    gpu_model: str = "NVIDIA H100 80GB HBM3"
+    cpus_per_gpu: int = 8
+    mem_gb_per_gpu: int = 100
 
 
 OFF_BILL = (
-    OffBillCluster("onprem", "onprem-train", "pretrain", 2, "owned"),
-    OffBillCluster("gpucloud", "gpucloud-rented", "research", 2, "rate_card"),
+    OffBillCluster("onprem", "onprem-train", "pretrain", 2, "owned",
+                   ("llm-7b", "llm-70b", "sft", "rlhf", "eval-harness"), 300000),
+    OffBillCluster("gpucloud", "gpucloud-rented", "research", 2, "rate_card",
+                   ("moe-exp", "long-context", "distill", "eval-harness"), 400000),
 )
+OFF_BILL_BY_NAME = {c.name: c for c in OFF_BILL}
 # the config's `costs:` figures (writers_inventory.config_yaml writes them)
 PURCHASE_PRICE = Decimal("300000")
 PURCHASE_DATE = dt.date(2025, 12, 1)
@@ -71,48 +86,73 @@ def _months_between(a: dt.date, b: dt.date) -> int:
 
 
 class CostTruth:
-    """What the off-bill nodes cost per day, source and currency (USD), exactly from the prices above;
-    energy from the power the simulator wrote (each GPU's mean over an hour's samples, for the hour)."""
+    """The off-bill nodes' truth, from the simulator's own state: their GPU-seconds per day, cluster, team,
+    project and category (as painted by timeline.py), and what they cost per day, cluster, cost source,
+    team and project (USD), exactly from the prices above — each hour's cost goes to the GPU-seconds held
+    in it (a job's to its project and team, the idle rest to the pool's owning team, project
+    `_unallocated`); energy from the power the simulator wrote (each GPU's mean over an hour's samples,
+    for the hour)."""
 
     def __init__(self) -> None:
-        self.cost: dict[tuple[str, str], Decimal] = defaultdict(Decimal)
+        self.cost: dict[tuple[str, str, str, str, str], Decimal] = defaultdict(Decimal)
+        self.gpu_seconds: dict[tuple[str, str, str, str, str], int] = defaultdict(int)
         self.kwh: dict[str, float] = defaultdict(float)
 
-    def add_node_day(self, node: Node, day: dt.date, power_w: np.ndarray, t_idx: np.ndarray, sample_s: int) -> None:
-        """`power_w`: (samples, GPUs) as written, at sample indices `t_idx` of the day."""
+    def add_node_day(self, node: Node, day: dt.date, counts: np.ndarray, hour_counts: np.ndarray,
+                     power_w: np.ndarray, t_idx: np.ndarray, sample_s: int) -> None:
+        """`counts`: (projects + 1, categories) GPU-seconds of the day, the last row no job's
+        (timeline.count_categories); `hour_counts`: (projects + 1, 24) GPU-seconds per hour
+        (timeline.count_project_hours); `power_w`: (samples, GPUs) as written, at sample indices `t_idx`."""
         d = day.isoformat()
+        who = [(PROJECT_TEAM[p], p) for p in PROJECTS] + [(node.owner_team or "_unallocated", "_unallocated")]
+        for pi, (team, project) in enumerate(who):
+            for ci, category in enumerate(CATEGORIES):
+                if counts[pi, ci]:
+                    self.gpu_seconds[(d, node.cluster, team, project, category)] += int(counts[pi, ci])
+        node_hour = Decimal(GPUS_PER_NODE * 3600)       # a node-hour's GPU-seconds, every hour of the day
+        share = [[Decimal(int(x)) / node_hour for x in row] for row in hour_counts]
         if costing_of(node) == "rate_card":
-            self.cost[(d, "rate_card")] += RATE_PER_GPU_HOUR * GPUS_PER_NODE * 24
+            sources = {"rate_card": [RATE_PER_GPU_HOUR * GPUS_PER_NODE] * 24}
         else:
-            # straight line over 36 calendar months from the 1st: a month's share per day of it
+            # straight line over 36 calendar months from the 1st, each month's amount over its hours alike;
+            # the facility fee likewise
             life_month = _months_between(PURCHASE_DATE, day)
             first = dt.date(day.year, day.month, 1)
-            days_in_month = (dt.date(day.year + day.month // 12, day.month % 12 + 1, 1) - first).days
+            month_hours = 24 * (dt.date(day.year + day.month // 12, day.month % 12 + 1, 1) - first).days
+            month = FACILITY_PER_NODE_MONTH
             if 0 <= life_month < DEPRECIATION_MONTHS:
-                self.cost[(d, "amortization")] += PURCHASE_PRICE / DEPRECIATION_MONTHS / days_in_month
-            self.cost[(d, "amortization")] += FACILITY_PER_NODE_MONTH / days_in_month
+                month += PURCHASE_PRICE / DEPRECIATION_MONTHS
+            sources = {"amortization": [month / month_hours] * 24}
         hours = (t_idx * sample_s) // 3600
-        gpu_kwh = 0.0
+        gpu_kwh = [0.0] * 24
         for h in np.unique(hours):
-            gpu_kwh += float(power_w[hours == h].mean(axis=0).sum()) * 3600 / 3.6e6
-        self.kwh[d] += gpu_kwh * float(PUE)
+            gpu_kwh[int(h)] = float(power_w[hours == h].mean(axis=0).sum()) * 3600 / 3.6e6
+        self.kwh[d] += sum(gpu_kwh) * float(PUE)
         if costing_of(node) == "owned":
-            self.cost[(d, "energy")] += Decimal(repr(gpu_kwh)) * PUE * PRICE_PER_KWH
+            sources["energy"] = [Decimal(repr(k)) * PUE * PRICE_PER_KWH for k in gpu_kwh]
+        for source, per_hour in sources.items():
+            for pi, (team, project) in enumerate(who):
+                cost = sum((c * s for c, s in zip(per_hour, share[pi])), Decimal(0))
+                if cost:
+                    self.cost[(d, node.cluster, source, team, project)] += cost
 
     def write(self, path: Path) -> int:
+        """truth/costs.csv, and beside it offbill_gpu_seconds.csv and energy.csv. Returns costs.csv's rows."""
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w", newline="", encoding="utf-8") as f:
             w = csv.writer(f, lineterminator="\n")
-            w.writerow(["day", "cost_source", "billing_currency", "cost"])
-            rows = 0
-            for (d, source), cost in sorted(self.cost.items()):
-                w.writerow([d, source, "USD", format(cost.quantize(Decimal("1e-9")), "f")])
-                rows += 1
+            w.writerow(["day", "cluster", "cost_source", "billing_currency", "team", "project", "cost"])
+            w.writerows([d, c, s, "USD", t, p, format(cost.quantize(Decimal("1e-9")), "f")]
+                        for (d, c, s, t, p), cost in sorted(self.cost.items()))
+        with path.with_name("offbill_gpu_seconds.csv").open("w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["day", "cluster", "team", "project", "category", "gpu_seconds"])
+            w.writerows([*k, v] for k, v in sorted(self.gpu_seconds.items()))
         with path.with_name("energy.csv").open("w", newline="", encoding="utf-8") as f:
             w = csv.writer(f, lineterminator="\n")
             w.writerow(["day", "kwh"])     # the off-bill nodes' facility energy: GPU kWh × PUE
             w.writerows([d, round(k, 6)] for d, k in sorted(self.kwh.items()))
-        return rows
+        return len(self.cost)
 
 
 def costs_yaml() -> str:

@@ -13,7 +13,8 @@
     out/landing/plans/<run_id>.yaml     (the biggest runs' plans)
     out/gpuledger.yaml
     out/truth/gpu_seconds.csv, out/truth/runs.csv, out/truth/costs.csv (what the nodes no bill covers cost,
-    per day and cost source: simulator/offbill.py), out/truth/incidents.csv (hung jobs and step-time
+    per day, cluster, cost source, team and project: simulator/offbill.py) and offbill_gpu_seconds.csv
+    (their GPU-seconds per cluster and category), out/truth/incidents.csv (hung jobs and step-time
     regressions an alert is owed for: simulator/incidents.py), out/truth/landing_manifest.json
 
 The simulated world starts empty at `start` 00:00 UTC and stops at the end of the last day: no job ran
@@ -39,8 +40,8 @@ from . import mig
 from .fleet import PROJECTS, build_fleet
 from .jobs import SAMPLE_S
 from .manifest import BillTotals
-from .offbill import CostTruth, costing_of, off_bill_nodes
-from .timeline import DAY, NodeIndex, count_categories, paint_categories, paint_state
+from .offbill import OFF_BILL, OFF_BILL_BY_NAME, CostTruth, costing_of, off_bill_nodes
+from .timeline import DAY, NodeIndex, count_categories, count_project_hours, paint_categories, paint_state
 from .incidents import incident_rows, write_incidents
 from .truth import GpuSecondsTruth, runs_truth, write_runs_truth
 from .workload import Knobs, WorkloadBuilder
@@ -66,7 +67,8 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     t1 = t0 + days * DAY
     fleet = build_fleet(nodes, seed)
     off_bill = off_bill_nodes(seed, len(fleet.nodes))    # costed from the config, beside the billed fleet
-    wl = WorkloadBuilder(fleet, t0, t1, seed, knobs).build()
+    wl = WorkloadBuilder(fleet, t0, t1, seed, knobs).build(off_bill)
+    hostnames = [n.hostname for n in (*fleet.nodes, *off_bill)]    # by node index
     landing = out / "landing"
 
     # bills: the truth is every line of every day, per currency; what lands is each account's month-to-date
@@ -105,6 +107,11 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
             if j.key in pods and j.start is not None:
                 for rank, n in enumerate(j.nodes[1:], start=1):
                     pod_overrides.setdefault(n, {})[j.key] = pods[j.key][1][rank]
+    ob = write_sacct(landing / "scheduler" / "slurm", fleet, wl.off_bill_jobs, t0, t1,
+                     clusters=tuple(c.name for c in OFF_BILL), specs=OFF_BILL_BY_NAME, hosts=hostnames)
+    slurm.update(files=slurm["files"] + ob["files"], rows=slurm["rows"] + ob["rows"],
+                 allocations=slurm["allocations"] + ob["allocations"], steps=slurm["steps"] + ob["steps"],
+                 clusters={**slurm["clusters"], **ob["clusters"]})
     mig_jobs = mig.build_jobs(seed, t0, t1) if knobs.mig_node else []
     if knobs.mig_node:
         n = mig.write_sacct(landing / "scheduler" / "slurm" / mig.CLUSTER / "sacct_mig.psv", mig_jobs)
@@ -117,19 +124,20 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     write_config(out / "gpuledger.yaml", fleet, kubernetes_cluster, months)
 
     # telemetry and GPU-second truth, one node-day at a time
-    max_key = max(j.key for j in wl.jobs) + 1
+    all_jobs = [*wl.jobs, *wl.off_bill_jobs]
+    max_key = max(j.key for j in all_jobs) + 1
     job_ids = [""] * max_key
     project_of_key = np.zeros(max_key, dtype=np.int32)
     mfu = np.zeros(max_key)
     fb = np.zeros(max_key)
     pidx = {p: i for i, p in enumerate(PROJECTS)}
-    for j in wl.jobs:
+    for j in all_jobs:
         job_ids[j.key] = j.job_id
         project_of_key[j.key] = pidx[j.project]
         mfu[j.key] = j.mfu
         fb[j.key] = j.fb_mib
     index = NodeIndex(wl.jobs, len(fleet.nodes))
-    truth = GpuSecondsTruth(fleet)
+    truth = GpuSecondsTruth(fleet, off_bill)
     dcgm = {"files": 0, "rows": 0, "samples": 0}
     for node in fleet.nodes:
         outages = wl.outages.get(node.index, [])
@@ -166,23 +174,30 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
                                       seed, mig_jobs, day0)
         mig.add_truth(truth, day, day0, mig_jobs)
         dcgm.update(files=dcgm["files"] + 1, rows=dcgm["rows"] + rows, samples=dcgm["samples"] + samples)
-    # the nodes no bill covers: idle all day (no jobs), their power kept for the energy truth
+    # the nodes no bill covers: their jobs painted like the billed fleet's (no outages or dropped scrapes:
+    # the owned nodes' energy counter is written for complete days), their power kept for the energy truth
     costs = CostTruth()
+    ob_index = NodeIndex(wl.off_bill_jobs, len(hostnames))
     for node in off_bill:
         # the owned nodes' GPUs export the energy counter too (it prices their power); it runs on across days
         energy_mj = (np.arange(1, 9, dtype=np.float64) * 1e10) if costing_of(node) == "owned" else None
         for di in range(days):
             day0 = t0 + di * DAY
             day = start + dt.timedelta(days=di)
-            kind, holder = paint_state([], day0)
-            truth.counts[(day.isoformat(), node.owner_team, "_unallocated", "idle_unallocated")] += 8 * DAY
+            jobs = ob_index.jobs(node.index, day0, day0 + DAY, t1)
+            kind, holder = paint_state(jobs, day0)
+            cat = paint_categories(jobs, holder, day0, t1, [])
+            counts = count_categories(cat, holder, project_of_key, len(PROJECTS))
+            del cat
+            truth.add(day, node.index, counts)
+            hour_counts = count_project_hours(holder, project_of_key, len(PROJECTS))
             rng = np.random.default_rng([seed, 707, node.index, di])
             path = landing / "telemetry" / "dcgm" / f"day={day.isoformat()}" / f"{node.hostname}.parquet"
             power: list = []
             rows, samples = write_node_day(path, node, day0, kind[:, ::SAMPLE_S], holder[:, ::SAMPLE_S],
                                            np.ones(N_SAMPLES, dtype=bool), job_ids, mfu, fb, rng, power,
                                            energy_from_mj=energy_mj)
-            costs.add_node_day(node, day, power[0][1], power[0][0], SAMPLE_S)
+            costs.add_node_day(node, day, counts, hour_counts, power[0][1], power[0][0], SAMPLE_S)
             dcgm["files"] += 1
             dcgm["rows"] += rows
             dcgm["samples"] += samples
@@ -194,7 +209,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     cost_rows = costs.write(out / "truth" / "costs.csv")
     run_rows = runs_truth(wl.runs, t0, t1)
     write_runs_truth(out / "truth" / "runs.csv", run_rows)
-    incidents = incident_rows(wl.jobs, mig_jobs, wl.slowdowns, fleet, t1, mig.CLUSTER, mig.HOST)
+    incidents = incident_rows(all_jobs, mig_jobs, wl.slowdowns, hostnames, t1, mig.CLUSTER, mig.HOST)
     write_incidents(out / "truth" / "incidents.csv", incidents)
 
     manifest = {
@@ -212,7 +227,10 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
                   "incidents_rows": len(incidents),
                   "billed_gpu_seconds_per_day": n_billed * 8 * DAY,
                   "config_costed_gpu_seconds_per_day": len(off_bill) * 8 * DAY},
-        "off_bill": {"nodes": len(off_bill), "hostnames": " ".join(n.hostname for n in off_bill)},
+        "off_bill": {"nodes": len(off_bill), "hostnames": " ".join(n.hostname for n in off_bill),
+                     "jobs": len(wl.off_bill_jobs),
+                     "job_states": _states(wl.off_bill_jobs),
+                     "hung_jobs": sum(1 for j in wl.off_bill_jobs if j.kind == "hung")},
         "features": {**_features(wl, fleet), **({"mig": _mig_features(mig_jobs)} if knobs.mig_node else {})},
     }
     path = out / "truth" / "landing_manifest.json"
@@ -248,15 +266,19 @@ def _iso(t: int) -> str:
     return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _features(wl, fleet) -> dict:
-    """What this simulation contains, so tests and readers need not re-derive it."""
+def _states(jobs) -> dict:
     states: dict[str, int] = {}
-    for j in wl.jobs:
+    for j in jobs:
         s = j.state.split(" ")[0]
         states[s] = states.get(s, 0) + 1
+    return dict(sorted(states.items()))
+
+
+def _features(wl, fleet) -> dict:
+    """What this simulation contains, so tests and readers need not re-derive it."""
     return {
         "jobs": len(wl.jobs),
-        "job_states": dict(sorted(states.items())),
+        "job_states": _states(wl.jobs),
         "runs": len(wl.runs),
         "interruptions": sum(len(r.lost_windows) for r in wl.runs),
         "hung_jobs": sum(1 for j in wl.jobs if j.kind == "hung"),

@@ -96,3 +96,10 @@ def count_categories(cat: np.ndarray, holder: np.ndarray, project_of_key: np.nda
     proj = np.where(holder >= 0, project_of_key[np.maximum(holder, 0)], n_projects)
     key = proj.astype(np.int64) * 6 + cat
     return np.bincount(key.ravel(), minlength=(n_projects + 1) * 6).reshape(n_projects + 1, 6)
+
+
+def count_project_hours(holder: np.ndarray, project_of_key: np.ndarray, n_projects: int) -> np.ndarray:
+    """(n_projects + 1, 24) GPU-seconds per hour of the day; the last project row is 'no job'."""
+    proj = np.where(holder >= 0, project_of_key[np.maximum(holder, 0)], n_projects).astype(np.int64)
+    key = proj * 24 + np.arange(DAY) // 3600
+    return np.bincount(key.ravel(), minlength=(n_projects + 1) * 24).reshape(n_projects + 1, 24)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .fleet import PROJECT_TEAM, PROJECTS, Fleet
+from .fleet import PROJECT_TEAM, PROJECTS, Fleet, Node
 from .runs import Run
 from .timeline import CATEGORIES
 
@@ -36,12 +36,12 @@ DAY = 86400
 
 
 class GpuSecondsTruth:
-    def __init__(self, fleet: Fleet):
-        self.fleet = fleet
+    def __init__(self, fleet: Fleet, off_bill: list[Node] = ()):
+        self.nodes = [*fleet.nodes, *off_bill]     # by node index (offbill.py numbers its nodes after the fleet's)
         self.counts: dict[tuple[str, str, str, str], int] = defaultdict(int)
 
     def add(self, day: dt.date, node_index: int, counts: np.ndarray) -> None:
-        node = self.fleet.nodes[node_index]
+        node = self.nodes[node_index]
         for pi in range(len(PROJECTS) + 1):
             for ci, cname in enumerate(CATEGORIES):
                 v = int(counts[pi, ci])

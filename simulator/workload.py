@@ -6,6 +6,9 @@ Scheduling of the non-run jobs is a simple per-GPU "free at" list in submit orde
 time some node has enough GPUs free (lowest GPU indices, lowest node on ties); nothing backfills behind a later
 reservation, which is fine for a witness. Consecutive jobs on a GPU are at least 60 s apart (prolog/epilog),
 so a sample always falls between them.
+
+The nodes no bill covers (offbill.py) get the same single-node stream after all of that, from random streams
+of their own, so the billed fleet's jobs are the same for a seed with or without them.
 """
 from __future__ import annotations
 
@@ -14,9 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .fleet import CLUSTER_BY_NAME, PROJECT_TEAM, USERS, Fleet, hexdigest
+from .fleet import CLUSTER_BY_NAME, PROJECT_TEAM, USERS, Fleet, Node, hexdigest
 from .jobs import (EVAL, IDLE, LIGHT, SAMPLE_S, SAVE, STARTUP, TRAIN, Job, align_up, ambiguous_windows,
                    check_no_overlap, check_phases, clip_phases, in_windows, lay_phases)
+from .offbill import OFF_BILL
 from .runs import Run, RunBuilder
 
 
@@ -46,6 +50,9 @@ class Workload:
     run_nodes: tuple[int, ...] = field(default_factory=tuple)
     # runs a degraded node slowed (runs.py): (run_id, cluster, slowed from, last slowed step, its nodes)
     slowdowns: list[tuple[str, str, int, int, tuple[int, ...]]] = field(default_factory=list)
+    # jobs on the nodes no bill covers (offbill.py), apart from `jobs` so the billed fleet's figures stay
+    # as they were
+    off_bill_jobs: list[Job] = field(default_factory=list)
 
 
 STREAM_KINDS = ("eval", "debug", "train", "interactive", "partial")
@@ -158,12 +165,15 @@ class WorkloadBuilder:
         self.jobs: list[Job] = []
         self.days = (t1 - t0) // 86400
         self.amb = {c: ambiguous_windows(CLUSTER_BY_NAME[c].timezone, t0, t1) for c in ("east", "west")}
+        self.amb.update({c.name: ambiguous_windows(c.timezone, t0, t1) for c in OFF_BILL})
+        self.next_key = 0   # job keys are never reused, even after dropped jobs leave `jobs`
 
     def new_job(self, **kw) -> Job:
         team = PROJECT_TEAM[kw["project"]]
         if "user" not in kw:
             raise ValueError("user required")
-        job = Job(key=len(self.jobs), **kw)
+        job = Job(key=self.next_key, **kw)
+        self.next_key += 1
         assert job.user in {u for u, _ in USERS[team]}
         self.jobs.append(job)
         return job
@@ -173,7 +183,8 @@ class WorkloadBuilder:
         return users[int(rng.integers(0, len(users)))]
 
     # ---------------------------------------------------------------- build
-    def build(self) -> Workload:
+    def build(self, off_bill: list[Node] = ()) -> Workload:
+        """The billed fleet's workload, then (`off_bill`) the jobs of the nodes no bill covers."""
         rb = RunBuilder(self.fleet, self.t0, self.t1, self.seed, self.knobs.interrupt_rate_per_gpu_day,
                         self.knobs.stall_rate_per_job_day, self.new_job)
         runs = rb.build()
@@ -195,7 +206,47 @@ class WorkloadBuilder:
         for j in self.jobs:
             assert not any(t is not None and in_windows(t, self.amb[j.cluster]) for t in (j.submit, j.start, j.end))
         slowdowns = [(run.run_id, run.cluster, a, b, rb.slow_slot) for run, a, b in rb.slowdowns.values()]
-        return Workload(self.jobs, runs, outages, drain, tuple(sorted(run_nodes)), slowdowns)
+        billed = self.jobs
+        off = self._off_bill(off_bill) if off_bill else []     # draws only from streams of its own
+        return Workload(billed, runs, outages, drain, tuple(sorted(run_nodes)), slowdowns, off_bill_jobs=off)
+
+    def _off_bill(self, nodes: list[Node]) -> list[Job]:
+        """The off-bill clusters' jobs, drawn after the billed fleet's from streams of their own (so the
+        billed fleet's jobs are the same with or without them): the same single-node job stream as a billed
+        cluster's (kinds, shapes, phases, scheduler), plus a hung job and a failed one on each cluster so
+        allocated_idle and failed_job surely appear. No runs, outages or drains. Keys go on from the billed
+        fleet's (`next_key`); `jobs` holds the off-bill jobs from here on."""
+        self.jobs = []
+        scheds = {}
+        for c in OFF_BILL:
+            idx = [n.index for n in nodes if n.cluster == c.name]
+            if idx:
+                scheds[c.name] = Scheduler(idx, self.t0, {}, self.amb[c.name])
+        subs: list[Job] = []
+        window = self.t1 - self.t0
+        mean = _mean_gpu_seconds()
+        for ci, c in enumerate(OFF_BILL):
+            if c.name not in scheds:
+                continue
+            rng = np.random.default_rng([self.seed, 212, ci])
+            self._submit(subs, rng, "hung", c.name, c.projects[0], 4, 6 * 3600, "TIMEOUT",
+                         self.t0 + rng.uniform(1800, 3 * 3600), name="ablation-" + c.name)
+            self._submit(subs, rng, "debug", c.name, c.projects[-1], 2, rng.uniform(5, 15) * 60, "FAILED",
+                         self.t0 + rng.uniform(1800, 6 * 3600), name="repro-nan")
+            lam = self.knobs.stream_load * len(scheds[c.name].nodes) * 8 * window / mean
+            for sub in np.sort(rng.uniform(self.t0, self.t1 - 3600, int(rng.poisson(lam)))):
+                kind = _pick(rng, STREAM_KINDS, STREAM_WEIGHTS)
+                d = _draw(kind, rng)
+                self._submit(subs, rng, kind, c.name, _pick(rng, c.projects), d["gpus"], d["duration"],
+                             d["state"], sub)
+        self._place_all(scheds, subs)
+        jobs = [j for j in self.jobs if j.state != "DROPPED"]
+        self.jobs = jobs
+        self._assign_ids({c.name: c.job_id_base for c in OFF_BILL})
+        for j in jobs:
+            check_phases(j, self.t1)
+        check_no_overlap(jobs, self.t1)
+        return jobs
 
     def _drain(self, run_nodes: set[int]) -> tuple[int, int, int] | None:
         day = min(1, self.days - 1)
@@ -219,17 +270,8 @@ class WorkloadBuilder:
         def pick_cluster(pref: str) -> str:
             return pref if pref in scheds else clusters[0]
 
-        def mk(kind, cluster, project, gpus, duration, state, submit, name=None, who=None, **extra):
-            user, uid = who or self._user(project, rng)
-            if in_windows(int(submit), self.amb[cluster]):
-                submit = min(a for a, b in self.amb[cluster] if a <= submit < b) - rng.uniform(60, 600)
-            job = self.new_job(kind=kind, cluster=cluster, name=name or _pick(rng, NAMES.get(kind, (kind,))),
-                               user=user, uid=uid, project=project, partition=PARTITION[kind],
-                               qos=QOS.get(kind, "normal"), n_nodes=1, gpus_per_node=gpus, submit=int(submit),
-                               duration=int(duration))
-            job.recipe = {"state": state, **extra}
-            subs.append(job)
-            return job
+        def mk(*args, **kw):
+            return self._submit(subs, rng, *args, **kw)
 
         # guaranteed features, early in the window while the queue is short
         n_hung = self.knobs.hung_jobs if self.knobs.hung_jobs is not None else \
@@ -282,9 +324,24 @@ class WorkloadBuilder:
         pend.state = "PENDING"
         return subs
 
+    def _submit(self, subs: list[Job], rng: np.random.Generator, kind, cluster, project, gpus, duration, state,
+                submit, name=None, who=None, **extra) -> Job:
+        """A single-node job submitted to `cluster`, to be placed by its scheduler (`recipe` says how it ends)."""
+        user, uid = who or self._user(project, rng)
+        if in_windows(int(submit), self.amb[cluster]):
+            submit = min(a for a, b in self.amb[cluster] if a <= submit < b) - rng.uniform(60, 600)
+        job = self.new_job(kind=kind, cluster=cluster, name=name or _pick(rng, NAMES.get(kind, (kind,))),
+                           user=user, uid=uid, project=project, partition=PARTITION[kind],
+                           qos=QOS.get(kind, "normal"), n_nodes=1, gpus_per_node=gpus, submit=int(submit),
+                           duration=int(duration))
+        job.recipe = {"state": state, **extra}
+        subs.append(job)
+        return job
+
     # ---------------------------------------------------------------- placement
-    def _place_all(self, scheds: dict) -> None:
-        subs = self._submissions(scheds)
+    def _place_all(self, scheds: dict, subs: list[Job] | None = None) -> None:
+        if subs is None:
+            subs = self._submissions(scheds)
         heap = [(j.submit, j.key, j) for j in subs]
         heapq.heapify(heap)
         while heap:
@@ -401,10 +458,11 @@ class WorkloadBuilder:
         return {k: sorted(v) for k, v in sorted(out.items())}
 
     # ---------------------------------------------------------------- Slurm ids
-    def _assign_ids(self) -> None:
-        for c in ("east", "west"):
-            spec = CLUSTER_BY_NAME[c]
-            nxt = spec.job_id_base + 1 + int(hexdigest(self.seed, "jobid", c, n=6), 16) % 500
+    def _assign_ids(self, bases: dict[str, int] | None = None) -> None:
+        """Slurm ids per cluster, from the cluster's id base (`bases`, default the billed clusters')."""
+        bases = bases or {c: CLUSTER_BY_NAME[c].job_id_base for c in ("east", "west")}
+        for c, base in bases.items():
+            nxt = base + 1 + int(hexdigest(self.seed, "jobid", c, n=6), 16) % 500
             groups: dict[int, list[Job]] = {}
             for j in self.jobs:
                 if j.cluster == c and j.array is not None:

@@ -14,6 +14,7 @@ requeue instance; a job array's tasks are listed individually (as with --array).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -50,8 +51,8 @@ def hostlist(hosts: list[str]) -> str:
     return f"{prefix}[{','.join(parts)}]"
 
 
-def tres(job: Job, n_nodes: int, billing: bool = True) -> str:
-    spec = CLUSTER_BY_NAME[job.cluster]
+def tres(job: Job, n_nodes: int, billing: bool = True, specs: Mapping = CLUSTER_BY_NAME) -> str:
+    spec = specs[job.cluster]
     short = GPU_SPECS[spec.gpu_model]["short"]
     g = job.gpus_per_node * n_nodes
     cpu = g * spec.cpus_per_gpu
@@ -76,11 +77,15 @@ def local_days(tz: ZoneInfo, t0: int, t1: int) -> list[tuple[dt.date, int, int]]
 
 
 def write_sacct(root: Path, fleet: Fleet, jobs: list[Job], t0: int, t1: int,
-                clusters: tuple[str, ...] = ("east", "west")) -> dict:
-    hosts = [n.hostname for n in fleet.nodes]
+                clusters: tuple[str, ...] = ("east", "west"), *, specs: Mapping = CLUSTER_BY_NAME,
+                hosts: list[str] | None = None) -> dict:
+    """`specs`: cluster name -> its time zone, GPU model, CPUs and memory per GPU (fleet.ClusterSpec, or
+    offbill.OffBillCluster for the nodes no bill covers); `hosts`: hostnames by node index (default the
+    billed fleet's)."""
+    hosts = hosts if hosts is not None else [n.hostname for n in fleet.nodes]
     stats = {"files": 0, "rows": 0, "allocations": 0, "steps": 0, "clusters": {}}
     for cname in clusters:
-        tz = ZoneInfo(CLUSTER_BY_NAME[cname].timezone)
+        tz = ZoneInfo(specs[cname].timezone)
 
         def fmt(t: int) -> str:
             return dt.datetime.fromtimestamp(t, tz).strftime("%Y-%m-%dT%H:%M:%S")
@@ -94,7 +99,7 @@ def write_sacct(root: Path, fleet: Fleet, jobs: list[Job], t0: int, t1: int,
             for j in cjobs:
                 gone = j.end if (j.start is not None and j.end is not None) else None
                 if j.submit < x and (gone is None or gone > a):
-                    rec = _record(j, x, fmt, hosts)
+                    rec = _record(j, x, fmt, hosts, specs)
                     lines.extend(rec)
                     cstats["allocations"] += 1
                     cstats["steps"] += len(rec) - 1
@@ -110,7 +115,7 @@ def write_sacct(root: Path, fleet: Fleet, jobs: list[Job], t0: int, t1: int,
     return stats
 
 
-def _record(j: Job, x: int, fmt, hosts: list[str]) -> list[str]:
+def _record(j: Job, x: int, fmt, hosts: list[str], specs: Mapping) -> list[str]:
     account = ACCOUNTS[j.project]
     submit = fmt(j.submit)
     if j.start is None or j.start >= x:
@@ -124,7 +129,7 @@ def _record(j: Job, x: int, fmt, hosts: list[str]) -> list[str]:
     nodes = [hosts[n] for n in j.nodes]
     nl = hostlist(nodes)
     out = ["|".join([j.job_id_raw, j.job_id, j.name, j.user, account, j.partition, state, exit_code, submit, start,
-                     end, tres(j, len(nodes)), nl, j.comment, str(j.restarts), j.qos])]
+                     end, tres(j, len(nodes), specs=specs), nl, j.comment, str(j.restarts), j.qos])]
     if running:
         s_state, s_exit = "RUNNING", "0:0"
     else:
@@ -136,5 +141,5 @@ def _record(j: Job, x: int, fmt, hosts: list[str]) -> list[str]:
             ("0", s_state, s_exit, len(nodes), nl)):
         name = {"batch": "batch", "extern": "extern", "0": STEP_NAMES.get(j.kind, "python")}[step]
         out.append("|".join([f"{j.job_id_raw}.{step}", f"{j.job_id}.{step}", name, "", account, "", st, ex, submit,
-                             start, end, tres(j, n_nodes, billing=False), nlist, "", "", ""]))
+                             start, end, tres(j, n_nodes, billing=False, specs=specs), nlist, "", "", ""]))
     return out

@@ -48,7 +48,7 @@ FOCUS_COLUMNS: tuple[str, ...] = (
     "SkuId", "CommitmentDiscountId", "CommitmentDiscountType", "CommitmentDiscountCategory",
     "CommitmentDiscountStatus", "Tags", "ListCost", "ContractedCost", "EffectiveCost", "BilledCost",
     "AllocatedMethodId", "AllocatedMethodDetails", "AllocatedResourceId", "AllocatedResourceName",
-    "AllocatedTags", "x_OriginLineKey", "x_OriginQuarantined",
+    "AllocatedTags", "x_OriginLineKey", "x_OriginQuarantined", "x_CostSource",
 )
 _TIMESTAMPS = ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd")
 # DECIMAL(38,18): summable metrics, each origin's rows summing exactly to the origin's
@@ -60,7 +60,7 @@ _SPLIT_METRICS = {"list_cost": "ListCost", "contracted_cost": "ContractedCost",
 # per day (sql/exports/focus_allocation/): cut the lines' other metrics over their hours, build the
 # origins and pieces and split those metrics over the pieces, then the query of the day's rows
 _STEPS = table_sql("exports/focus_allocation")
-_TEMP_TABLES = ("focus_export", "focus_day", "focus_line_metrics", "focus_line_day", "focus_origins",
+_TEMP_TABLES = ("focus_export", "focus_day", "focus_line_metrics", "focus_line_day", "config_origins", "focus_origins",
                 "focus_pieces", "metric_split_input", "metric_splits", "piece_split_input", "piece_splits")
 # text columns: guarded against spreadsheet formulas in the CSV
 _TEXT = tuple(c for c in FOCUS_COLUMNS if c not in (*_TIMESTAMPS, *_DECIMALS, "x_OriginQuarantined"))
@@ -93,11 +93,12 @@ def export_focus(con: duckdb.DuckDBPyConnection, start: date, end: date, out: Pa
             raise ValueError(f"the warehouse's bill lines lack column(s) {', '.join(stale)} that the export carries: "
                              "it was built by an older gpuledger; any `gpuledger run` adds them")
         have = {d for (d,) in con.execute(
-            "SELECT DISTINCT day FROM intermediate.int_bill_line_hours WHERE day BETWEEN $start AND $end",
+            """SELECT day FROM intermediate.int_bill_line_hours WHERE day BETWEEN $start AND $end
+               UNION SELECT day FROM intermediate.int_config_cost_lines WHERE day BETWEEN $start AND $end""",
             {"start": start, "end": end}).fetchall()}
         missing = [d.isoformat() for d in days if d not in have]
         if missing:
-            raise ValueError(f"the ledger has no bill lines for {', '.join(missing)}: "
+            raise ValueError(f"the ledger has no bill lines or config cost lines for {', '.join(missing)}: "
                              "run `gpuledger run` for those days before exporting them")
         rows = _build(con, days)
         _write(con, fmt, out)
@@ -137,12 +138,17 @@ def _build(con: duckdb.DuckDBPyConnection, days: list[date]) -> int:
 
 
 def _check_day(con: duckdb.DuckDBPyConnection, day: date) -> None:
-    """Every origin's rows sum exactly to its share of the day in the bill, line by line: EffectiveCost
-    and BilledCost to the ledger's, the metrics split here to the line's share of the day."""
+    """Every origin's rows sum exactly to its share of the day, line by line: EffectiveCost and BilledCost
+    to the ledger's (a bill line's, or a config cost line's; depreciation bills nothing), the metrics
+    split here to the line's share of the day."""
     bad = con.execute(
         """WITH origins AS (
                SELECT line_key, sum(effective_cost) AS e, sum(billed_cost) AS b
                FROM intermediate.int_bill_line_hours WHERE day = $day GROUP BY line_key
+               UNION ALL
+               SELECT line_key, sum(effective_cost),
+                      sum(CASE WHEN cost_basis = 'depreciation' THEN 0 ELSE billed_cost END)
+               FROM intermediate.int_config_cost_lines WHERE day = $day GROUP BY line_key
            )
            SELECT o.line_key, o.e, o.b, sum(x.EffectiveCost), sum(x.BilledCost)
            FROM origins o

@@ -115,10 +115,15 @@ def sim_export(sim, tmp_path_factory) -> Export:
         return _export(con, sim.days, tmp_path_factory.mktemp("focus_sim_out"))
 
 
+def _bill_rows(rows: list[dict]) -> list[dict]:
+    """The rows whose origin is a bill line (not a cost line the config generated)."""
+    return [r for r in rows if r["x_CostSource"] == "bill"]
+
+
 def _assert_origins_exact(export: Export, landing: Path, days: list[date]) -> None:
     want = line_day_shares(landing, days)
     got: dict[tuple[str, date], list[D]] = defaultdict(lambda: [D(0), D(0)])
-    for r in export.rows:
+    for r in _bill_rows(export.rows):
         got[_origin(r)][0] += r["EffectiveCost"]
         got[_origin(r)][1] += r["BilledCost"]
     assert set(got) == set(want)    # one or more rows for every line's piece of every day, nothing else
@@ -131,9 +136,9 @@ def _units(v: D) -> int:
         return int(v.scaleb(18))
 
 
-def _by_origin(export: Export) -> dict[tuple[str, date], list[dict]]:
+def _by_origin(export: Export, bill_only: bool = False) -> dict[tuple[str, date], list[dict]]:
     rows: dict[tuple[str, date], list[dict]] = defaultdict(list)
-    for r in export.rows:
+    for r in _bill_rows(export.rows) if bill_only else export.rows:
         rows[_origin(r)].append(r)
     return rows
 
@@ -145,7 +150,7 @@ def _assert_split_metrics_exact(export: Export, landing: Path) -> int:
     checked = 0
     for column in SPLIT:
         hours = line_hour_metric_units(landing, column)
-        for (key, day), rows in _by_origin(export).items():
+        for (key, day), rows in _by_origin(export, bill_only=True).items():
             rel, n = key.rsplit("#", 1)
             line = hours[(rel, int(n))]
             values = [r[column] for r in rows]
@@ -200,7 +205,7 @@ def test_each_day_and_currency_sums_to_the_bill(sim, sim_export):
     bill = {k: v for k, v in day_shares(sim.landing).items() if k[0] in sim.days}
     assert {c for _, c in bill} == {"EUR", "USD"}
     got: dict[tuple[date, str], list[D]] = defaultdict(lambda: [D(0), D(0)])
-    for r in sim_export.rows:
+    for r in _bill_rows(sim_export.rows):
         got[(_origin(r)[1], r["BillingCurrency"])][0] += r["EffectiveCost"]
         got[(_origin(r)[1], r["BillingCurrency"])][1] += r["BilledCost"]
     assert {k: tuple(v) for k, v in got.items()} == bill
@@ -208,7 +213,7 @@ def test_each_day_and_currency_sums_to_the_bill(sim, sim_export):
 
 def test_rows_keep_their_origin_lines_currency(sim, sim_export):
     currencies = {f"{rel}#{n}": c for (rel, n), c in line_currencies(sim.landing).items()}
-    for r in sim_export.rows:
+    for r in _bill_rows(sim_export.rows):
         assert r["BillingCurrency"] == currencies[_origin(r)[0]], r
     assert {r["BillingCurrency"] for r in sim_export.rows} == {"EUR", "USD"}
 
@@ -220,7 +225,7 @@ def test_unallocated_node_rows_are_the_ledgers_idle(sim, sim_export):
             "WHERE category = 'idle_unallocated' AND cost_source = 'bill' GROUP BY ALL").fetchall()}
     assert {c for _, c in idle} == {"EUR", "USD"}
     for day, currency in idle:
-        rows = [r for r in sim_export.rows
+        rows = [r for r in _bill_rows(sim_export.rows)
                 if _origin(r)[1] == day and r["BillingCurrency"] == currency and r["AllocatedMethodId"] == NODE_METHOD
                 and r["AllocatedResourceId"] is None]
         assert {json.loads(r["AllocatedTags"])["category"] for r in rows} == {"idle_unallocated"}
@@ -239,6 +244,7 @@ def test_job_rows_carry_the_jobs_team_and_project(sim, sim_export):
             "SELECT job_uid, day, job_id, team, project, effective_cost, billed_cost "
             "FROM marts.fct_job_cost").fetchall()}
     cost: dict[tuple[str, date], list[D]] = defaultdict(lambda: [D(0), D(0)])
+    costed_by_config: set[tuple[str, date]] = set()
     for r in sim_export.rows:
         if r["AllocatedMethodId"] != NODE_METHOD or r["AllocatedResourceId"] is None:
             continue
@@ -249,26 +255,35 @@ def test_job_rows_carry_the_jobs_team_and_project(sim, sim_export):
         assert tags["category"] in NODE_CATEGORIES
         cost[key][0] += r["EffectiveCost"]
         cost[key][1] += r["BilledCost"]
-    assert cost, "no job rows"
-    # and each job's rows add up to the job's cost of the day in the ledger, exactly
+        if r["x_CostSource"] != "bill":
+            costed_by_config.add(key)
+    assert cost and costed_by_config, "no job rows, or none on the nodes the config costs"
+    # and each job's rows add up to the job's cost of the day in the ledger, exactly; BilledCost too on
+    # billed nodes (a depreciation row bills nothing, where the ledger keeps billed = effective)
     for key, (e, b) in cost.items():
-        assert (e, b) == jobs[key][3:], key
+        assert e == jobs[key][3], key
+        if key not in costed_by_config:
+            assert b == jobs[key][4], key
     assert all(v[3] == 0 for k, v in jobs.items() if k not in cost)
 
 
 def test_rows_agree_with_the_ledger_cells(sim, sim_export):
+    """Every cell of marts.fct_cost_daily (day, team, project, category, currency, cost source) is the sum of
+    the export's rows, exactly: EffectiveCost of every source, BilledCost of the bill's."""
     with sim.connect() as con:
-        ledger = {(d, t, p, c, cur): (e, b) for d, t, p, c, cur, e, b in con.execute(
-            "SELECT day, team, project, category, billing_currency, sum(effective_cost), sum(billed_cost) "
-            "FROM marts.fct_cost_daily WHERE cost_source = 'bill' GROUP BY ALL").fetchall()}
+        ledger = {(d, t, p, c, cur, s): (e, b) for d, t, p, c, cur, s, e, b in con.execute(
+            "SELECT day, team, project, category, billing_currency, cost_source, sum(effective_cost), "
+            "sum(billed_cost) FROM marts.fct_cost_daily GROUP BY ALL").fetchall()}
+    assert {k[5] for k in ledger} == {"bill", "rate_card", "amortization", "energy"}
     got: dict[tuple, list[D]] = defaultdict(lambda: [D(0), D(0)])
     for r in sim_export.rows:
         tags = json.loads(r["AllocatedTags"])
-        cell = (_origin(r)[1], tags["team"], tags["project"], tags["category"], r["BillingCurrency"])
+        cell = (_origin(r)[1], tags["team"], tags["project"], tags["category"], r["BillingCurrency"],
+                r["x_CostSource"])
         got[cell][0] += r["EffectiveCost"]
         got[cell][1] += r["BilledCost"]
-    got = {k: tuple(v) for k, v in got.items() if v != [0, 0]}
-    assert got == {k: v for k, v in ledger.items() if v != (0, 0)}
+    got = {k: (e, b if k[5] == "bill" else None) for k, (e, b) in got.items() if (e, b) != (0, 0)}
+    assert got == {k: (e, b if k[5] == "bill" else None) for k, (e, b) in ledger.items() if (e, b) != (0, 0)}
 
 
 def test_allocation_columns_are_well_formed(sim_export):
@@ -303,9 +318,12 @@ def test_parquet_and_csv_hold_the_same_rows(sim_export):
             return format(v, "f")
         return str(v)
 
-    csv_rows = sorted(tuple(text(r[c]) if c not in METRICS or r[c] is None else format(r[c], "f")
-                            for c in FOCUS_COLUMNS) for r in sim_export.rows)
-    pq_rows = sorted(tuple(text(r[c]) for c in FOCUS_COLUMNS) for r in sim_export.parquet)
+    def order(row: tuple) -> tuple:       # NULLs first, never compared with text
+        return tuple((v is not None, v or "") for v in row)
+
+    csv_rows = sorted((tuple(text(r[c]) if c not in METRICS or r[c] is None else format(r[c], "f")
+                             for c in FOCUS_COLUMNS) for r in sim_export.rows), key=order)
+    pq_rows = sorted((tuple(text(r[c]) for c in FOCUS_COLUMNS) for r in sim_export.parquet), key=order)
     assert csv_rows == pq_rows
 
 
@@ -344,12 +362,13 @@ def test_dimensions_are_the_origin_lines(sim, sim_export):
     carried = ("BillingAccountId", "BillingAccountName", "SubAccountId", "SubAccountName", "ProviderName",
                "PublisherName", "InvoiceIssuerName", "InvoiceId", "PricingUnit", "ConsumedUnit", "ChargeDescription",
                "ServiceCategory", "ServiceName", "RegionId", "SkuId", "ChargeFrequency", "PricingCategory")
-    for r in sim_export.parquet:
+    bill_rows = _bill_rows(sim_export.parquet)
+    for r in bill_rows:
         line = lines[r["x_OriginLineKey"]]
         assert {c: r[c] for c in carried} == {c: line[c] or None for c in carried}, r["x_OriginLineKey"]
         # the bill names no host provider: the service provider hosts its own services
         assert r["ServiceProviderName"] == r["HostProviderName"] == line["ProviderName"]
-    assert {r["InvoiceIssuerName"] for r in sim_export.parquet} == {"AWS", "Kestrel GPU Cloud"}
+    assert {r["InvoiceIssuerName"] for r in bill_rows} == {"AWS", "Kestrel GPU Cloud"}
 
 
 def test_split_metrics_sum_exactly_to_their_origin(sim, sim_export):
@@ -361,6 +380,93 @@ def test_split_metrics_follow_the_rows_cost(sim_export):
     node_rows = [r for r in sim_export.rows if r["AllocatedMethodId"] == NODE_METHOD]
     # committed node hours: ContractedCost is the EffectiveCost, ListCost the on-demand price above it
     assert any(r["ContractedCost"] == r["EffectiveCost"] < r["ListCost"] for r in node_rows)
+
+
+# --- the config's cost lines of the simulated fleet (its off-bill clusters, simulator/offbill.py) -------
+
+def _config_origins(export: Export) -> dict[tuple[str, date], list[dict]]:
+    rows: dict[tuple[str, date], list[dict]] = defaultdict(list)
+    for r in export.rows:
+        if r["x_CostSource"] != "bill":
+            rows[_origin(r)].append(r)
+    return rows
+
+
+def test_config_cost_lines_are_origins_split_exactly(sim, sim_export):
+    """Each cost line the config generated (a node's rate card day, an owned node's depreciation and facility
+    month, an energy node-hour) is an origin: its rows sum exactly to the line's piece of the day in the
+    ledger (BilledCost 0 for depreciation: an amortized purchase is not invoiced again); per day, currency and
+    cost source the export is marts.fct_cost_daily exactly; and per day and source it is what the
+    simulator says the nodes cost (truth/costs.csv: rate card and amortization to 1e-8, energy within 1 %)."""
+    with sim.connect() as con:
+        lines = {(k, d): (s, basis, host, e, b) for k, d, s, basis, host, e, b in con.execute(
+            "SELECT line_key, day, any_value(cost_source), any_value(cost_basis), any_value(hostname), "
+            "sum(effective_cost), sum(billed_cost) FROM intermediate.int_config_cost_lines GROUP BY ALL").fetchall()}
+        ledger = {(d, c, s): (e, b) for d, c, s, e, b in con.execute(
+            "SELECT day, billing_currency, cost_source, sum(effective_cost), sum(billed_cost) "
+            "FROM marts.fct_cost_daily GROUP BY ALL").fetchall()}
+        depreciation = dict(con.execute(
+            "SELECT day, sum(billed_cost) FROM marts.fct_config_cost_daily WHERE cost_basis = 'depreciation' "
+            "GROUP BY ALL").fetchall())
+    config = _config_origins(sim_export)
+    assert set(config) == set(lines) and {s for s, *_ in lines.values()} == {"rate_card", "amortization", "energy"}
+    for key, rows in config.items():
+        source, basis, _, e, b = lines[key]
+        assert {r["x_CostSource"] for r in rows} == {source}, key
+        assert sum(r["EffectiveCost"] for r in rows) == e, key
+        assert sum(r["BilledCost"] for r in rows) == (0 if basis == "depreciation" else b), key
+    totals: dict[tuple, list[D]] = defaultdict(lambda: [D(0), D(0)])
+    for r in sim_export.rows:
+        cell = totals[(_origin(r)[1], r["BillingCurrency"], r["x_CostSource"])]
+        cell[0] += r["EffectiveCost"]
+        cell[1] += r["BilledCost"]
+    assert set(totals) == set(ledger)
+    for (day, currency, source), (e, b) in ledger.items():
+        want_billed = b - depreciation[day] if source == "amortization" else b
+        assert tuple(totals[(day, currency, source)]) == (e, want_billed), (day, currency, source)
+    truth: dict[tuple[str, str], D] = defaultdict(D)
+    with (sim.root / "truth" / "costs.csv").open() as fh:
+        for t in csv.DictReader(fh):
+            truth[(t["day"], t["cost_source"])] += D(t["cost"])
+    for (day, source), want in truth.items():
+        have = totals[(date.fromisoformat(day), "USD", source)][0]
+        slack = D("0.01") * want if source == "energy" else D("1e-8")
+        assert abs(have - want) <= slack, (day, source, want, have)
+
+
+def test_config_cost_lines_dimensions_and_quantities(sim, sim_export):
+    """The config's lines' FOCUS columns (docs/focus-export.md#cost-lines-from-the-config): the config entry as
+    the sub-account, the node's cluster as provider, no invoice; list and contracted cost are the cost itself;
+    PricingQuantity is what the line prices — a rate card node-day 8 GPUs × 24 h, an owned node's month 24 h
+    of the day, an energy node-hour its facility kWh — split over the rows exactly."""
+    with sim.connect() as con:
+        kwh = {(h, t): k for h, t, k in con.execute(
+            "SELECT hostname, hour_ts, kwh FROM intermediate.int_node_hour_energy").fetchall()}
+    config = _config_origins(sim_export)
+    seen = set()
+    for (key, day), rows in config.items():
+        first = rows[0]
+        basis = json.loads(key)[0]
+        host = json.loads(key)[2] if basis != "contract" else None
+        cluster = host.split("-gpu-")[0]
+        seen.add((basis, first["SubAccountId"], first["PricingUnit"]))
+        for r in rows:
+            assert r["ListCost"] == r["ContractedCost"] == r["EffectiveCost"], r
+            assert (r["ChargeCategory"], r["ChargeClass"], r["InvoiceId"], r["BillingAccountId"]) == \
+                ("Usage", None, None, "gpuledger-config"), r
+            assert r["ProviderName"] == r["ServiceProviderName"] == r["HostProviderName"] == r["PublisherName"] \
+                == r["InvoiceIssuerName"] == cluster, r
+            assert (r["ResourceId"], r["ResourceName"]) == (host, host), r
+            assert r["ConsumedUnit"] == r["PricingUnit"], r
+        quantity = sum(r["PricingQuantity"] for r in rows)
+        assert quantity == sum(r["ConsumedQuantity"] for r in rows)
+        if basis == "energy":
+            hour = datetime.strptime(json.loads(key)[3], "%Y-%m-%dT%H")
+            assert quantity == kwh[(host, hour)], key
+        else:
+            assert quantity == {"rate_card": 8 * 24, "depreciation": 24, "facility": 24}[basis], key
+    assert seen == {("rate_card", "costs.rate_cards[0]", "GPU-Hours"), ("depreciation", "costs.owned[0]", "Hours"),
+                    ("facility", "costs.owned[0]", "Hours"), ("energy", "costs.energy", "kWh")}
 
 
 def test_bad_arguments_and_read_only_use(sim, tmp_path):

@@ -364,8 +364,8 @@ def reconstruct_gpu_seconds(out: Path, start: dt.date, days: int) -> dict:
     t1 = t0 + days * 86400
     # latest record per (cluster, JobIDRaw, Submit)
     allocs = {}
-    for c in ("east", "west"):
-        tz = ZoneInfo(cfg["clusters"][c]["timezone"])
+    for c in ("east", "west", *(o.name for o in OFF_BILL)):     # the off-bill clusters' sacct times are UTC
+        tz = ZoneInfo(cfg["clusters"].get(c, {}).get("timezone", "UTC"))
 
         def loc(s):
             return int(dt.datetime.fromisoformat(s).replace(tzinfo=tz).timestamp())

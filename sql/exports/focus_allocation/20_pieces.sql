@@ -1,6 +1,8 @@
 -- FOCUS export of $day, the second step (after the first's split): the day's origin charges — one per bill line's
--- piece of the day, with the FOCUS dimensions of the staged line (or the quarantined row) — and the
--- ledger's allocated pieces of each. The ledger keeps the origin line on every piece it allocates
+-- piece of the day, with the FOCUS dimensions of the staged line (or the quarantined row), and one per
+-- cost line the config generated (int_config_cost_lines: rate card, contract, depreciation, facility,
+-- energy; dimensions in docs/focus-export.md#cost-lines-from-the-config) — and the ledger's allocated
+-- pieces of each. The ledger keeps the origin line on every piece it allocates
 -- (intermediate.int_cost_allocations), so EffectiveCost and BilledCost of an origin's pieces sum to it
 -- by construction. Its other summable metrics (the first step's day shares) are split here over the same
 -- pieces in proportion to their EffectiveCost (their BilledCost where the origin's EffectiveCost is
@@ -16,6 +18,87 @@ FROM metric_splits
 WHERE piece_key >= strftime($day::DATE, '%Y-%m-%dT%H')
   AND piece_key < strftime($day::DATE + INTERVAL 1 DAY, '%Y-%m-%dT%H')
 GROUP BY ALL;
+
+-- the config's cost lines of $day as origin charges: their money and the hours, GPU-hours and kWh they
+-- price. Nothing is invoiced for them; depreciation spreads a purchase that was paid for once, so its
+-- BilledCost is 0 (FOCUS: BilledCost excludes the amortization of purchases), the others stand for what
+-- is paid as it is used (a GPU cloud's rental, a facility fee, power) and bill what they cost.
+CREATE OR REPLACE TEMP TABLE config_origins AS
+WITH line_hours AS (
+    SELECT l.line_key, any_value(l.billing_currency) AS billing_currency, any_value(l.cost_source) AS cost_source,
+           any_value(l.cost_basis) AS cost_basis, any_value(l.entry_key) AS entry_key,
+           -- a contract is one line over its nodes: no one node is its resource
+           CASE WHEN any_value(l.cost_basis) <> 'contract' THEN any_value(l.hostname) END AS hostname,
+           any_value(n.cluster) AS cluster, any_value(n.pool) AS pool,
+           sum(l.effective_cost)::DECIMAL(38, 18) AS effective_cost,
+           sum(l.billed_cost)::DECIMAL(38, 18) AS billed_cost,
+           min(l.hour_ts) AS first_hour, max(l.hour_ts) AS last_hour,
+           count(*) AS hours, coalesce(sum(n.gpu_count), 0) AS gpu_hours, sum(e.kwh) AS kwh
+    FROM intermediate.int_config_cost_lines l
+    LEFT JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = l.hostname
+    LEFT JOIN intermediate.int_node_hour_energy e
+           ON l.cost_basis = 'energy' AND e.day = $day AND e.hostname = l.hostname AND e.hour_ts = l.hour_ts
+    WHERE l.day = $day
+    GROUP BY l.line_key
+),
+described AS (
+    SELECT *,
+           -- the config entry, spelled as `gpuledger inspect` names it: costs.rate_cards[0], costs.owned[1]
+           CASE WHEN cost_basis = 'energy' THEN 'costs.energy'
+                ELSE 'costs.' || CASE json_extract_string(entry_key, '$[0]') WHEN 'rate_card' THEN 'rate_cards'
+                                                                             WHEN 'contract' THEN 'contracts'
+                                                                             ELSE 'owned' END
+                     || '[' || json_extract_string(entry_key, '$[1]') || ']' END AS sub_account,
+           -- the cluster stands for who makes the GPUs available (the GPU cloud, the on-prem site): the
+           -- config names no provider
+           coalesce(cluster, 'gpuledger config') AS provider,
+           CASE WHEN cost_basis IN ('rate_card', 'contract') THEN 'GPU-Hours'
+                WHEN cost_basis = 'energy' THEN 'kWh' ELSE 'Hours' END AS unit,
+           CASE WHEN cost_basis IN ('rate_card', 'contract') THEN gpu_hours::DECIMAL(38, 18)
+                WHEN cost_basis = 'energy' THEN kwh::DECIMAL(38, 18) ELSE hours::DECIMAL(38, 18) END AS quantity
+    FROM line_hours
+)
+SELECT line_key, FALSE AS quarantined, billing_currency, cost_source, cost_basis = 'depreciation' AS zero_billed,
+       'Usage' AS charge_category, NULL::VARCHAR AS charge_class, 'Compute' AS service_category,
+       hostname AS resource_id, CASE WHEN hostname IS NOT NULL THEN 'GPU node' END AS resource_type,
+       NULL::VARCHAR AS commitment_discount_id, NULL::VARCHAR AS commitment_discount_status,
+       CASE WHEN hostname IS NOT NULL
+            THEN json_object('node', hostname, 'cluster', cluster, 'pool', pool)::VARCHAR END AS tags,
+       effective_cost,
+       CASE WHEN cost_basis = 'depreciation' THEN 0 ELSE billed_cost END::DECIMAL(38, 18) AS billed_cost,
+       first_hour, last_hour,
+       greatest(first_hour, $day::DATE) AS charge_period_start,
+       least(last_hour + INTERVAL 1 HOUR, $day::DATE + INTERVAL 1 DAY) AS charge_period_end,
+       'gpuledger-config' AS billing_account_id, 'gpuledger config cost lines' AS billing_account_name,
+       date_trunc('month', $day::DATE)::TIMESTAMP AS billing_period_start,
+       date_trunc('month', $day::DATE)::TIMESTAMP + INTERVAL 1 MONTH AS billing_period_end,
+       CASE cost_basis WHEN 'rate_card' THEN 'GPU-hours at a rate card'
+                       WHEN 'contract' THEN 'A fixed monthly contract, over its hours'
+                       WHEN 'depreciation' THEN 'Straight-line depreciation of owned hardware'
+                       WHEN 'facility' THEN 'Facility cost of owned hardware per node-month'
+                       ELSE 'GPU energy times PUE at the price per kWh' END AS charge_description,
+       CASE WHEN cost_basis IN ('rate_card', 'energy') THEN 'Usage-Based' ELSE 'Recurring' END AS charge_frequency,
+       'Standard' AS pricing_category, unit AS pricing_unit, billing_currency AS pricing_currency,
+       unit AS consumed_unit,
+       NULL::VARCHAR AS commitment_discount_type, NULL::VARCHAR AS commitment_discount_category,
+       provider AS provider_name, provider AS host_provider_name, provider AS publisher_name,
+       provider AS invoice_issuer_name,
+       NULL::VARCHAR AS invoice_id, NULL::VARCHAR AS region_id, hostname AS resource_name,
+       CASE cost_basis WHEN 'rate_card' THEN 'GPU rate card' WHEN 'contract' THEN 'GPU contract'
+                       WHEN 'depreciation' THEN 'Owned GPU hardware' WHEN 'facility' THEN 'GPU facility'
+                       ELSE 'Energy' END AS service_name,
+       'Other (Compute)' AS service_subcategory, NULL::VARCHAR AS sku_id,
+       sub_account AS sub_account_id, sub_account AS sub_account_name,
+       -- the config's price is list and contracted price alike: no discount off it
+       effective_cost AS list_cost, effective_cost AS contracted_cost,
+       quantity AS pricing_quantity, quantity AS consumed_quantity
+FROM described;
+
+-- their metrics' day shares beside the bill lines': the pieces below split them the same way
+INSERT INTO focus_line_day
+SELECT line_key, metric, money_units(amount)
+FROM (SELECT line_key, list_cost, contracted_cost, pricing_quantity, consumed_quantity FROM config_origins)
+UNPIVOT (amount FOR metric IN (list_cost, contracted_cost, pricing_quantity, consumed_quantity));
 
 CREATE OR REPLACE TEMP TABLE focus_origins AS
 WITH line_pieces AS (
@@ -50,7 +133,7 @@ day_metrics AS (
     FROM focus_line_day
     GROUP BY line_key
 )
-SELECT p.*,
+SELECT p.*, 'bill' AS cost_source, FALSE AS zero_billed,
        greatest(coalesce(s.charge_period_start, q.ps, p.first_hour), $day::DATE) AS charge_period_start,
        least(coalesce(s.charge_period_end, q.pe, p.last_hour + INTERVAL 1 HOUR), $day::DATE + INTERVAL 1 DAY)
            AS charge_period_end,
@@ -67,7 +150,9 @@ LEFT JOIN (
     WHERE overlaps_day(charge_period_start, charge_period_end, $day)
 ) s ON NOT p.quarantined AND s._file || '#' || s._row = p.line_key
 LEFT JOIN quarantined q ON p.quarantined AND q.line_key = p.line_key
-LEFT JOIN day_metrics m ON NOT p.quarantined AND m.line_key = p.line_key;
+LEFT JOIN day_metrics m ON NOT p.quarantined AND m.line_key = p.line_key
+UNION ALL BY NAME
+SELECT * FROM config_origins;
 
 CREATE OR REPLACE TEMP TABLE focus_pieces AS
 WITH allocated AS (
@@ -80,7 +165,9 @@ WITH allocated AS (
     GROUP BY ALL
 ),
 pieces AS (
-    SELECT p.*, o.effective_cost AS origin_effective_cost, o.billed_cost AS origin_billed_cost,
+    -- a piece of a line that bills nothing (depreciation) bills nothing either
+    SELECT p.* REPLACE (CASE WHEN o.zero_billed THEN 0 ELSE p.billed_cost END AS billed_cost),
+           o.effective_cost AS origin_effective_cost, o.billed_cost AS origin_billed_cost,
            p.effective_cost <> 0 OR p.billed_cost <> 0 OR coalesce(p.usage_quantity, 0) <> 0 AS carries
     FROM allocated p
     JOIN focus_origins o USING (line_key)

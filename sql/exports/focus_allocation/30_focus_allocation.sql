@@ -1,5 +1,5 @@
 -- FOCUS 1.3 split-cost allocation rows of $day, read from the ledger: one row per origin charge (a
--- bill line's piece of the day) and allocated piece (20_pieces.sql), carrying the origin's
+-- bill line's or a config cost line's piece of the day) and allocated piece (20_pieces.sql), carrying the origin's
 -- dimensions. Every summable metric of an origin's rows sums exactly to the origin's: EffectiveCost
 -- and BilledCost as the ledger allocated them, ListCost, ContractedCost, PricingQuantity and
 -- ConsumedQuantity as 20_pieces.sql split them (this query reads that split's output). The unallocated
@@ -97,7 +97,9 @@ SELECT
     END AS AllocatedResourceName,
     json_object('team', r.team, 'project', r.project, 'category', r.category)::VARCHAR AS AllocatedTags,
     r.line_key AS x_OriginLineKey,
-    o.quarantined AS x_OriginQuarantined
+    o.quarantined AS x_OriginQuarantined,
+    -- where the origin came from: bill, or the config's rate_card, amortization, energy
+    o.cost_source AS x_CostSource
 FROM focus_pieces r
 JOIN focus_origins o USING (line_key)
 LEFT JOIN piece_metrics m ON m.line_key = r.line_key AND m.piece_no = r.piece_no
