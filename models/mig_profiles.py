@@ -71,3 +71,12 @@ def fraction_units(text: str) -> int | None:
         return None
     units = int((value * SHARE_UNITS_PER_GPU).quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
     return units if units > 0 else None
+
+
+def replica_units(replicas: int) -> int:
+    """Share units of one of the `replicas` a GPU is time-sliced (or shared by MPS) into: 1/replicas of
+    a GPU, kept to 1/7000 as a stated fraction is (2, 4, 5, 7 or 8 replicas are exact)."""
+    units = fraction_units(str(Decimal(1) / Decimal(replicas)))
+    if units is None:
+        raise ValueError(f"{replicas} is not a number of replicas")
+    return units

@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from models.landing import SchedulerJobAllocation
-from models.mig_profiles import fraction_units, profile_units
+from models.mig_profiles import fraction_units, profile_units, replica_units
 from pipelines.ingest.common import RAW, Parsed, cast_failures, clip, file_reject, json_line, split_by_contract, to_utc
 from pipelines.ingest.slurm import STAGED
 from pipelines.lib.config import OrgConfig
@@ -22,6 +22,9 @@ from pipelines.lib.config import OrgConfig
 SOURCE = "kubernetes"
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 MIG_PREFIX = "nvidia.com/mig-"
+# the NVIDIA device plugin's name for a time-sliced or MPS GPU replica when it renames them
+# (`renameByDefault: true`); without renaming a replica is a plain `nvidia.com/gpu`
+SHARED_GPU_RESOURCE = "nvidia.com/gpu.shared"
 INSTANCE_TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 USER_KEYS = ("gpuledger.dev/user", "user")
 RUN_ID_LABELS = ("gpuledger.dev/run-id", "run_id")
@@ -147,10 +150,22 @@ def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | str:
     if not (has_gpu or shared or shared_errors):
         return "no_gpu"
     errors += gpu_errors + shared_errors
+    replicated = mig.pop(SHARED_GPU_RESOURCE, 0)
     slices = [units for resource, n in mig.items() for units in [profile_units(resource[len(MIG_PREFIX):])] * n
               if units is not None] + shared
     errors += [f"{resource}: MIG profile '{resource[len(MIG_PREFIX):]}' is not in the catalog of MIG profiles "
                "(models/mig_profiles.py)" for resource in mig if profile_units(resource[len(MIG_PREFIX):]) is None]
+    node = _str(spec.get("nodeName"))
+    replicas = cfg.kubernetes.replicas_on(node)
+    if replicas is not None and replicas > 1:
+        # a GPU time-sliced (or shared by MPS) into replicas: each device the pod got is one replica of a GPU
+        replicated += gpus or 0
+        gpus = 0 if gpus is not None else None
+    if replicated and replicas is None:
+        errors.append(f"{SHARED_GPU_RESOURCE} '{replicated}' on node '{node}': kubernetes.gpu_replicas names no "
+                      "replica count for the node, so its share of a GPU is unknown")
+    elif replicated:
+        slices += [replica_units(replicas)] * replicated
     gpu_index = _int(annotations.get(GPU_INDEX_ANNOTATION))
 
     if not name:
@@ -179,13 +194,13 @@ def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | str:
     owners = [_dict(o) for o in meta.get("ownerReferences") or [] if isinstance(o, dict)]
     owner = next((o for o in owners if o.get("controller")), owners[0] if owners else {})
     selector = {str(k): _str(v) for k, v in _dict(spec.get("nodeSelector")).items()}
-    node = _str(spec.get("nodeName"))
     project = (
         next((labels[k] for k in cfg.kubernetes.project_labels if labels.get(k)), None)
         or cfg.kubernetes.namespaces.get(namespace)
         or namespace
     )
     tres = [f"gres/gpu={gpus if gpus is not None else '?'}", *(f"{k}={v}" for k, v in mig.items()),
+            *([f"{SHARED_GPU_RESOURCE}={replicated}", f"gpu-replicas={replicas}"] if replicated and replicas else []),
             *(f"{k}={annotations[k]}" for k in (FRACTION_ANNOTATION, MIG_ANNOTATION) if annotations.get(k)), "node=1"]
     return {
         "_pre_errors": errors,
@@ -219,7 +234,8 @@ def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | str:
 
 
 def _gpu_request(spec: dict[str, Any]) -> tuple[int | None, dict[str, int], list[str], bool]:
-    """(whole GPUs, MIG slices by resource, errors, whether the pod asks for any GPU or slice)."""
+    """(whole GPUs, MIG slices and GPU replicas by resource, errors, whether the pod asks for any GPU or
+    slice)."""
     errors: list[str] = []
     mig: dict[str, int] = {}
     has_gpu = False
@@ -230,7 +246,8 @@ def _gpu_request(spec: dict[str, Any]) -> tuple[int | None, dict[str, int], list
         limits, requests = _dict(res.get("limits")), _dict(res.get("requests"))
         whole = 0
         for key in {*limits, *requests}:
-            is_gpu, is_mig = key in GPU_RESOURCES, str(key).startswith(MIG_PREFIX)
+            is_gpu = key in GPU_RESOURCES
+            is_mig = str(key).startswith(MIG_PREFIX) or key == SHARED_GPU_RESOURCE
             if not (is_gpu or is_mig):
                 continue
             has_gpu = True
@@ -241,7 +258,7 @@ def _gpu_request(spec: dict[str, Any]) -> tuple[int | None, dict[str, int], list
                 continue
             if is_gpu:
                 whole += n
-            else:  # a MIG slice is a share of a GPU, not a whole one: in gpu_slices (and alloc_tres)
+            else:  # a MIG slice (or a GPU replica) is a share of a GPU, not a whole one: in gpu_slices
                 mig[key] = mig.get(key, 0) + n
         return whole
 

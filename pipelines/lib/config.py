@@ -15,6 +15,7 @@ import difflib
 import json
 import re
 from datetime import date
+from fnmatch import fnmatchcase
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
@@ -92,6 +93,23 @@ class QuarantineConfig(_Section):
 class KubernetesConfig(_Section):
     namespaces: dict[str, str] = Field(default_factory=dict, description="namespace -> project")
     project_labels: list[str] = Field(default_factory=lambda: list(DEFAULT_KUBERNETES_PROJECT_LABELS))
+    # node name (or glob: `infer-*`) -> the replicas each of its GPUs is shared into by the NVIDIA device
+    # plugin's time-slicing or MPS (its `sharing.*.resources[].replicas`): a pod's GPU there is that share
+    gpu_replicas: dict[str, int] = Field(default_factory=dict)
+
+    @field_validator("gpu_replicas")
+    @classmethod
+    def _whole_replicas(cls, mapping: dict[str, int]) -> dict[str, int]:
+        for node, replicas in mapping.items():
+            if not 1 <= replicas <= 1000:
+                raise ValueError(f"{node}: {replicas} replicas: a GPU is shared into 1 to 1000 replicas")
+        return mapping
+
+    def replicas_on(self, node: str | None) -> int | None:
+        """The replicas the GPUs of `node` are shared into (the first pattern that matches), or None."""
+        if node is None:
+            return None
+        return next((n for pattern, n in self.gpu_replicas.items() if fnmatchcase(node, pattern)), None)
 
 
 class SlurmConfig(_Section):

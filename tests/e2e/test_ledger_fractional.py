@@ -11,6 +11,9 @@ ts1   1     10.00   tteam       GPU time-sliced: Run:ai reservation pod + frac-a
                                 (0.5, 00–12) + frac-c (0.5, 06–07: over the GPU, left out)
 h8    8     56.00   steam       Slurm job 9001 on two 3g.40gb instances (gres/gpu:3g.40gb=2), job 9002 on
                                 one whole GPU 00–12
+tsd   1      8.00   dteam       GPU time-sliced into 4 replicas by the NVIDIA device plugin
+                                (kubernetes.gpu_replicas): slice-a (nvidia.com/gpu: 1, all day) + slice-b
+                                (nvidia.com/gpu.shared: 2, 00–12)
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ def _except(a: datetime, b: datetime) -> list[tuple[datetime, datetime]]:
 
 def build(root) -> Landing:
     L = Landing(root)
-    L.config = {"teams": {"serving": {"projects": ["inf-m", "inf-t", "inf-s"]},
-                          "debugging": {"projects": ["dbg-m", "dbg-t", "dbg-s"]}},
-                "slurm_accounts": {"acct-inf": "inf-s", "acct-dbg": "dbg-s"}}
+    L.config = {"teams": {"serving": {"projects": ["inf-m", "inf-t", "inf-s", "inf-d"]},
+                          "debugging": {"projects": ["dbg-m", "dbg-t", "dbg-s", "dbg-d"]}},
+                "slurm_accounts": {"acct-inf": "inf-s", "acct-dbg": "dbg-s"},
+                "kubernetes": {"gpu_replicas": {"tsd": 4}}}
     start, end = utc(2026, 11, 2), utc(2026, 11, 3)
 
     # --- A: an A100 in MIG mode: 3g.40gb + 2g.20gb + 2g.20gb, the last one unused ---------------
@@ -77,6 +81,16 @@ def build(root) -> Landing:
     L.series("h8", NOV2, [Series(0, "1", "9001", ALL_DAY),
                           Series(0, "2", "9001", _except(utc(2026, 11, 2, 10), utc(2026, 11, 2, 12))),
                           Series(1, None, "9002", [(start, utc(2026, 11, 2, 12))])])
+
+    # --- D: one GPU time-sliced into 4 replicas by the device plugin --------------------------------
+    L.node("tsd", cluster="k1", gpu_count=1, pool="pool-d", team="dteam")
+    L.node_hours("tsd", start, 24, D("8.00"))
+    L.pod("k1", "serving", "slice-a", node="tsd", start=start, end=end,
+          resources={"nvidia.com/gpu": "1"}, labels={"project": "inf-d"})
+    L.pod("k1", "debug", "slice-b", node="tsd", start=start, end=utc(2026, 11, 2, 12),
+          resources={"nvidia.com/gpu.shared": "2"}, labels={"project": "dbg-d"})
+    # time-sliced pods share one device: the exporter names no pod, the GPU is busy all day
+    L.series("tsd", NOV2, [Series(0, None, None, ALL_DAY)])
     return L
 
 
@@ -136,6 +150,17 @@ def test_a_gpu_time_sliced_at_half_each_splits_in_halves(ledger):
                        "held by job(s) debug/frac-b, serving/frac-a; left out of the ledger"]
 
 
+def test_a_gpu_time_sliced_into_replicas_splits_by_replica(ledger):
+    cost = cost_table(ledger, NOV2)
+    # $8.00 an hour, a replica is a quarter: slice-a $2.00 an hour all day, slice-b two replicas ($4.00 an
+    # hour) 00–12; unheld: a quarter of the GPU 00–12 ($2.00 × 12) and three quarters 12–24 ($6.00 × 12)
+    assert cost[("serving", "inf-d", "productive")][0] == D("48.00")
+    assert cost[("debugging", "dbg-d", "productive")][0] == D("48.00")
+    assert cost[("dteam", None, "idle_unallocated")][0] == D("96.00")
+    assert _close(cost[("serving", "inf-d", "productive")][2], 0.25 * DAY_S)
+    assert _close(cost[("debugging", "dbg-d", "productive")][2], 0.5 * 12 * 3600)
+
+
 def test_a_slurm_mig_gres_job_holds_its_instances_share(ledger):
     cost = cost_table(ledger, NOV2)
     # $56 an hour for 8 GPUs is $7 a GPU-hour, $3 an hour for a 3g.40gb instance (3/7 of a GPU)
@@ -150,6 +175,6 @@ def test_a_slurm_mig_gres_job_holds_its_instances_share(ledger):
 
 
 def test_the_day_is_conserved_exactly(ledger):
-    assert day_totals(ledger) == {NOV2: (D("1824.00"), D("1824.00"))}    # 240 + 240 + 1344
+    assert day_totals(ledger) == {NOV2: (D("2016.00"), D("2016.00"))}    # 240 + 240 + 1344 + 192
     with_seconds = ledger.rows("SELECT sum(gpu_seconds) FROM marts.fct_cost_daily WHERE day = ?", [NOV2])[0][0]
-    assert _close(with_seconds, (1 + 1 + 8) * DAY_S)   # every billed GPU-second in one category
+    assert _close(with_seconds, (1 + 1 + 8 + 1) * DAY_S)   # every billed GPU-second in one category

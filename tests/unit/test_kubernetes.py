@@ -264,3 +264,36 @@ def test_runai_fractions_and_the_reservation_pod(tmp_path):
     assert sorted(out.rejects["reason"].to_list()) == [
         "gpu-fraction '1.5' is not a fraction of a GPU in (0, 1]",
         "gpu-memory '8000' states GPU memory, not a fraction of the GPU: annotate the pod with gpu-fraction"]
+
+
+def test_time_sliced_and_mps_gpus_are_replicas_of_a_gpu(tmp_path):
+    """The NVIDIA device plugin shares a GPU into replicas (time-slicing or MPS): on a node the config
+    names, each `nvidia.com/gpu` a pod got is one replica; the renamed `nvidia.com/gpu.shared` is one
+    anywhere, and without a replica count for its node it is quarantined, never taken as a whole GPU."""
+    cfg = OrgConfig(kubernetes={"gpu_replicas": {"infer-*": 4, "mps-node-1": 2, "whole-node": 1}})
+    pods = [
+        _pod("sliced", node="infer-7", gpus="1"),                                    # 1 of 4 replicas
+        _pod("two-replicas", node="infer-7", resources={"nvidia.com/gpu.shared": "2"}),
+        _pod("mps", node="mps-node-1", gpus="1"),
+        _pod("plain", node="gpu-node-1", gpus="8"),                                  # no sharing here
+        _pod("unshared", node="whole-node", gpus="2"),                               # 1 replica: whole GPUs
+        _pod("unknown-share", node="gpu-node-1", resources={"nvidia.com/gpu.shared": "1"}),
+    ]
+    path = tmp_path / "pods.jsonl"
+    path.write_text("\n".join(json.dumps(p) for p in pods) + "\n")
+    out = kubernetes.parse(path, FILE, "k8s-east", cfg)
+    rows = _by_id(out.rows)
+    assert (rows["ml-research/sliced"]["gpus"], rows["ml-research/sliced"]["gpu_slices"]) == (0, [1750])
+    assert rows["ml-research/sliced"]["alloc_tres"] == "gres/gpu=0,nvidia.com/gpu.shared=1,gpu-replicas=4,node=1"
+    assert rows["ml-research/two-replicas"]["gpu_slices"] == [1750, 1750]
+    assert rows["ml-research/mps"]["gpu_slices"] == [3500]
+    assert (rows["ml-research/plain"]["gpus"], rows["ml-research/plain"]["gpu_slices"]) == (8, None)
+    assert (rows["ml-research/unshared"]["gpus"], rows["ml-research/unshared"]["gpu_slices"]) == (2, None)
+    assert out.rejects["reason"].to_list() == [
+        "nvidia.com/gpu.shared '1' on node 'gpu-node-1': kubernetes.gpu_replicas names no replica count for the "
+        "node, so its share of a GPU is unknown"]
+
+
+def test_gpu_replicas_must_be_a_whole_count(tmp_path):
+    with pytest.raises(ValueError, match="a GPU is shared into 1 to 1000 replicas"):
+        OrgConfig(kubernetes={"gpu_replicas": {"infer-*": 0}})
