@@ -8,13 +8,14 @@ docs/ingest/slurm.md."""
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
 
 from models.landing import SchedulerJobAllocation
 from pipelines.ingest.common import Parsed, blank_to_null, cast_failures, file_reject, split_by_contract, to_utc
-from models.mig_profiles import profile_of, profile_units
+from models.mig_profiles import SHARE_UNITS_PER_GPU, fraction_units, profile_of, profile_units, replica_units
 from pipelines.lib.config import SLURM_STATES, ClusterConfig
 
 SOURCE = "slurm"
@@ -42,7 +43,7 @@ def parse(path: Path, file: str, cluster: str, cfg: ClusterConfig,
                                 "cluster's `columns` in the config for a header-less export"),
             dropped=skipped,
         )
-    parsed = from_sacct_frame(raw, file, cluster, cfg.timezone, state_map or {})
+    parsed = from_sacct_frame(raw, file, cluster, cfg, state_map or {})
     parsed.dropped = skipped
     return parsed
 
@@ -100,8 +101,9 @@ def _attach_bad(df: pl.DataFrame, bad: list[tuple[int, str, int]], width: int) -
                      how="diagonal").sort("_line")
 
 
-def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, zone: str,
+def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, cfg: ClusterConfig,
                      state_map: dict[str, str] | None = None) -> Parsed:
+    zone = cfg.timezone
     raw_columns = [c for c in raw.columns if not c.startswith("_")] + (["_raw_line"] if "_raw_line" in raw.columns else [])
     df = raw.with_columns([_sacct_null(c).alias(c) for c in raw.columns if not c.startswith("_")])
     col = lambda name: pl.col(name) if name in df.columns else pl.lit(None, dtype=pl.String)  # noqa: E731
@@ -147,7 +149,7 @@ def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, zone: str,
     hosts = {nl: expand_hostlist(nl) for nl in df["node_list"].drop_nulls().unique().to_list()}
     df = df.with_columns(
         pl.col("node_list").replace_strict(hosts, default=None, return_dtype=pl.List(pl.String)).alias("hosts"),
-        *gpu_request_columns(pl.col("alloc_tres"), df["alloc_tres"]),
+        *gpu_request_columns(pl.col("alloc_tres"), df["alloc_tres"], cfg),
     ).with_columns(pl.coalesce(pl.col("node_count"), pl.col("hosts").list.len().cast(pl.Int32)).alias("node_count"))
     casts = {"submit_ts": ("Submit", "a time"), "start_ts": ("Start", "a time"), "end_ts": ("End", "a time")}
     df = df.with_columns(
@@ -191,10 +193,11 @@ def _time(df: pl.DataFrame, name: str, zone: str, ambiguous: str = "earliest") -
     return to_utc(name, zone, ambiguous=ambiguous)
 
 
-def gpu_request_columns(tres: pl.Expr, values: pl.Series) -> list[pl.Expr]:
+def gpu_request_columns(tres: pl.Expr, values: pl.Series, cfg: ClusterConfig | None = None) -> list[pl.Expr]:
     """`gpus`, `gpu_slices`, `gpu_index` and `_gres_error` from AllocTRES, read once per distinct value
     (as hostlists are): see `gpu_request`."""
-    read = {t: gpu_request(t) for t in values.drop_nulls().unique().to_list()}
+    cfg = cfg or ClusterConfig()
+    read = {t: gpu_request(t, cfg.gpu_shards, cfg.mps_per_gpu) for t in values.drop_nulls().unique().to_list()}
     pick = lambda i, dtype: tres.replace_strict({t: r[i] for t, r in read.items()}, default=None,  # noqa: E731
                                                 return_dtype=dtype)
     return [pick(0, pl.Int32).alias("gpus"), pick(1, pl.List(pl.Int32)).alias("gpu_slices"),
@@ -202,17 +205,34 @@ def gpu_request_columns(tres: pl.Expr, values: pl.Series) -> list[pl.Expr]:
 
 
 _GRES_GPU = re.compile(r"(?:^|,)gres/gpu(?::([^=,]+))?=(\d+)")
+_GRES_SHARED = re.compile(r"(?:^|,)gres/(shard|mps)(?::[^=,]+)?=(\d+)")
+# the cluster config key that says what one unit of a sharing GRES is of a GPU
+_SHARE_KEYS = {"shard": "gpu_shards", "mps": "mps_per_gpu"}
 
 
-def gpu_request(tres: str) -> tuple[int | None, list[int] | None, str | None]:
-    """(whole GPUs, share units of each MIG slice, error) of an AllocTRES text.
+def gpu_request(tres: str, gpu_shards: int | None = None,
+                mps_per_gpu: int | None = None) -> tuple[int | None, list[int] | None, str | None]:
+    """(whole GPUs, share units of each slice of a GPU, error) of an AllocTRES text.
 
     The untyped `gres/gpu=N` counts every typed entry, MIG instances included, so whole GPUs are N less
     the MIG instances; without it, the sum of the typed entries that are not MIG profiles. A typed entry
     whose type ends in a MIG profile (`gres/gpu:3g.40gb=2`, `gres/gpu:a100_1g.10gb=1`) is that many
-    slices of a GPU (models/mig_profiles.py); a profile the catalog does not know is an error. No GPU
-    entry at all: (None, None, None)."""
-    untyped, whole_typed, slices, errors, any_gpu = None, 0, [], [], False
+    slices of a GPU (models/mig_profiles.py); a profile the catalog does not know is an error. Slurm's
+    sharing GRES are slices too: `gres/shard=k` is k shards of 1/`gpu_shards` of a GPU each, and
+    `gres/mps=m` is m/`mps_per_gpu` of a GPU (a whole GPU per `mps_per_gpu` units); without the
+    cluster's count they are an error, never whole GPUs. No GPU entry at all: (None, None, None)."""
+    untyped, whole_typed, slices, shared, errors, any_gpu = None, 0, [], [], [], False
+    per_gpu = {"shard": gpu_shards, "mps": mps_per_gpu}
+    for kind, count in _GRES_SHARED.findall(tres):
+        any_gpu, n, units = True, int(count), per_gpu[kind]
+        if units is None:
+            errors.append(f"gres/{kind}={n}: the cluster's {_SHARE_KEYS[kind]} (its gres.conf count per GPU) is not "
+                          "in the config, so its share of a GPU is unknown")
+        elif kind == "shard":
+            shared += [replica_units(units)] * n
+        else:
+            whole_gpus, rest = divmod(n, units)
+            shared += [SHARE_UNITS_PER_GPU] * whole_gpus + ([fraction_units(str(Decimal(rest) / units))] if rest else [])
     for gres_type, count in _GRES_GPU.findall(tres):
         any_gpu, n = True, int(count)
         if not gres_type:
@@ -231,8 +251,8 @@ def gpu_request(tres: str) -> tuple[int | None, list[int] | None, str | None]:
     if untyped is not None:
         whole = max(0, untyped - len(slices))
     else:
-        whole = whole_typed if whole_typed or slices else None
-    return whole, slices or None, "; ".join(errors) or None
+        whole = whole_typed if whole_typed or slices or shared else None
+    return whole, (slices + shared) or None, "; ".join(errors) or None
 
 
 _HOSTLIST_ITEM = re.compile(r"([^,\[]+(?:\[[^\]]*\][^,\[]*)*)")

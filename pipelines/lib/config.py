@@ -64,6 +64,10 @@ class ClusterConfig(_Section):
     # sacct exports without a header line (e.g. `sacct -p --noheader --delimiter=X -o ...`) need both.
     delimiter: str | None = Field(None, min_length=1)
     columns: tuple[str, ...] | None = None
+    # GPUs shared by Slurm's own sharing GRES, as the cluster's gres.conf counts them: shards per GPU
+    # (`Name=shard Count=` over the node's GPUs) and MPS units per GPU (`Name=mps Count=`, often 100)
+    gpu_shards: int | None = Field(None, ge=1, le=1000)
+    mps_per_gpu: int | None = Field(None, ge=1, le=100000)
 
     @field_validator("timezone")
     @classmethod

@@ -14,6 +14,8 @@ h8    8     56.00   steam       Slurm job 9001 on two 3g.40gb instances (gres/gp
 tsd   1      8.00   dteam       GPU time-sliced into 4 replicas by the NVIDIA device plugin
                                 (kubernetes.gpu_replicas): slice-a (nvidia.com/gpu: 1, all day) + slice-b
                                 (nvidia.com/gpu.shared: 2, 00–12)
+sh1   1      4.00   hteam       Slurm shards, 4 to a GPU (clusters.c2.gpu_shards): job 9101 two shards all
+                                day, job 9102 one shard 00–12
 """
 
 from __future__ import annotations
@@ -39,10 +41,11 @@ def _except(a: datetime, b: datetime) -> list[tuple[datetime, datetime]]:
 
 def build(root) -> Landing:
     L = Landing(root)
-    L.config = {"teams": {"serving": {"projects": ["inf-m", "inf-t", "inf-s", "inf-d"]},
-                          "debugging": {"projects": ["dbg-m", "dbg-t", "dbg-s", "dbg-d"]}},
-                "slurm_accounts": {"acct-inf": "inf-s", "acct-dbg": "dbg-s"},
-                "kubernetes": {"gpu_replicas": {"tsd": 4}}}
+    L.config = {"teams": {"serving": {"projects": ["inf-m", "inf-t", "inf-s", "inf-d", "inf-h"]},
+                          "debugging": {"projects": ["dbg-m", "dbg-t", "dbg-s", "dbg-d", "dbg-h"]}},
+                "slurm_accounts": {"acct-inf": "inf-s", "acct-dbg": "dbg-s", "acct-inf-h": "inf-h", "acct-dbg-h": "dbg-h"},
+                "kubernetes": {"gpu_replicas": {"tsd": 4}},
+                "clusters": {"c2": {"gpu_shards": 4}}}
     start, end = utc(2026, 11, 2), utc(2026, 11, 3)
 
     # --- A: an A100 in MIG mode: 3g.40gb + 2g.20gb + 2g.20gb, the last one unused ---------------
@@ -91,6 +94,15 @@ def build(root) -> Landing:
           resources={"nvidia.com/gpu.shared": "2"}, labels={"project": "dbg-d"})
     # time-sliced pods share one device: the exporter names no pod, the GPU is busy all day
     L.series("tsd", NOV2, [Series(0, None, None, ALL_DAY)])
+
+    # --- E: Slurm's own sharing GRES: shards ----------------------------------------------------------
+    L.node("sh1", cluster="c2", gpu_count=1, pool="pool-h", team="hteam")
+    L.node_hours("sh1", start, 24, D("4.00"))
+    L.job("c2", "9101", account="acct-inf-h", start="2026-11-02T00:00:00", end="2026-11-03T00:00:00",
+          state="COMPLETED", host="sh1", tres="cpu=8,gres/shard=2,node=1")
+    L.job("c2", "9102", account="acct-dbg-h", start="2026-11-02T00:00:00", end="2026-11-02T12:00:00",
+          state="COMPLETED", host="sh1", tres="cpu=8,gres/shard=1,node=1")
+    L.series("sh1", NOV2, [Series(0, None, None, ALL_DAY)])
     return L
 
 
@@ -161,6 +173,18 @@ def test_a_gpu_time_sliced_into_replicas_splits_by_replica(ledger):
     assert _close(cost[("debugging", "dbg-d", "productive")][2], 0.5 * 12 * 3600)
 
 
+def test_slurm_shards_split_a_gpu_by_the_clusters_shard_count(ledger):
+    cost = cost_table(ledger, NOV2)
+    # $4.00 an hour, a shard is a quarter: 9101 (two shards) $2.00 an hour all day, 9102 $1.00 an hour
+    # 00–12; unheld: a quarter 00–12 ($1.00 × 12) and half 12–24 ($2.00 × 12)
+    assert cost[("serving", "inf-h", "productive")][0] == D("48.00")
+    assert cost[("debugging", "dbg-h", "productive")][0] == D("12.00")
+    jobs = job_rows(ledger)
+    assert jobs[("9101", NOV2)]["effective_cost"] == D("48.00") and jobs[("9102", NOV2)]["effective_cost"] == D("12.00")
+    assert _close(jobs[("9101", NOV2)]["gpu_seconds"], 0.5 * DAY_S)
+    assert cost[("hteam", None, "idle_unallocated")][0] == D("36.00")
+
+
 def test_a_slurm_mig_gres_job_holds_its_instances_share(ledger):
     cost = cost_table(ledger, NOV2)
     # $56 an hour for 8 GPUs is $7 a GPU-hour, $3 an hour for a 3g.40gb instance (3/7 of a GPU)
@@ -175,6 +199,6 @@ def test_a_slurm_mig_gres_job_holds_its_instances_share(ledger):
 
 
 def test_the_day_is_conserved_exactly(ledger):
-    assert day_totals(ledger) == {NOV2: (D("2016.00"), D("2016.00"))}    # 240 + 240 + 1344 + 192
+    assert day_totals(ledger) == {NOV2: (D("2112.00"), D("2112.00"))}    # 240 + 240 + 1344 + 192 + 96
     with_seconds = ledger.rows("SELECT sum(gpu_seconds) FROM marts.fct_cost_daily WHERE day = ?", [NOV2])[0][0]
-    assert _close(with_seconds, (1 + 1 + 8 + 1) * DAY_S)   # every billed GPU-second in one category
+    assert _close(with_seconds, (1 + 1 + 8 + 1 + 1) * DAY_S)   # every billed GPU-second in one category

@@ -158,6 +158,26 @@ def test_mig_gres_types_are_slices_of_a_gpu(tres, whole, slices, error):
     assert slurm.gpu_request(tres) == (whole, slices, error)
 
 
+@pytest.mark.parametrize("tres, whole, slices, error", [
+    ("cpu=4,gres/shard=2,node=1", 0, [875, 875], None),                     # 2 shards of 8 per GPU
+    ("cpu=4,gres/shard:h100=3,node=1", 0, [875, 875, 875], None),           # a typed shard is a shard
+    ("cpu=4,gres/mps=50,node=1", 0, [3500], None),                          # 50 of 100 MPS units: half a GPU
+    ("cpu=4,gres/mps=250,node=1", 0, [7000, 7000, 3500], None),             # 2½ GPUs
+    ("gres/gpu=1,gres/gpu:h100=1,gres/shard=1", 1, [875], None),            # a whole GPU beside a shard
+])
+def test_slurm_sharing_gres_are_slices_of_a_gpu(tres, whole, slices, error):
+    """Slurm's own GPU sharing (gres.conf `Name=shard`, `Name=mps`): the cluster config says how many
+    units make one GPU (8 shards, 100 MPS units here)."""
+    assert slurm.gpu_request(tres, gpu_shards=8, mps_per_gpu=100) == (whole, slices, error)
+
+
+def test_sharing_gres_without_the_clusters_count_is_an_error():
+    assert slurm.gpu_request("cpu=4,gres/shard=2,node=1") == (
+        None, None, "gres/shard=2: the cluster's gpu_shards (its gres.conf count per GPU) is not in the config, so "
+                    "its share of a GPU is unknown")
+    assert slurm.gpu_request("gres/mps=30")[2].startswith("gres/mps=30: the cluster's mps_per_gpu")
+
+
 def test_a_mig_gres_job_stages_its_slices_and_an_unknown_profile_is_quarantined(tmp_path):
     parsed = _parse(
         tmp_path,
