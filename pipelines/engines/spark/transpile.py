@@ -1,0 +1,208 @@
+"""A statement of sql/ (DuckDB's dialect) as Spark SQL: macros expanded (macros.py), then sqlglot's
+DuckDB → Spark translation, with the few constructs it does not carry the way the ledger needs handled
+by the named transforms below, each once, here. docs/spark.md lists them and why.
+
+Tables keep their names apart from their schema: `intermediate.int_nodes` is the Spark view
+`intermediate__int_nodes` (runner.py registers one per table over its Parquet), since temporary views
+have no schema. Parameters stay parameters (`$day` → `:day`), bound by `spark.sql(..., args=...)`."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from pipelines.engines.spark.macros import expand_macros
+
+# schemas whose tables are Parquet datasets on Spark
+SCHEMAS = ("staging", "intermediate", "marts", "ops", "finance")
+
+# DuckDB strftime/strptime specifiers → Java DateTimeFormatter letters (Spark's patterns)
+_FORMAT = {"%Y": "yyyy", "%m": "MM", "%d": "dd", "%H": "HH", "%M": "mm", "%S": "ss", "%f": "SSSSSS"}
+
+
+def view_name(schema: str, table: str) -> str:
+    return f"{schema}__{table}"
+
+
+def to_spark(tree: exp.Expression) -> str:
+    """A parsed DuckDB statement (sqlglot, read="duckdb") as Spark SQL text."""
+    tree = expand_macros(tree.copy())
+    for transform in TRANSFORMS:
+        tree = tree.transform(transform)
+    return tree.sql(dialect="spark")
+
+
+def schema_tables(node: exp.Expression) -> exp.Expression:
+    """`schema.table` → the view `schema__table`, aliased as the table so `table.column` still reads."""
+    if isinstance(node, exp.Table) and node.db in SCHEMAS and isinstance(node.this, exp.Identifier):
+        alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.name))
+        return exp.Table(this=exp.to_identifier(view_name(node.db, node.name)), alias=alias.copy())
+    return node
+
+
+def hugeint_as_decimal(node: exp.Expression) -> exp.Expression:
+    """HUGEINT (money in integer units of 1e-18, weights) → DECIMAL(38, 0), Spark's widest exact integer;
+    UBIGINT → DECIMAL(20, 0). Spark has no 128-bit or unsigned integers; ANSI mode makes an overflow an
+    error, as in DuckDB."""
+    if isinstance(node, exp.DataType):
+        if node.this == exp.DataType.Type.INT128:
+            return exp.DataType.build("DECIMAL(38, 0)")
+        if node.this == exp.DataType.Type.UBIGINT:
+            return exp.DataType.build("DECIMAL(20, 0)")
+    return node
+
+
+def _dec(e: exp.Expression) -> exp.Expression:
+    return exp.Cast(this=exp.Paren(this=e.copy()), to=exp.DataType.build("DECIMAL(38, 0)"))
+
+
+def _dbl(e: exp.Expression) -> exp.Expression:
+    return exp.Cast(this=exp.Paren(this=e.copy()), to=exp.DataType.build("DOUBLE"))
+
+
+def _floor_div_estimate(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    return _dec(exp.Floor(this=exp.Div(this=_dbl(a), expression=_dbl(b))))
+
+
+def integer_division(node: exp.Expression) -> exp.Expression:
+    """DuckDB's `a // b` (integer division, toward zero) exactly for integers up to 38 digits. Spark's
+    `div` gives a BIGINT (1e-18 money units overflow it above 9.2 units of money) and its DECIMAL
+    division rounds to a scale its type rules choose, so: estimate the quotient of |a| and |b| in
+    DOUBLE, correct it with the exact remainder (DECIMAL(38, 0) products, overflow an error under
+    ANSI) until 0 <= |a| - q·|b| < |b|, and restore the sign."""
+    if not isinstance(node, exp.IntDiv):
+        return node
+    a, b = exp.Abs(this=_dec(node.this)), exp.Abs(this=_dec(node.expression))
+    q0 = _floor_div_estimate(a, b)
+    r0 = exp.Sub(this=a.copy(), expression=exp.Mul(this=q0, expression=b.copy()))
+    q1 = exp.Add(this=q0.copy(), expression=_floor_div_estimate(r0, b))
+    r1 = exp.Paren(this=exp.Sub(this=a.copy(), expression=exp.Mul(this=exp.Paren(this=q1), expression=b.copy())))
+    fix = exp.Case(ifs=[exp.If(this=exp.LT(this=r1, expression=exp.Literal.number(0)), true=exp.Literal.number(-1)),
+                        exp.If(this=exp.GTE(this=r1.copy(), expression=b.copy()), true=exp.Literal.number(1))],
+                   default=exp.Literal.number(0))
+    quotient = exp.Paren(this=exp.Add(this=q1.copy(), expression=fix))
+    negative = exp.NEQ(this=exp.Paren(this=exp.LT(this=exp.Paren(this=node.this.copy()), expression=exp.Literal.number(0))),
+                       expression=exp.Paren(this=exp.LT(this=exp.Paren(this=node.expression.copy()),
+                                                         expression=exp.Literal.number(0))))
+    sign = exp.Case(ifs=[exp.If(this=negative, true=exp.Literal.number(-1))], default=exp.Literal.number(1))
+    return _dec(exp.Mul(this=sign, expression=quotient))
+
+
+def division_is_double(node: exp.Expression) -> exp.Expression:
+    """DuckDB's `/` is always a DOUBLE division (DECIMAL too); Spark's keeps DECIMAL with its own scale
+    rules. Both sides as DOUBLE give DuckDB's value; the SQL casts the result where it wants a DECIMAL."""
+    if isinstance(node, exp.Div) and not node.args.get("_spark_double"):
+        div = exp.Div(this=_dbl(node.this), expression=_dbl(node.expression))
+        div.set("_spark_double", True)
+        return div
+    return node
+
+
+def numeric_trunc(node: exp.Expression) -> exp.Expression:
+    """trunc(x) of a number: toward zero, at its own type (sqlglot writes a BIGINT cast: too small for money)."""
+    if isinstance(node, exp.Trunc) and not node.args.get("decimals"):
+        x = node.this
+        return exp.Case(ifs=[exp.If(this=exp.LT(this=x.copy(), expression=exp.Literal.number(0)),
+                                    true=exp.Ceil(this=x.copy()))], default=exp.Floor(this=x.copy()))
+    return node
+
+
+def epoch_seconds(node: exp.Expression) -> exp.Expression:
+    """epoch(ts) is seconds with their fraction (DOUBLE) in DuckDB; sqlglot writes unix_timestamp, whole
+    seconds. epoch_us(ts) is unix_micros."""
+    if isinstance(node, exp.TimeToUnix):
+        micros = _unix_micros(node.this)
+        return exp.Paren(this=exp.Div(this=_dbl(micros), expression=exp.Literal.number("1000000.0")))
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "epoch_us":
+        return _unix_micros(node.expressions[0])
+    return node
+
+
+def _unix_micros(ts: exp.Expression) -> exp.Expression:
+    # unix_micros takes a TIMESTAMP_LTZ; the ledger's are NTZ, read in the session's UTC
+    ltz = exp.Cast(this=ts.copy(), to=exp.DataType.build("TIMESTAMP_LTZ", dialect="spark"))
+    return exp.Anonymous(this="unix_micros", expressions=[ltz])
+
+
+def _java_format(duckdb_format: str) -> str:
+    out, literal, i = [], [], 0
+
+    def flush():
+        if literal:
+            out.append("'" + "".join(literal).replace("'", "''") + "'")
+            literal.clear()
+
+    while i < len(duckdb_format):
+        spec = duckdb_format[i:i + 2]
+        if spec in _FORMAT:
+            flush()
+            out.append(_FORMAT[spec])
+            i += 2
+        elif duckdb_format[i] == "%":
+            raise ValueError(f"strftime/strptime format {duckdb_format!r}: {spec} has no Spark pattern here")
+        elif duckdb_format[i].isalpha():
+            literal.append(duckdb_format[i])
+            i += 1
+        else:
+            flush()
+            out.append(duckdb_format[i])
+            i += 1
+    flush()
+    return "".join(out)
+
+
+def time_formats(node: exp.Expression) -> exp.Expression:
+    """strftime/strptime with their format as Spark's pattern, letters quoted ('T', 'Z'): sqlglot turns
+    '%Y-%m-%dT%H' into 'yyyy-M-dTH'."""
+    if isinstance(node, (exp.StrToTime, exp.TimeToStr)):
+        fmt = node.args.get("format")
+        if isinstance(fmt, exp.Literal) and fmt.is_string:
+            name = "to_timestamp" if isinstance(node, exp.StrToTime) else "date_format"
+            return exp.Anonymous(this=name, expressions=[node.this.copy(), exp.Literal.string(_java_format(fmt.this))])
+    return node
+
+
+def list_length(node: exp.Expression) -> exp.Expression:
+    """len(list) → size(list): the SQL takes len() of lists only."""
+    if isinstance(node, exp.Length):
+        return exp.Anonymous(this="size", expressions=[node.this.copy()])
+    return node
+
+
+def list_index(node: exp.Expression) -> exp.Expression:
+    """list[i] is NULL past the end in DuckDB, an error in Spark under ANSI: try_element_at (1-based)."""
+    if isinstance(node, exp.Bracket) and len(node.expressions) == 1:
+        index = node.expressions[0]
+        if isinstance(index, exp.Literal) and not index.is_string:
+            return exp.Anonymous(this="try_element_at",
+                                 expressions=[node.this.copy(), exp.Literal.number(int(index.this) + 1)])
+    return node
+
+
+def ordered_list(node: exp.Expression) -> exp.Expression:
+    """list(x ORDER BY k…) → the values of collect_list(struct(k…, x)) sorted (collect_list keeps no
+    order); list(DISTINCT x ORDER BY x) → array_sort(collect_set(x))."""
+    if not (isinstance(node, exp.ArrayAgg) and isinstance(node.this, exp.Order)):
+        return node
+    order = node.this
+    value, keys = order.this, order.expressions
+    if any(k.args.get("desc") for k in keys):
+        raise NotImplementedError(f"list(… ORDER BY … DESC) on Spark: {node.sql('duckdb')}")
+    if isinstance(value, exp.Distinct):
+        inner = value.expressions[0]
+        if len(keys) != 1 or keys[0].this != inner:
+            raise NotImplementedError(f"list(DISTINCT x ORDER BY other) on Spark: {node.sql('duckdb')}")
+        return exp.Anonymous(this="array_sort", expressions=[
+            exp.Anonymous(this="collect_set", expressions=[inner.copy()])])
+    fields = []
+    for i, k in enumerate(keys):
+        fields += [exp.Literal.string(f"k{i}"), k.this.copy()]
+    fields += [exp.Literal.string("v"), value.copy()]
+    collected = exp.Anonymous(this="collect_list", expressions=[exp.Anonymous(this="named_struct", expressions=fields)])
+    return exp.Anonymous(this="transform", expressions=[
+        exp.Anonymous(this="array_sort", expressions=[collected]),
+        exp.Lambda(this=exp.Dot(this=exp.column("s"), expression=exp.to_identifier("v")),
+                   expressions=[exp.to_identifier("s")])])
+
+
+TRANSFORMS = (schema_tables, hugeint_as_decimal, integer_division, division_is_double, numeric_trunc,
+              epoch_seconds, time_formats, list_length, list_index, ordered_list)
