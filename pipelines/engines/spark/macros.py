@@ -29,7 +29,8 @@ class Macro:
 
     @property
     def is_table(self) -> bool:
-        return isinstance(self.body, exp.Query)
+        # a table macro's body is a query; a scalar macro's may be a scalar subquery in parentheses
+        return isinstance(self.body, exp.Query) and not isinstance(self.body, exp.Subquery)
 
 
 @cache
@@ -92,6 +93,12 @@ def _scalar_call(macro: Macro, args: list[exp.Expression]) -> exp.Expression:
     if len(args) != len(macro.params):
         raise ValueError(f"macro {macro.name} takes {len(macro.params)} argument(s), got {len(args)}")
     by_param = dict(zip(macro.params, args))
+    if macro.body.find(exp.Select):
+        # inside the macro's subquery an unqualified column would name the subquery's own column of that
+        # name (DuckDB binds a macro's arguments as values; text put in place does not)
+        bare = [c.sql("duckdb") for a in args for c in a.find_all(exp.Column) if not c.table]
+        if bare:
+            raise ValueError(f"macro {macro.name} reads a table: qualify its argument(s) {bare} with their table")
     lambda_vars = {v.name.lower() for lam in macro.body.find_all(exp.Lambda) for v in lam.expressions}
 
     def put(node: exp.Expression) -> exp.Expression:

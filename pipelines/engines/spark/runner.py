@@ -13,6 +13,8 @@ The DuckDB statements a step holds map to Spark as:
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -63,8 +65,14 @@ class SparkLedger:
         """(Re)creates the view of `table` ("schema/name") over its Parquet; `day` read as a DATE."""
         from pyspark.sql import functions as F
 
+        from pyspark.sql.types import StructType
+
         path = self.table_path(table)
-        df = self.spark.read.option("basePath", str(path)).parquet(str(path))
+        reader = self.spark.read.option("basePath", str(path))
+        schema_file = path / "_schema.json"
+        if schema_file.exists():  # a day of no rows writes no file to infer the columns from
+            reader = reader.schema(StructType.fromJson(json.loads(schema_file.read_text())))
+        df = reader.parquet(str(path))
         if "day" in df.columns:
             df = df.withColumn("day", F.col("day").cast("date"))
         schema, name = table.split("/")
@@ -85,6 +93,7 @@ class SparkLedger:
         df = self.query(sql(steps.query), params)
         out = self.table_path(table)
         df.write.mode("overwrite").partitionBy("day").parquet(str(out))
+        (out / "_schema.json").write_text(df.schema.json())
         for name in steps.finish:
             self.run_script(name, params)
         self.register(table)
@@ -112,7 +121,7 @@ class SparkLedger:
             rows = self._sql(statement.expression, params)
             self.spark.table(temp).union(rows).localCheckpoint().createOrReplaceTempView(temp)
         elif isinstance(statement, exp.Drop):
-            self.spark.catalog.dropTempView(statement.this.name)
+            self.spark.catalog.dropTempView(statement.find(exp.Table).name)
         elif isinstance(statement, (exp.Insert, exp.Delete)) and statement.this.find(exp.Table).db == "ops":
             self.skipped.append(f"sql/{name}.sql: {type(statement).__name__.upper()} on ops.*")
         else:

@@ -26,9 +26,14 @@ def view_name(schema: str, table: str) -> str:
 def to_spark(tree: exp.Expression) -> str:
     """A parsed DuckDB statement (sqlglot, read="duckdb") as Spark SQL text."""
     tree = expand_macros(tree.copy())
-    for transform in TRANSFORMS:
-        tree = tree.transform(transform)
-    return tree.sql(dialect="spark")
+    text = None
+    for _ in range(5):  # a replaced node's children are not visited again: repeat until nothing changes
+        for transform in TRANSFORMS:
+            tree = tree.transform(transform)
+        if tree.sql(dialect="spark") == text:
+            return text
+        text = tree.sql(dialect="spark")
+    raise RuntimeError("the Spark transforms did not settle")
 
 
 def schema_tables(node: exp.Expression) -> exp.Expression:
@@ -114,13 +119,34 @@ def epoch_seconds(node: exp.Expression) -> exp.Expression:
         return exp.Paren(this=exp.Div(this=_dbl(micros), expression=exp.Literal.number("1000000.0")))
     if isinstance(node, exp.Anonymous) and node.name.lower() == "epoch_us":
         return _unix_micros(node.expressions[0])
+    if isinstance(node, exp.UnixToTime) and node.text("scale") == "3":
+        # sqlglot reads epoch_ms(x) as milliseconds → timestamp; the SQL calls it on timestamps only
+        # (milliseconds since the epoch)
+        return _unix_micros(node.this, "unix_millis")
     return node
 
 
-def _unix_micros(ts: exp.Expression) -> exp.Expression:
+def _unix_micros(ts: exp.Expression, function: str = "unix_micros") -> exp.Expression:
     # unix_micros takes a TIMESTAMP_LTZ; the ledger's are NTZ, read in the session's UTC
     ltz = exp.Cast(this=ts.copy(), to=exp.DataType.build("TIMESTAMP_LTZ", dialect="spark"))
-    return exp.Anonymous(this="unix_micros", expressions=[ltz])
+    return exp.Anonymous(this=function, expressions=[ltz])
+
+
+def truncated_time_stays_ntz(node: exp.Expression) -> exp.Expression:
+    """date_trunc gives Spark's TIMESTAMP_LTZ whatever it truncates; the ledger's times are NTZ."""
+    if isinstance(node, (exp.TimestampTrunc, exp.DateTrunc)) and not isinstance(node.parent, exp.Cast):
+        ntz = exp.DataType.build("TIMESTAMP_NTZ", dialect="spark")
+        return exp.Cast(this=node.copy(), to=ntz)
+    return node
+
+
+def numbering_without_order(node: exp.Expression) -> exp.Expression:
+    """row_number() OVER () numbers rows in no particular order (an id); Spark wants an ORDER BY:
+    monotonically_increasing_id(), unique, fixed once the temp table holding it is checkpointed."""
+    if (isinstance(node, exp.Window) and isinstance(node.this, exp.RowNumber)
+            and not node.args.get("partition_by") and not node.args.get("order")):
+        return exp.Anonymous(this="monotonically_increasing_id", expressions=[])
+    return node
 
 
 def _java_format(duckdb_format: str) -> str:
@@ -179,30 +205,107 @@ def list_index(node: exp.Expression) -> exp.Expression:
 
 
 def ordered_list(node: exp.Expression) -> exp.Expression:
-    """list(x ORDER BY k…) → the values of collect_list(struct(k…, x)) sorted (collect_list keeps no
-    order); list(DISTINCT x ORDER BY x) → array_sort(collect_set(x))."""
-    if not (isinstance(node, exp.ArrayAgg) and isinstance(node.this, exp.Order)):
+    """list(x ORDER BY k…) [FILTER (…)] → the values of collect_list(struct(k…, x)) [FILTER (…)] sorted
+    (collect_list keeps no order); list(DISTINCT x ORDER BY x) → array_sort(collect_set(x)). A list of no
+    rows is NULL in DuckDB, [] from collect_list: NULL it is."""
+    where = None
+    if isinstance(node, exp.Filter) and isinstance(node.this, exp.ArrayAgg) and isinstance(node.this.this, exp.Order):
+        where, agg = node.expression, node.this
+    elif isinstance(node, exp.ArrayAgg) and isinstance(node.this, exp.Order) and not isinstance(node.parent, exp.Filter):
+        agg = node
+    else:
         return node
-    order = node.this
+    order = agg.this
     value, keys = order.this, order.expressions
     if any(k.args.get("desc") for k in keys):
         raise NotImplementedError(f"list(… ORDER BY … DESC) on Spark: {node.sql('duckdb')}")
+
+    def filtered(collect: exp.Expression) -> exp.Expression:
+        return exp.Filter(this=collect, expression=where.copy()) if where is not None else collect
+
     if isinstance(value, exp.Distinct):
         inner = value.expressions[0]
         if len(keys) != 1 or keys[0].this != inner:
             raise NotImplementedError(f"list(DISTINCT x ORDER BY other) on Spark: {node.sql('duckdb')}")
-        return exp.Anonymous(this="array_sort", expressions=[
-            exp.Anonymous(this="collect_set", expressions=[inner.copy()])])
-    fields = []
-    for i, k in enumerate(keys):
-        fields += [exp.Literal.string(f"k{i}"), k.this.copy()]
-    fields += [exp.Literal.string("v"), value.copy()]
-    collected = exp.Anonymous(this="collect_list", expressions=[exp.Anonymous(this="named_struct", expressions=fields)])
-    return exp.Anonymous(this="transform", expressions=[
-        exp.Anonymous(this="array_sort", expressions=[collected]),
-        exp.Lambda(this=exp.Dot(this=exp.column("s"), expression=exp.to_identifier("v")),
-                   expressions=[exp.to_identifier("s")])])
+        collected = filtered(exp.Anonymous(this="collect_set", expressions=[inner.copy()]))
+        result = exp.Anonymous(this="array_sort", expressions=[collected])
+    else:
+        fields = []
+        for i, k in enumerate(keys):
+            fields += [exp.Literal.string(f"k{i}"), k.this.copy()]
+        fields += [exp.Literal.string("v"), value.copy()]
+        collected = filtered(exp.Anonymous(this="collect_list", expressions=[
+            exp.Anonymous(this="named_struct", expressions=fields)]))
+        result = exp.Anonymous(this="transform", expressions=[
+            exp.Anonymous(this="array_sort", expressions=[collected]),
+            exp.Lambda(this=exp.Dot(this=exp.column("s"), expression=exp.to_identifier("v")),
+                       expressions=[exp.to_identifier("s")])])
+    return exp.Case(ifs=[exp.If(this=exp.GT(this=exp.Anonymous(this="size", expressions=[collected.copy()]),
+                                            expression=exp.Literal.number(0)), true=result)])
 
 
-TRANSFORMS = (schema_tables, hugeint_as_decimal, integer_division, division_is_double, numeric_trunc,
-              epoch_seconds, time_formats, list_length, list_index, ordered_list)
+def list_functions(node: exp.Expression) -> exp.Expression:
+    """to_seconds/to_minutes/to_months(n) → make_dt_interval/make_ym_interval; list_slice(l, a, b) (1-based, b inclusive) → slice(l, a, b - a + 1); list_sum(l) → aggregate over
+    l, NULLs skipped, NULL for an empty list (as DuckDB)."""
+    if not isinstance(node, exp.Anonymous):
+        return node
+    name, args = node.name.lower(), [a.copy() for a in node.expressions]
+    if name in ("to_seconds", "to_minutes", "to_months"):
+        (n,) = args
+        as_int = exp.Cast(this=exp.Paren(this=n), to=exp.DataType.build("INT"))
+        if name == "to_months":
+            return exp.Anonymous(this="make_ym_interval", expressions=[exp.Literal.number(0), as_int])
+        zero = exp.Literal.number(0)
+        parts = [zero, zero, as_int, zero] if name == "to_minutes" else [zero, zero, zero.copy(), as_int]
+        return exp.Anonymous(this="make_dt_interval", expressions=[p.copy() for p in parts])
+    if name == "list_slice":
+        lst, start, end = args
+        length = exp.Add(this=exp.Sub(this=exp.Paren(this=end), expression=exp.Paren(this=start.copy())),
+                         expression=exp.Literal.number(1))
+        as_int = lambda e: exp.Cast(this=exp.Paren(this=e), to=exp.DataType.build("INT"))  # noqa: E731
+        return exp.Anonymous(this="slice", expressions=[lst, as_int(start), as_int(length)])
+    if name == "list_sum":
+        (lst,) = args
+        add = exp.Lambda(this=exp.Add(this=exp.column("acc"), expression=exp.Coalesce(
+            this=exp.column("x"), expressions=[exp.Literal.number(0)])), expressions=[
+            exp.to_identifier("acc"), exp.to_identifier("x")])
+        total = exp.Anonymous(this="aggregate", expressions=[
+            lst, exp.Cast(this=exp.Literal.number(0), to=exp.DataType.build("DECIMAL(38, 0)")), add])
+        return exp.Case(ifs=[exp.If(this=exp.GT(this=exp.Anonymous(this="size", expressions=[lst.copy()]),
+                                                expression=exp.Literal.number(0)), true=total)])
+    return node
+
+
+def unnest_in_from(node: exp.Expression) -> exp.Expression:
+    """`FROM t, unnest(t.list) [WITH ORDINALITY] AS u(value[, n])` → `FROM t, LATERAL explode(t.list) AS
+    u(value)`, or with the ordinality (1-based, as DuckDB's) `LATERAL inline(transform(t.list, (x, i) ->
+    named_struct('value', x, 'n', i + 1))) AS u`: sqlglot writes a LATERAL VIEW after the joins, where a
+    later JOIN's ON cannot see it, and numbers from 0."""
+    if not (isinstance(node, exp.Join) and isinstance(node.this, exp.Unnest)):
+        return node
+    unnest = node.this
+    (values,) = unnest.expressions
+    alias = unnest.args.get("alias")
+    if alias is None or not alias.columns:
+        raise NotImplementedError(f"unnest in FROM without column names: {unnest.sql('duckdb')}")
+    ordinality = unnest.args.get("offset")
+    if not isinstance(ordinality, exp.Identifier):
+        generator = exp.Anonymous(this="explode", expressions=[values.copy()])
+        new_alias = alias.copy()
+    else:
+        (value_name,) = [c.name for c in alias.columns]
+        struct = exp.Anonymous(this="named_struct", expressions=[
+            exp.Literal.string(value_name), exp.column("x"), exp.Literal.string(ordinality.name),
+            exp.Add(this=exp.column("i"), expression=exp.Literal.number(1))])
+        numbered = exp.Anonymous(this="transform", expressions=[
+            values.copy(), exp.Lambda(this=struct, expressions=[exp.to_identifier("x"), exp.to_identifier("i")])])
+        generator = exp.Anonymous(this="inline", expressions=[numbered])
+        new_alias = exp.TableAlias(this=alias.this.copy())
+    join = node.copy()
+    join.set("this", exp.Lateral(this=generator, alias=new_alias))
+    return join
+
+
+TRANSFORMS = (unnest_in_from, schema_tables, numbering_without_order, truncated_time_stays_ntz, hugeint_as_decimal, integer_division, division_is_double, numeric_trunc,
+              epoch_seconds, time_formats, list_length, list_index, ordered_list,
+              list_functions)
