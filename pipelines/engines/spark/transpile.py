@@ -140,6 +140,34 @@ def truncated_time_stays_ntz(node: exp.Expression) -> exp.Expression:
     return node
 
 
+_JSON_TYPES = {"VARCHAR": "string", "INTEGER": "int", "BIGINT": "bigint", "DATE": "date",
+               "BOOLEAN": "boolean", "DOUBLE": "double", "TIMESTAMP": "timestamp_ntz"}
+
+
+def _spark_json_schema(structure: object) -> str:
+    if isinstance(structure, list):
+        (item,) = structure
+        return f"array<{_spark_json_schema(item)}>"
+    if isinstance(structure, dict):
+        return "struct<" + ",".join(f"`{k}`:{_spark_json_schema(v)}" for k, v in structure.items()) + ">"
+    return _JSON_TYPES[str(structure).upper()]
+
+
+def json_records(node: exp.Expression) -> exp.Expression:
+    """from_json(x, '<DuckDB JSON structure>') → from_json(x, '<Spark DDL schema>'), the same shape;
+    unnest(list of structs, recursive := true) in a select list → inline(list): a row per element, a
+    column per field."""
+    if isinstance(node, exp.FromJson) and isinstance(node.expression, exp.Literal) and node.expression.is_string:
+        import json
+
+        schema = _spark_json_schema(json.loads(node.expression.this))
+        return exp.Anonymous(this="from_json", expressions=[node.this.copy(), exp.Literal.string(schema)])
+    if isinstance(node, exp.Explode) and any(
+            isinstance(e, exp.PropertyEQ) and e.name.lower() == "recursive" for e in node.expressions):
+        return exp.Anonymous(this="inline", expressions=[node.this.copy()])
+    return node
+
+
 def numbering_without_order(node: exp.Expression) -> exp.Expression:
     """row_number() OVER () numbers rows in no particular order (an id); Spark wants an ORDER BY:
     monotonically_increasing_id(), unique, fixed once the temp table holding it is checkpointed."""
@@ -306,6 +334,6 @@ def unnest_in_from(node: exp.Expression) -> exp.Expression:
     return join
 
 
-TRANSFORMS = (unnest_in_from, schema_tables, numbering_without_order, truncated_time_stays_ntz, hugeint_as_decimal, integer_division, division_is_double, numeric_trunc,
+TRANSFORMS = (unnest_in_from, json_records, schema_tables, numbering_without_order, truncated_time_stays_ntz, hugeint_as_decimal, integer_division, division_is_double, numeric_trunc,
               epoch_seconds, time_formats, list_length, list_index, ordered_list,
               list_functions)
