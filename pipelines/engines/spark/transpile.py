@@ -64,8 +64,9 @@ def _dbl(e: exp.Expression) -> exp.Expression:
     return exp.Cast(this=exp.Paren(this=e.copy()), to=exp.DataType.build("DOUBLE"))
 
 
-def _floor_div_estimate(a: exp.Expression, b: exp.Expression) -> exp.Expression:
-    return _dec(exp.Floor(this=exp.Div(this=_dbl(a), expression=_dbl(b))))
+def _quotient_estimate(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    # the DOUBLE quotient taken to DECIMAL(38, 0) (rounded): not floor(), which gives a BIGINT
+    return _dec(exp.Div(this=_dbl(a), expression=_dbl(b)))
 
 
 def integer_division(node: exp.Expression) -> exp.Expression:
@@ -76,12 +77,30 @@ def integer_division(node: exp.Expression) -> exp.Expression:
     ANSI) until 0 <= |a| - q·|b| < |b|, and restore the sign."""
     if not isinstance(node, exp.IntDiv):
         return node
+    divisor = node.expression
+    if isinstance(divisor, exp.Literal) and not divisor.is_string and divisor.this.isdigit() and int(divisor.this) > 0:
+        # by a constant: a - a % b is an exact multiple of b (toward zero, as `%` keeps a's sign), so the
+        # DECIMAL division has no fraction to round, and a constant of k digits leaves the quotient
+        # 38 - k/2 integer digits. One copy of `a`, where the general form below needs eleven.
+        a = _dec(node.this)
+        b = exp.Cast(this=divisor.copy(), to=exp.DataType.build(f"DECIMAL({len(divisor.this)}, 0)"))
+        exact = exp.Div(this=exp.Paren(this=exp.Sub(this=a, expression=exp.Mod(this=a.copy(), expression=b))),
+                        expression=b.copy())
+        exact.set("_spark_double", True)  # not a DOUBLE division: division_is_double leaves it
+        return _dec(exact)
     a, b = exp.Abs(this=_dec(node.this)), exp.Abs(this=_dec(node.expression))
-    q0 = _floor_div_estimate(a, b)
+    q0 = _quotient_estimate(a, b)
     r0 = exp.Sub(this=a.copy(), expression=exp.Mul(this=q0, expression=b.copy()))
-    q1 = exp.Add(this=q0.copy(), expression=_floor_div_estimate(r0, b))
+    q1 = exp.Add(this=q0.copy(), expression=_quotient_estimate(r0, b))
     r1 = exp.Paren(this=exp.Sub(this=a.copy(), expression=exp.Mul(this=exp.Paren(this=q1), expression=b.copy())))
-    fix = exp.Case(ifs=[exp.If(this=exp.LT(this=r1, expression=exp.Literal.number(0)), true=exp.Literal.number(-1)),
+    # q1 is within 1 of the quotient while it is below ~1e30 (two DOUBLE rounds of 53 bits); past that
+    # the day fails here rather than split money wrongly
+    too_far = exp.Or(this=exp.LT(this=r1.copy(), expression=exp.Neg(this=b.copy())),
+                     expression=exp.GTE(this=r1.copy(), expression=exp.Mul(this=exp.Literal.number(2), expression=b.copy())))
+    fail = exp.Anonymous(this="raise_error", expressions=[exp.Literal.string(
+        "integer division beyond the exact range of the Spark engine (docs/spark.md#money)")])
+    fix = exp.Case(ifs=[exp.If(this=too_far, true=exp.Cast(this=fail, to=exp.DataType.build("INT"))),
+                        exp.If(this=exp.LT(this=r1, expression=exp.Literal.number(0)), true=exp.Literal.number(-1)),
                         exp.If(this=exp.GTE(this=r1.copy(), expression=b.copy()), true=exp.Literal.number(1))],
                    default=exp.Literal.number(0))
     quotient = exp.Paren(this=exp.Add(this=q1.copy(), expression=fix))
@@ -165,6 +184,35 @@ def json_records(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.Explode) and any(
             isinstance(e, exp.PropertyEQ) and e.name.lower() == "recursive" for e in node.expressions):
         return exp.Anonymous(this="inline", expressions=[node.this.copy()])
+    return node
+
+
+def series_in_from(node: exp.Expression) -> exp.Expression:
+    """`FROM range(n) t(h)` (a table function, end exclusive) → `FROM explode(sequence(0, n - 1)) AS t(h)`;
+    sqlglot writes `EXPLODE(…, _u(t))`."""
+    if isinstance(node, exp.Table) and isinstance(node.this, exp.GenerateSeries):
+        series = node.this
+        end = series.args["end"].copy()
+        if series.args.get("is_end_exclusive"):
+            end = exp.Sub(this=exp.Paren(this=end), expression=exp.Literal.number(1))
+        args = [series.args["start"].copy(), end] + ([series.args["step"].copy()] if series.args.get("step") else [])
+        generator = exp.Anonymous(this="explode", expressions=[exp.Anonymous(this="sequence", expressions=args)])
+        alias = node.args.get("alias")
+        return exp.Table(this=generator, alias=alias.copy() if alias else None)
+    return node
+
+
+def month_boundaries(node: exp.Expression) -> exp.Expression:
+    """datediff('month', a, b) counts the month boundaries between a and b in DuckDB; Spark's counts
+    whole months elapsed: (year·12 + month) of b less a's."""
+    if isinstance(node, exp.DateDiff) and node.text("unit").upper() == "MONTH":
+        def months(d: exp.Expression) -> exp.Expression:
+            return exp.Paren(this=exp.Add(
+                this=exp.Mul(this=exp.Anonymous(this="year", expressions=[d.copy()]), expression=exp.Literal.number(12)),
+                expression=exp.Anonymous(this="month", expressions=[d.copy()])))
+        return exp.Paren(this=exp.Sub(this=months(node.this), expression=months(node.expression)))
+    if isinstance(node, exp.DateDiff):
+        raise NotImplementedError(f"datediff by {node.text('unit')} on Spark: {node.sql('duckdb')}")
     return node
 
 
@@ -334,6 +382,6 @@ def unnest_in_from(node: exp.Expression) -> exp.Expression:
     return join
 
 
-TRANSFORMS = (unnest_in_from, json_records, schema_tables, numbering_without_order, truncated_time_stays_ntz, hugeint_as_decimal, integer_division, division_is_double, numeric_trunc,
+TRANSFORMS = (unnest_in_from, series_in_from, month_boundaries, json_records, schema_tables, numbering_without_order, truncated_time_stays_ntz, hugeint_as_decimal, integer_division, division_is_double, numeric_trunc,
               epoch_seconds, time_formats, list_length, list_index, ordered_list,
               list_functions)
