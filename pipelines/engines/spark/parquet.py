@@ -1,7 +1,7 @@
 """The Parquet layout both engines read: `<root>/<schema>/<table>/day=<YYYY-MM-DD>/*.parquet` for daily
 tables, `<root>/<schema>/<table>/*.parquet` for the others. DuckDB writes staging there (until the
 parsers write it themselves: docs/spark.md#not-built-yet), Spark writes the intermediate tables and the
-marts, and DuckDB reads them back (read_parquet_sql)."""
+marts, and DuckDB reads them back (read_parquet_sql, create_views: finance SQL runs unchanged on them)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,15 @@ def read_parquet_sql(root: Path, table: str) -> str:
         glob = str(folder / "*" / "*.parquet")
         return f"SELECT * FROM read_parquet('{_quoted(glob)}', hive_partitioning = true)"
     return f"SELECT * FROM read_parquet('{_quoted(str(folder / '*.parquet'))}')"
+
+
+def create_views(con: duckdb.DuckDBPyConnection, root: Path, tables: list[str]) -> None:
+    """Views `schema.name` in a DuckDB database over each table's Parquet (the marts Spark wrote), so
+    what reads the published file (finance views, reports) reads them unchanged."""
+    for table in tables:
+        schema, name = table.split("/")  # names from the caller's constant list, never input
+        con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        con.execute(f"CREATE OR REPLACE VIEW {schema}.{name} AS {read_parquet_sql(root, table)}")
 
 
 def _quoted(path: str) -> str:

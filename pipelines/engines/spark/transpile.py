@@ -8,6 +8,8 @@ have no schema. Parameters stay parameters (`$day` → `:day`), bound by `spark.
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
 from pipelines.engines.spark.macros import expand_macros
@@ -133,6 +135,10 @@ def numeric_trunc(node: exp.Expression) -> exp.Expression:
 def epoch_seconds(node: exp.Expression) -> exp.Expression:
     """epoch(ts) is seconds with their fraction (DOUBLE) in DuckDB; sqlglot writes unix_timestamp, whole
     seconds. epoch_us(ts) is unix_micros."""
+    if isinstance(node, exp.TimeToUnix) and isinstance(node.this, exp.Sub):
+        # epoch(t1 - t0): the seconds of an interval, the difference of the two times' microseconds
+        micros = exp.Paren(this=exp.Sub(this=_unix_micros(node.this.this), expression=_unix_micros(node.this.expression)))
+        return exp.Paren(this=exp.Div(this=_dbl(micros), expression=exp.Literal.number("1000000.0")))
     if isinstance(node, exp.TimeToUnix):
         micros = _unix_micros(node.this)
         return exp.Paren(this=exp.Div(this=_dbl(micros), expression=exp.Literal.number("1000000.0")))
@@ -214,6 +220,26 @@ def month_boundaries(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.DateDiff):
         raise NotImplementedError(f"datediff by {node.text('unit')} on Spark: {node.sql('duckdb')}")
     return node
+
+
+_PRINTF_SPEC = re.compile(r"%(%|[-#+ 0,(]*\d*(?:\.\d+)?([a-zA-Z]))")
+
+
+def printf_text(node: exp.Expression) -> exp.Expression:
+    """printf('%s', x): Spark formats a DATE's internal day number for %s; DuckDB the date. Each %s
+    argument is cast to STRING first (a date as YYYY-MM-DD, text as it is)."""
+    if not (isinstance(node, exp.Anonymous) and node.name.lower() in ("printf", "format_string")
+            and node.expressions and isinstance(node.expressions[0], exp.Literal) and not node.args.get("_spark_done")):
+        return node
+    fmt, *args = node.expressions
+    kinds = [m.group(2) for m in _PRINTF_SPEC.finditer(fmt.this) if m.group(1) != "%"]
+    if len(kinds) != len(args):
+        raise ValueError(f"printf format {fmt.this!r} takes {len(kinds)} argument(s), given {len(args)}")
+    cast = [exp.Cast(this=a.copy(), to=exp.DataType.build("STRING")) if k == "s" else a.copy()
+            for k, a in zip(kinds, args)]
+    out = exp.Anonymous(this="format_string", expressions=[fmt.copy(), *cast])
+    out.set("_spark_done", True)
+    return out
 
 
 def numbering_without_order(node: exp.Expression) -> exp.Expression:
@@ -382,6 +408,6 @@ def unnest_in_from(node: exp.Expression) -> exp.Expression:
     return join
 
 
-TRANSFORMS = (unnest_in_from, series_in_from, month_boundaries, json_records, schema_tables, numbering_without_order, truncated_time_stays_ntz, hugeint_as_decimal, integer_division, division_is_double, numeric_trunc,
+TRANSFORMS = (printf_text, unnest_in_from, series_in_from, month_boundaries, json_records, schema_tables, numbering_without_order, truncated_time_stays_ntz, hugeint_as_decimal, integer_division, division_is_double, numeric_trunc,
               epoch_seconds, time_formats, list_length, list_index, ordered_list,
               list_functions)
