@@ -39,11 +39,16 @@ SESSION_CONF = {
 
 def local_session(app: str = "gpuledger", cores: int = 2, shuffle_partitions: int = 2):
     """A local SparkSession on 127.0.0.1 with the ledger's settings, UI off."""
+    import tempfile
+
     from pyspark.sql import SparkSession
 
     builder = (SparkSession.builder.master(f"local[{cores}]").appName(app)
+               # the ledger names its own Parquet folders; Spark's catalog folder stays out of the cwd
+               .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="gpuledger-spark-"))
                .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
                .config("spark.default.parallelism", str(cores)))
     for key, value in SESSION_CONF.items():
         builder = builder.config(key, value)
@@ -90,16 +95,15 @@ class SparkLedger:
         steps = table_sql(table)
         for name in steps.prepare:
             self.run_script(name, params)
-        df = self.query(sql(steps.query), params)
+        # computed once: counted and written from the checkpoint
+        df = self.query(sql(steps.query), params).localCheckpoint()
         out = self.table_path(table)
         df.write.mode("overwrite").partitionBy("day").parquet(str(out))
         (out / "_schema.json").write_text(df.schema.json())
         for name in steps.finish:
             self.run_script(name, params)
         self.register(table)
-        schema, own = table.split("/")
-        return self.spark.sql(f"SELECT count(*) FROM {view_name(schema, own)} WHERE day = :day",
-                              args={"day": params["day"]}).collect()[0][0]
+        return df.count()
 
     def query(self, text: str, params: dict[str, object]):
         (statement,) = [s for s in sqlglot.parse(text, read="duckdb") if s is not None]

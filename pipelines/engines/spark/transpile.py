@@ -347,7 +347,8 @@ def ordered_list(node: exp.Expression) -> exp.Expression:
 
 
 def list_functions(node: exp.Expression) -> exp.Expression:
-    """to_seconds/to_minutes/to_months(n) → make_dt_interval/make_ym_interval; list_slice(l, a, b) (1-based, b inclusive) → slice(l, a, b - a + 1); list_sum(l) → aggregate over
+    """to_seconds/to_minutes/to_months(n) → make_dt_interval/make_ym_interval; list_slice(l, a, b)
+    (1-based, b inclusive) → slice(l, a, b - a + 1); list_sum(l) → aggregate over
     l, NULLs skipped, NULL for an empty list (as DuckDB)."""
     if not isinstance(node, exp.Anonymous):
         return node
@@ -408,6 +409,10 @@ def unnest_in_from(node: exp.Expression) -> exp.Expression:
     return join
 
 
-TRANSFORMS = (printf_text, unnest_in_from, series_in_from, month_boundaries, json_records, schema_tables, numbering_without_order, truncated_time_stays_ntz, hugeint_as_decimal, integer_division, division_is_double, numeric_trunc,
-              epoch_seconds, time_formats, list_length, list_index, ordered_list,
-              list_functions)
+TRANSFORMS = (
+    # statement shapes first (they move expressions into new places), then types and functions
+    printf_text, unnest_in_from, series_in_from, month_boundaries, json_records, schema_tables,
+    numbering_without_order, truncated_time_stays_ntz, hugeint_as_decimal, integer_division,
+    division_is_double, numeric_trunc, epoch_seconds, time_formats, list_length, list_index, ordered_list,
+    list_functions,
+)
