@@ -16,8 +16,8 @@ from sqlglot import exp
 
 from pipelines.lib.warehouse import MACRO_FILES, sql
 
-# macros the Spark engine never expands: they live in files the daily tables do not call (finance views
-# run on DuckDB over the Spark marts: docs/spark.md)
+# the macro files DuckDB's bootstrap runs; finance.times_rate (sql/lib/times_rate.sql) is not among them:
+# finance views run on DuckDB, over the Spark marts (docs/spark.md)
 _FILES = ("macros", *MACRO_FILES)
 
 
