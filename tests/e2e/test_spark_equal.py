@@ -150,7 +150,8 @@ def test_finance_views_over_spark_marts_equal_the_published_ones(simulated_ledge
     (300_000 * 10**18, 36, True),               # a month of a $300,000 node's depreciation, in 1e-18 units
     (2**64 + 12345, 3, True), (10**30 - 1, 10**15 + 7, True), (10**29 + 17, 1, True),
     (-(10**27) + 3, 999_999_937, True),
-    (10**38 - 1, 10**12, False),                # 38 digits: by a constant only (the exact-multiple form)
+    (10**38 - 1, 10**12, False),                # 38 digits: by a constant (a column fails loudly: below)
+    (-(10**36) + 1, 7, False),                 # by a 1-digit constant: 36 integer digits
 ])
 def test_integer_division_on_spark_is_exact(spark_session, a, b, by_column):
     """DuckDB's `a // b` (toward zero) as the transform writes it — by a column and by a constant —
@@ -168,3 +169,16 @@ def test_integer_division_on_spark_is_exact(spark_session, a, b, by_column):
     if b > 0:
         by_constant = sqlglot.parse_one(f"SELECT a // {b} AS q FROM t", read="duckdb")  # b: an int of the test
         assert spark_session.sql(to_spark(by_constant)).collect()[0].q == want
+
+
+def test_integer_division_past_its_range_fails_loudly(spark_session):
+    """By a column, a quotient the 38 digits of DECIMAL cannot carry through the correction is an error
+    (ANSI), never a wrong split."""
+    import sqlglot
+
+    from pipelines.engines.spark.transpile import to_spark
+
+    spark_session.sql("SELECT CAST(:a AS DECIMAL(38, 0)) AS a, CAST(:b AS DECIMAL(38, 0)) AS b",
+                      args={"a": Decimal(10**38 - 1), "b": Decimal(10**12)}).createOrReplaceTempView("t")
+    with pytest.raises(Exception, match="NUMERIC_VALUE_OUT_OF_RANGE|ARITHMETIC_OVERFLOW"):
+        spark_session.sql(to_spark(sqlglot.parse_one("SELECT a // b AS q FROM t", read="duckdb"))).collect()

@@ -66,51 +66,34 @@ def _dbl(e: exp.Expression) -> exp.Expression:
     return exp.Cast(this=exp.Paren(this=e.copy()), to=exp.DataType.build("DOUBLE"))
 
 
-def _quotient_estimate(a: exp.Expression, b: exp.Expression) -> exp.Expression:
-    # the DOUBLE quotient taken to DECIMAL(38, 0) (rounded): not floor(), which gives a BIGINT
-    return _dec(exp.Div(this=_dbl(a), expression=_dbl(b)))
+def _exact_quotient(multiple: exp.Expression, b: exp.Expression) -> exp.Expression:
+    # multiple / b for a multiple of b: its DECIMAL quotient has no fraction to round
+    div = exp.Div(this=exp.Paren(this=multiple), expression=b)
+    div.set("_spark_double", True)  # not a DOUBLE division: division_is_double leaves it
+    return _dec(div)
 
 
 def integer_division(node: exp.Expression) -> exp.Expression:
-    """DuckDB's `a // b` (integer division, toward zero) exactly for integers up to 38 digits. Spark's
-    `div` gives a BIGINT (1e-18 money units overflow it above 9.2 units of money) and its DECIMAL
-    division rounds to a scale its type rules choose, so: estimate the quotient of |a| and |b| in
-    DOUBLE, correct it with the exact remainder (DECIMAL(38, 0) products, overflow an error under
-    ANSI) until 0 <= |a| - q·|b| < |b|, and restore the sign."""
+    """DuckDB's `a // b` (integer division, toward zero) exactly. Spark's `div` gives a BIGINT (1e-18
+    money units overflow it above 9.2 units of money) and its DECIMAL division rounds to a scale its type
+    rules choose. But m = a - a % b is a multiple of b with m / b the quotient toward zero (`%` keeps a's
+    sign), and a DECIMAL division of a multiple has no fraction to round: only its integer digits are
+    bounded (20 for a DECIMAL(38, 0) divisor). So: by a constant of k digits (typed DECIMAL(k, 0): 38 - k/2
+    integer digits), m / b; by a column, a DOUBLE estimate q0 of m / b plus the exact (m - q0·b) / b,
+    which is within 20 digits while the quotient is below ~4e35. Past that, ANSI mode fails the day."""
     if not isinstance(node, exp.IntDiv):
         return node
-    divisor = node.expression
+    a, divisor = _dec(node.this), node.expression
     if isinstance(divisor, exp.Literal) and not divisor.is_string and divisor.this.isdigit() and int(divisor.this) > 0:
-        # by a constant: a - a % b is an exact multiple of b (toward zero, as `%` keeps a's sign), so the
-        # DECIMAL division has no fraction to round, and a constant of k digits leaves the quotient
-        # 38 - k/2 integer digits. One copy of `a`, where the general form below needs eleven.
-        a = _dec(node.this)
         b = exp.Cast(this=divisor.copy(), to=exp.DataType.build(f"DECIMAL({len(divisor.this)}, 0)"))
-        exact = exp.Div(this=exp.Paren(this=exp.Sub(this=a, expression=exp.Mod(this=a.copy(), expression=b))),
-                        expression=b.copy())
-        exact.set("_spark_double", True)  # not a DOUBLE division: division_is_double leaves it
-        return _dec(exact)
-    a, b = exp.Abs(this=_dec(node.this)), exp.Abs(this=_dec(node.expression))
-    q0 = _quotient_estimate(a, b)
-    r0 = exp.Sub(this=a.copy(), expression=exp.Mul(this=q0, expression=b.copy()))
-    q1 = exp.Add(this=q0.copy(), expression=_quotient_estimate(r0, b))
-    r1 = exp.Paren(this=exp.Sub(this=a.copy(), expression=exp.Mul(this=exp.Paren(this=q1), expression=b.copy())))
-    # q1 is within 1 of the quotient while it is below ~1e30 (two DOUBLE rounds of 53 bits); past that
-    # the day fails here rather than split money wrongly
-    too_far = exp.Or(this=exp.LT(this=r1.copy(), expression=exp.Neg(this=b.copy())),
-                     expression=exp.GTE(this=r1.copy(), expression=exp.Mul(this=exp.Literal.number(2), expression=b.copy())))
-    fail = exp.Anonymous(this="raise_error", expressions=[exp.Literal.string(
-        "integer division beyond the exact range of the Spark engine (docs/spark.md#money)")])
-    fix = exp.Case(ifs=[exp.If(this=too_far, true=exp.Cast(this=fail, to=exp.DataType.build("INT"))),
-                        exp.If(this=exp.LT(this=r1, expression=exp.Literal.number(0)), true=exp.Literal.number(-1)),
-                        exp.If(this=exp.GTE(this=r1.copy(), expression=b.copy()), true=exp.Literal.number(1))],
-                   default=exp.Literal.number(0))
-    quotient = exp.Paren(this=exp.Add(this=q1.copy(), expression=fix))
-    negative = exp.NEQ(this=exp.Paren(this=exp.LT(this=exp.Paren(this=node.this.copy()), expression=exp.Literal.number(0))),
-                       expression=exp.Paren(this=exp.LT(this=exp.Paren(this=node.expression.copy()),
-                                                         expression=exp.Literal.number(0))))
-    sign = exp.Case(ifs=[exp.If(this=negative, true=exp.Literal.number(-1))], default=exp.Literal.number(1))
-    return _dec(exp.Mul(this=sign, expression=quotient))
+    else:
+        b = _dec(divisor)
+    multiple = exp.Paren(this=exp.Sub(this=a, expression=exp.Mod(this=a.copy(), expression=b.copy())))
+    if isinstance(b.this, exp.Literal):
+        return _exact_quotient(multiple, b)
+    estimate = _dec(exp.Div(this=_dbl(multiple), expression=_dbl(b)))
+    residual = exp.Sub(this=multiple.copy(), expression=exp.Mul(this=estimate.copy(), expression=b.copy()))
+    return _dec(exp.Add(this=estimate, expression=_exact_quotient(residual, b.copy())))
 
 
 def division_is_double(node: exp.Expression) -> exp.Expression:
