@@ -80,7 +80,7 @@ def integer_division(node: exp.Expression) -> exp.Expression:
     sign), and a DECIMAL division of a multiple has no fraction to round: only its integer digits are
     bounded (20 for a DECIMAL(38, 0) divisor). So: by a constant of k digits (typed DECIMAL(k, 0): 38 - k/2
     integer digits), m / b; by a column, a DOUBLE estimate q0 of m / b plus the exact (m - q0·b) / b,
-    which is within 20 digits while the quotient is below ~4e35. Past that, ANSI mode fails the day."""
+    which is within 20 digits while the quotient is below ~1e35. Past that, ANSI mode fails the day."""
     if not isinstance(node, exp.IntDiv):
         return node
     a, divisor = _dec(node.this), node.expression
