@@ -61,8 +61,10 @@ allocated AS (
 by_tdp AS (
     SELECT a.hostname, a.hour_ts, (a.gpu_seconds * t.tdp_w / 3600000)::DECIMAL(38, 12) AS gpu_kwh
     FROM allocated a
-    JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = a.hostname
-    JOIN intermediate.ref_gpu_tdp t ON t.gpu_model = gpu_model_canonical(n.gpu_model)
+    -- the canonical model named in a projection, not in the join condition: Spark joins on no subquery
+    JOIN (SELECT n.hostname, gpu_model_canonical(n.gpu_model) AS gpu_model
+          FROM intermediate.int_nodes n WHERE n.day = $day) n ON n.hostname = a.hostname
+    JOIN intermediate.ref_gpu_tdp t ON t.gpu_model = n.gpu_model
     ANTI JOIN measured m ON m.hostname = a.hostname AND m.hour_ts = a.hour_ts
 ),
 energy AS (

@@ -35,6 +35,10 @@ hardware AS (
     JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = h.hostname
     GROUP BY j.run_id
 ),
+hardware_models AS (
+    -- the canonical model named in a projection, not in the join condition: Spark joins on no subquery
+    SELECT hw.run_id, gpu_model_canonical(hw.gpu_model) AS canonical_gpu_model FROM hardware hw
+),
 interrupted AS (
     -- jobs of any day whose later steps were rolled back, with the step they were rolled back to
     SELECT job_id, max(coalesce(last_checkpoint_step, -1)) AS kept_through_step
@@ -67,8 +71,9 @@ measured AS (
     LEFT JOIN cost c USING (run_id)
     LEFT JOIN tokens t USING (run_id)
     LEFT JOIN hardware hw USING (run_id)
+    LEFT JOIN hardware_models hm USING (run_id)
     LEFT JOIN intermediate.ref_gpu_peak_flops pf
-           ON pf.gpu_model = gpu_model_canonical(hw.gpu_model) AND pf.dtype = lower(coalesce(cf.dtype, 'bf16'))
+           ON pf.gpu_model = hm.canonical_gpu_model AND pf.dtype = lower(coalesce(cf.dtype, 'bf16'))
 ),
 ratios AS (
     SELECT *,

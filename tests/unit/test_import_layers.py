@@ -19,6 +19,7 @@ ALLOWED = {
     "exports": {"lib", "exports"},
     "collect": {"lib", "ingest", "collect"},  # collectors write landing files the ingest reads back
     "alerts": {"lib", "ingest", "alerts"},
+    "engines": {"lib", "engines"},
     "defs": {"lib", "ingest", "reports", "exports", "collect", "alerts", "defs"},
     "cli": {"lib", "ingest", "reports", "exports", "collect", "alerts", "cli", "definitions", "bench"},
 }

@@ -10,7 +10,8 @@ SELECT e.*,
        CASE WHEN e.hostname IS NOT NULL THEN 8 ELSE 0 END + CASE WHEN e.pool IS NOT NULL THEN 4 ELSE 0 END
            + CASE WHEN e.cluster IS NOT NULL THEN 2 ELSE 0 END + CASE WHEN e.gpu_model IS NOT NULL THEN 1 ELSE 0 END
            AS specificity,
-       CASE e.kind WHEN 'contract' THEN 0 WHEN 'rate_card' THEN 1 ELSE 2 END AS kind_rank
+       CASE e.kind WHEN 'contract' THEN 0 WHEN 'rate_card' THEN 1 ELSE 2 END AS kind_rank,
+       gpu_model_canonical(e.gpu_model) AS canonical_gpu_model
 FROM (SELECT unnest(from_json($cost_entries, '[{"kind": "VARCHAR", "idx": "INTEGER", "hostname": "VARCHAR",
         "cluster": "VARCHAR", "pool": "VARCHAR", "gpu_model": "VARCHAR", "currency": "VARCHAR",
         "valid_from": "DATE", "valid_to": "DATE", "includes_power": "BOOLEAN",
@@ -22,15 +23,19 @@ WHERE CASE WHEN e.kind = 'owned' THEN e.purchase_date <= $day::DATE
 
 CREATE OR REPLACE TEMP TABLE node_costing AS
 SELECT n.hostname, n.cluster AS node_cluster, n.pool AS node_pool, n.gpu_model AS node_gpu_model,
-       coalesce(n.gpu_count, 0) AS gpu_count, e.*,
+       -- the entry's matchers left out: the node's hostname is the one that counts from here on (and
+       -- two columns of one name are an error on Spark)
+       coalesce(n.gpu_count, 0) AS gpu_count, e.* EXCLUDE (hostname, cluster, pool, gpu_model, canonical_gpu_model),
        -- energy is a cost of its own only where power is paid apart
        e.kind = 'owned' OR NOT coalesce(e.includes_power, TRUE) AS prices_energy
-FROM intermediate.int_nodes n
+-- canonical models named in projections, not in the join condition: Spark joins on no subquery
+FROM (SELECT n.*, gpu_model_canonical(n.gpu_model) AS canonical_gpu_model
+      FROM intermediate.int_nodes n WHERE n.day = $day) n
 JOIN cost_entries e
   ON coalesce(e.hostname = n.hostname, TRUE) AND coalesce(e.cluster = n.cluster, TRUE)
  AND coalesce(e.pool = n.pool, TRUE)
  AND (e.gpu_model IS NULL OR lower(e.gpu_model) = lower(n.gpu_model)
-      OR coalesce(gpu_model_canonical(e.gpu_model) = gpu_model_canonical(n.gpu_model), FALSE))
+      OR coalesce(e.canonical_gpu_model = n.canonical_gpu_model, FALSE))
 WHERE n.day = $day
 QUALIFY row_number() OVER (PARTITION BY n.hostname ORDER BY e.specificity DESC, e.kind_rank, e.idx) = 1;
 

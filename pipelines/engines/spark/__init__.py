@@ -1,0 +1,1 @@
+"""Apache Spark as a second engine for the same sql/ files (docs/spark.md)."""

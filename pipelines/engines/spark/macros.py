@@ -1,0 +1,129 @@
+"""DuckDB's macros (`CREATE MACRO` in sql/macros.sql and sql/lib/*.sql) expanded in place, so a statement
+Spark runs has no macro left in it: a scalar macro's call becomes its body with the arguments put in for
+its parameters; a table macro's call (`FROM split_exactly('some_input')`) becomes its query as a subquery,
+reading the table its argument names where the body says `query_table(<parameter>)`.
+
+The macros are read from the same files DuckDB runs (warehouse.MACRO_FILES and sql/macros.sql), never
+copied: one definition per macro, two engines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import sqlglot
+from sqlglot import exp
+
+from pipelines.lib.warehouse import MACRO_FILES, sql
+
+# the macro files DuckDB's bootstrap runs; finance.times_rate (sql/lib/times_rate.sql) is not among them:
+# finance views run on DuckDB, over the Spark marts (docs/spark.md)
+_FILES = ("macros", *MACRO_FILES)
+
+
+@dataclass(frozen=True)
+class Macro:
+    name: str
+    params: tuple[str, ...]
+    body: exp.Expression
+
+    @property
+    def is_table(self) -> bool:
+        # a table macro's body is a query; a scalar macro's may be a scalar subquery in parentheses
+        return isinstance(self.body, exp.Query) and not isinstance(self.body, exp.Subquery)
+
+
+@cache
+def macros() -> dict[str, Macro]:
+    found: dict[str, Macro] = {}
+    for name in _FILES:
+        for statement in sqlglot.parse(sql(name), read="duckdb"):
+            if not (isinstance(statement, exp.Create) and str(statement.args.get("kind")).upper() == "MACRO"):
+                continue
+            udf = statement.this
+            macro = Macro(udf.this.name.lower(), tuple(p.name.lower() for p in udf.expressions),
+                          statement.expression)
+            found[macro.name] = macro
+    return found
+
+
+def expand_macros(tree: exp.Expression) -> exp.Expression:
+    """`tree` with every macro call replaced by the macro's body, macros called by macros too."""
+    known = macros()
+    for _ in range(20):  # macros call macros a few levels deep; a cycle would be a bug in sql/
+        changed = False
+
+        def replace(node: exp.Expression) -> exp.Expression:
+            nonlocal changed
+            if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous):
+                macro = known.get(node.this.name.lower())
+                if macro and macro.is_table:
+                    changed = True
+                    return _table_call(macro, node)
+            name = _call_name(node)
+            macro = known.get(name) if name else None
+            if macro and not macro.is_table:
+                changed = True
+                return _scalar_call(macro, _call_args(node))
+            return node
+
+        tree = tree.transform(replace)
+        if not changed:
+            return tree
+    raise RuntimeError("macro expansion did not finish: macros calling each other in a cycle?")
+
+
+def _call_name(node: exp.Expression) -> str | None:
+    if isinstance(node, exp.Anonymous):
+        return node.name.lower()
+    if isinstance(node, exp.Func) and not isinstance(node, exp.Anonymous):
+        # sqlglot parses some macro names as its own functions; a macro of that name wins, as in DuckDB
+        name = node.sql_name().lower()
+        return name if name in macros() else None
+    return None
+
+
+def _call_args(node: exp.Expression) -> list[exp.Expression]:
+    if isinstance(node, exp.Anonymous):
+        return list(node.expressions)
+    return [v for v in node.args.values() if isinstance(v, exp.Expression)]
+
+
+def _scalar_call(macro: Macro, args: list[exp.Expression]) -> exp.Expression:
+    if len(args) != len(macro.params):
+        raise ValueError(f"macro {macro.name} takes {len(macro.params)} argument(s), got {len(args)}")
+    by_param = dict(zip(macro.params, args))
+    if macro.body.find(exp.Select):
+        # inside the macro's subquery an unqualified column would name the subquery's own column of that
+        # name (DuckDB binds a macro's arguments as values; text put in place does not)
+        bare = [c.sql("duckdb") for a in args for c in a.find_all(exp.Column) if not c.table]
+        if bare:
+            raise ValueError(f"macro {macro.name} reads a table: qualify its argument(s) {bare} with their table")
+    lambda_vars = {v.name.lower() for lam in macro.body.find_all(exp.Lambda) for v in lam.expressions}
+
+    def put(node: exp.Expression) -> exp.Expression:
+        if (isinstance(node, exp.Column) and not node.table and node.name.lower() in by_param
+                and node.name.lower() not in lambda_vars):
+            return exp.Paren(this=by_param[node.name.lower()].copy())
+        return node
+
+    return exp.Paren(this=macro.body.copy().transform(put))
+
+
+def _table_call(macro: Macro, node: exp.Table) -> exp.Expression:
+    args = list(node.this.expressions)
+    if len(args) != len(macro.params) or not all(isinstance(a, exp.Literal) and a.is_string for a in args):
+        raise ValueError(f"table macro {macro.name} takes the name(s) of {len(macro.params)} table(s) as text")
+    tables = {p: a.this for p, a in zip(macro.params, args)}
+
+    def put(inner: exp.Expression) -> exp.Expression:
+        if (isinstance(inner, exp.Table) and isinstance(inner.this, exp.Anonymous)
+                and inner.this.name.lower() == "query_table"):
+            param = inner.this.expressions[0].name.lower()
+            alias = inner.args.get("alias")
+            return exp.Table(this=exp.to_identifier(tables[param]), alias=alias.copy() if alias else None)
+        return inner
+
+    body = macro.body.copy().transform(put)
+    alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(f"_{macro.name}"))
+    return exp.Subquery(this=body, alias=alias.copy())

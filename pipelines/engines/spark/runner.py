@@ -1,0 +1,165 @@
+"""A day of a ledger table on Spark: the same steps as warehouse.write_day (sql/<layer>/<table>.sql, or the
+numbered steps of its folder), each statement transpiled (transpile.py) and run by a SparkSession; the
+day's rows written as Parquet under `<root>/<schema>/<table>/day=<day>/` with dynamic partition
+overwrite, so re-running a day replaces exactly that day.
+
+The DuckDB statements a step holds map to Spark as:
+  CREATE [OR REPLACE] TEMP TABLE t AS q   q run and checkpointed, as the temporary view t
+  INSERT INTO t q   (t a temp table)      the view t becomes t UNION ALL q, by position as in DuckDB
+  DROP TABLE t                            the view dropped
+  DELETE/INSERT on ops.*                  not run yet: ops bookkeeping stays on DuckDB (docs/spark.md)
+  the table's query                       its rows, written as the day's partition
+"""
+
+from __future__ import annotations
+
+import json
+
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+
+from pipelines.engines.spark.transpile import SCHEMAS, to_spark, view_name
+from pipelines.lib.warehouse import sql, table_sql
+
+# Money exact: ANSI arithmetic (an overflow fails instead of becoming NULL) and DECIMAL results at the
+# scale their operands have (no rounding away of digits to fit 38; docs/spark.md#money).
+SESSION_CONF = {
+    "spark.sql.ansi.enabled": "true",
+    "spark.sql.decimalOperations.allowPrecisionLoss": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.timestampType": "TIMESTAMP_NTZ",  # DuckDB's TIMESTAMP has no time zone
+    "spark.sql.sources.partitionOverwriteMode": "dynamic",
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+}
+
+
+def local_session(app: str = "gpuledger", cores: int = 2, shuffle_partitions: int = 2):
+    """A local SparkSession on 127.0.0.1 with the ledger's settings, UI off."""
+    import tempfile
+
+    from pyspark.sql import SparkSession
+
+    builder = (SparkSession.builder.master(f"local[{cores}]").appName(app)
+               # the ledger names its own Parquet folders; Spark's catalog folder stays out of the cwd
+               .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="gpuledger-spark-"))
+               .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+               .config("spark.default.parallelism", str(cores)))
+    for key, value in SESSION_CONF.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+@dataclass
+class SparkLedger:
+    """The ledger's tables as Parquet under `root` (`<schema>/<table>/`), read by a SparkSession."""
+
+    spark: object
+    root: Path
+    skipped: list[str] = field(default_factory=list)  # statements not run on Spark, for the caller to see
+
+    def table_path(self, table: str) -> Path:
+        return self.root / table
+
+    def register(self, table: str) -> None:
+        """(Re)creates the view of `table` ("schema/name") over its Parquet; `day` read as a DATE."""
+        from pyspark.sql import functions as F
+
+        from pyspark.sql.types import StructType
+
+        path = self.table_path(table)
+        reader = self.spark.read.option("basePath", str(path))
+        schema_file = path / "_schema.json"
+        if schema_file.exists():  # a day of no rows writes no file to infer the columns from
+            reader = reader.schema(StructType.fromJson(json.loads(schema_file.read_text())))
+        df = reader.parquet(str(path))
+        if "day" in df.columns:
+            df = df.withColumn("day", F.col("day").cast("date"))
+        schema, name = table.split("/")
+        df.createOrReplaceTempView(view_name(schema, name))
+
+    def register_all(self) -> None:
+        for schema in SCHEMAS:
+            folder = self.root / schema
+            if folder.is_dir():
+                for table in sorted(p.name for p in folder.iterdir() if p.is_dir()):
+                    self.register(f"{schema}/{table}")
+
+    def write_day(self, table: str, params: dict[str, object]) -> int:
+        """Runs `table`'s steps for day params["day"] and writes the day's rows; returns their count."""
+        steps = table_sql(table)
+        for name in steps.prepare:
+            self.run_script(name, params)
+        # computed once: counted and written from the checkpoint
+        df = self.query(sql(steps.query), params).localCheckpoint()
+        out = self.table_path(table)
+        df.write.mode("overwrite").partitionBy("day").parquet(str(out))
+        (out / "_schema.json").write_text(df.schema.json())
+        for name in steps.finish:
+            self.run_script(name, params)
+        self.register(table)
+        return df.count()
+
+    def query(self, text: str, params: dict[str, object]):
+        (statement,) = [s for s in sqlglot.parse(text, read="duckdb") if s is not None]
+        return self._sql(statement, params)
+
+    def run_script(self, name: str, params: dict[str, object]) -> None:
+        for statement in sqlglot.parse(sql(name), read="duckdb"):
+            if statement is not None:
+                self._run_statement(name, statement, params)
+
+    def _run_statement(self, name: str, statement: exp.Expression, params: dict[str, object]) -> None:
+        if isinstance(statement, exp.Create) and str(statement.args.get("kind")).upper() == "TABLE":
+            target = statement.this.this if isinstance(statement.this, exp.Schema) else statement.this
+            if target.db:
+                raise NotImplementedError(f"sql/{name}.sql creates {target.sql()}: only temp tables on Spark")
+            self._sql(statement.expression, params).localCheckpoint().createOrReplaceTempView(target.name)
+        elif isinstance(statement, exp.Insert) and not statement.this.find(exp.Table).db:
+            temp = statement.this.find(exp.Table).name
+            rows = self._sql(statement.expression, params)
+            self.spark.table(temp).union(rows).localCheckpoint().createOrReplaceTempView(temp)
+        elif isinstance(statement, exp.Drop):
+            self.spark.catalog.dropTempView(statement.find(exp.Table).name)
+        elif isinstance(statement, (exp.Insert, exp.Delete)) and statement.this.find(exp.Table).db == "ops":
+            self.skipped.append(f"sql/{name}.sql: {type(statement).__name__.upper()} on ops.*")
+        else:
+            raise NotImplementedError(f"sql/{name}.sql: {statement.sql('duckdb')[:80]}… has no Spark form yet")
+
+    def _sql(self, query: exp.Expression, params: dict[str, object]):
+        text = to_spark(query)
+        wanted = {p.name for p in query.find_all(exp.Parameter)} | {
+            p.name for p in query.find_all(exp.Placeholder) if p.name}
+        missing = wanted - params.keys()
+        if missing:
+            raise KeyError(f"SQL parameter(s) not provided: {sorted(missing)}")
+        return self.spark.sql(text, args={k: _spark_value(params[k]) for k in wanted})
+
+
+def _spark_value(value: object):
+    """A parameter as Spark binds it: lists as array literals."""
+    if isinstance(value, (list, tuple)):
+        from pyspark.sql import functions as F
+
+        return F.array(*[F.lit(v) for v in value]) if value else F.array().cast("array<string>")
+    return value
+
+
+def day_params(day: date, config_params: dict[str, object]) -> dict[str, object]:
+    return {"day": day, **config_params}
+
+
+def in_dependency_order(tables: list[str]) -> list[str]:
+    """`tables` ordered so each comes after the tables its SQL reads (sql_lineage, as the assets' deps)."""
+    from graphlib import TopologicalSorter
+
+    from pipelines.lib.sql_lineage import tables_read
+
+    wanted = set(tables)
+    graph = {t: {d for d in tables_read(t) if d in wanted} for t in tables}
+    return list(TopologicalSorter(graph).static_order())
