@@ -29,7 +29,9 @@ counter_steps AS (
     WINDOW w AS (PARTITION BY hostname, gpu ORDER BY minute_ts)
 ),
 counter_hours AS (
-    SELECT hostname, hour_ts, gpu, (sum(rise_mj) / 3600000000)::DECIMAL(38, 12) AS gpu_kwh   -- mJ -> kWh
+    -- in exact decimals, as power below: a sum of DOUBLEs depends on the order it is added in (threads,
+    -- Spark's partitions), which moved a day's kWh by 1e-12 between two runs
+    SELECT hostname, hour_ts, gpu, (sum(rise_mj::DECIMAL(38, 6)) / 3600000000)::DECIMAL(38, 12) AS gpu_kwh  -- mJ -> kWh
     FROM counter_steps
     GROUP BY ALL
     HAVING count(*) = count(rise_mj) AND min(rise_mj) >= 0

@@ -3,13 +3,15 @@
 -- one row per billing currency (a job on nodes billed in two currencies has two rows; its GPU-seconds
 -- are on the first currency's row only, so they never count twice). A job with no billed cost has
 -- one row with a NULL currency. `kwh` and `co2e_kg`: the job's share of its nodes' energy
--- (int_node_hour_energy) by GPU-seconds, hour by hour, whether or not the hour is costed.
+-- (int_node_hour_energy) by GPU-seconds (exactly: share-unit GPU-milliseconds), hour by hour, whether or
+-- not the hour is costed.
 WITH job_hours AS (
     -- one scan of the day's GPU-seconds: each row with its node-hour's GPU-seconds (its GPUs for the
     -- hour, or what jobs held if more), over which the node-hour's energy is shared
-    SELECT g.job_uid, g.hostname, g.hour_ts, g.category, g.gpu_seconds,
-           greatest(sum(g.gpu_seconds) OVER (PARTITION BY g.hostname, g.hour_ts), coalesce(n.gpu_count, 0) * 3600.0)
-               AS hour_gpu_seconds
+    SELECT g.job_uid, g.hostname, g.hour_ts, g.category, g.gpu_seconds, g.gpu_share_ms::HUGEINT AS weight,
+           -- in exact integers (share-unit GPU-milliseconds), so each job's share is the same on every engine
+           greatest(sum(g.gpu_share_ms::HUGEINT) OVER (PARTITION BY g.hostname, g.hour_ts),
+                    coalesce(n.gpu_count, 0)::HUGEINT * 3600000 * share_units_per_gpu()) AS hour_weight
     FROM intermediate.int_gpu_seconds g
     LEFT JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = g.hostname
     WHERE g.day = $day
@@ -23,9 +25,10 @@ seconds AS (
            sum(h.gpu_seconds) FILTER (h.category = 'failed_job') AS failed_job_gpu_seconds,
            sum(h.gpu_seconds) FILTER (h.category = 'unmonitored') AS unmonitored_gpu_seconds,
            -- decimals per row, so the sums are the same in any order
-           sum((en.kwh * h.gpu_seconds / h.hour_gpu_seconds)::DECIMAL(38, 12)) FILTER (h.hour_gpu_seconds > 0) AS kwh,
-           sum((en.co2e_kg * h.gpu_seconds / h.hour_gpu_seconds)::DECIMAL(38, 12)) FILTER (h.hour_gpu_seconds > 0)
-               AS co2e_kg
+           sum(units_money(money_units(en.kwh) * h.weight // h.hour_weight)::DECIMAL(38, 12))
+               FILTER (h.hour_weight > 0) AS kwh,
+           sum(units_money(money_units(en.co2e_kg) * h.weight // h.hour_weight)::DECIMAL(38, 12))
+               FILTER (h.hour_weight > 0) AS co2e_kg
     FROM job_hours h
     LEFT JOIN intermediate.int_node_hour_energy en ON en.day = $day AND en.hostname = h.hostname AND en.hour_ts = h.hour_ts
     GROUP BY h.job_uid

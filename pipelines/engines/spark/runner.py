@@ -39,11 +39,17 @@ SESSION_CONF = {
 
 def local_session(app: str = "gpuledger", cores: int = 2, shuffle_partitions: int = 2):
     """A local SparkSession on 127.0.0.1 with the ledger's settings, UI off."""
+    return session(f"local[{cores}]", app=app, cores=cores, shuffle_partitions=shuffle_partitions)
+
+
+def session(master: str, app: str = "gpuledger", cores: int = 2, shuffle_partitions: int = 2):
+    """A SparkSession on `master` (`local[n]`, `spark://host:port` of a standalone cluster, `yarn`,
+    `k8s://…`) with the ledger's settings, its driver on 127.0.0.1, UI off."""
     import tempfile
 
     from pyspark.sql import SparkSession
 
-    builder = (SparkSession.builder.master(f"local[{cores}]").appName(app)
+    builder = (SparkSession.builder.master(master).appName(app)
                # the ledger names its own Parquet folders; Spark's catalog folder stays out of the cwd
                .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="gpuledger-spark-"))
                .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")

@@ -29,8 +29,9 @@ SELECT w.hostname, w.hour_ts, w.job_uid, w.category, w.rerun_part, w.gpu_seconds
        to_json([w.hostname, strftime(w.hour_ts, '%Y-%m-%dT%H')])::VARCHAR AS node_hour_key,
        to_json([w.job_uid, w.category, w.rerun_part])::VARCHAR AS piece_key,
        w.weight::HUGEINT AS weight,
-       -- the node-hour's GPU-seconds, over which its energy (kWh, CO2e) is shared like its cost
-       sum(w.gpu_seconds) OVER (PARTITION BY w.hostname, w.hour_ts) AS hour_gpu_seconds
+       -- the node-hour's weight, over which its energy (kWh, CO2e) is shared like its cost: in exact
+       -- integers, so each piece's share is the same on every engine and every run
+       sum(w.weight::HUGEINT) OVER (PARTITION BY w.hostname, w.hour_ts) AS hour_weight
 FROM weights w;
 
 -- each node line's piece of each hour. The node-hour's GPU-seconds (and kWh) are counted once, on its

@@ -19,10 +19,14 @@ SELECT l.line_key, l.billing_currency,
        units_money(se.units) AS effective_cost, units_money(sb.units) AS billed_cost,
        CASE WHEN l.carries_gpu_seconds THEN w.gpu_seconds ELSE 0 END AS gpu_seconds,
        'gpu_seconds' AS method, w.gpu_seconds AS basis_quantity, l.cost_source,
-       CASE WHEN l.carries_gpu_seconds AND w.hour_gpu_seconds > 0
-            THEN (coalesce(en.kwh, 0) * w.gpu_seconds / w.hour_gpu_seconds)::DECIMAL(38, 12) ELSE 0 END AS kwh,
-       CASE WHEN l.carries_gpu_seconds AND w.hour_gpu_seconds > 0
-            THEN (coalesce(en.co2e_kg, 0) * w.gpu_seconds / w.hour_gpu_seconds)::DECIMAL(38, 12) ELSE 0 END AS co2e_kg
+       -- the node-hour's energy by the piece's weight, in integer units of 1e-18 (a DOUBLE quotient cast to
+       -- DECIMAL rounded differently on Spark than on DuckDB: 1e-12 kWh apart)
+       CASE WHEN l.carries_gpu_seconds AND w.hour_weight > 0
+            THEN units_money(money_units(coalesce(en.kwh, 0)) * w.weight // w.hour_weight)::DECIMAL(38, 12)
+            ELSE 0 END AS kwh,
+       CASE WHEN l.carries_gpu_seconds AND w.hour_weight > 0
+            THEN units_money(money_units(coalesce(en.co2e_kg, 0)) * w.weight // w.hour_weight)::DECIMAL(38, 12)
+            ELSE 0 END AS co2e_kg
 FROM node_line_hours l
 JOIN node_hour_weights w USING (node_hour_key)
 JOIN node_splits se ON se.group_key = l.line_hour_key || 'e' AND se.piece_key = w.piece_key
