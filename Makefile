@@ -45,10 +45,10 @@ test: setup
 # (slurmctld, slurmd, slurmdbd), MariaDB and munge make the one-node cluster `collect slurm` reads.
 # Debian's packages, installed when a command is missing; needs root (CI runs as root). No service is
 # started for the tests: they start their own servers on 127.0.0.1 and stop them afterwards.
-SERVER_PACKAGES := prometheus slurm-wlm slurmdbd mariadb-server munge
+SERVER_PACKAGES := prometheus slurm-wlm slurmdbd mariadb-server munge openjdk-17-jre-headless
 system-deps:
 	@missing=""; \
-	for cmd in chromium prometheus promtool slurmctld slurmd slurmdbd mariadbd munged; do \
+	for cmd in chromium prometheus promtool slurmctld slurmd slurmdbd mariadbd munged java; do \
 	  command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$cmd"; \
 	done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
