@@ -49,7 +49,8 @@ mtbf AS (
            least(min(i.first_day), (SELECT first_day FROM run_hours)) AS first_day,
            greatest(max(i.last_day), (SELECT last_day FROM run_hours)) AS last_day,
            (SELECT gpu_hours FROM run_hours) AS run_gpu_hours,
-           (SELECT gpu_hours FROM run_hours) / count(*) AS mtbf_gpu_hours
+           -- nullif: Spark works the row out before HAVING drops it, and ANSI mode fails a division by 0
+           (SELECT gpu_hours FROM run_hours) / nullif(count(*), 0) AS mtbf_gpu_hours
     FROM interruptions i HAVING count(*) > 0
 ),
 restart AS (
