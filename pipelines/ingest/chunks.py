@@ -121,19 +121,18 @@ def _parquet_chunks(path: Path, pick: Picker | None, render: Render) -> Iterator
 
 
 def _streamed_csv(path: Path, pick: Picker | None, chunk_bytes: int) -> Iterator[Chunk]:
-    """A plain CSV through polars' streaming reader, `CHUNK_ROWS` records at a time: it finds record
+    """A CSV (plain or gzipped) through polars' streaming reader, `CHUNK_ROWS` records at a time: it finds record
     ends and parses in its own threads, several times faster than cutting blocks here. Polars reads
     the file as `pl.read_csv` does (quotes, CRLF, BOM, short rows) and fails where it fails; from a
     failure on, the file is read block by block (`_csv_chunks`), its records already yielded left
     out, so a broken line costs only itself, as it does there."""
     yielded = 0
     try:
-        names = pl.scan_csv(path, infer_schema=False, encoding="utf8", glob=False).collect_schema().names()
+        scan = _scan(path)
+        names = scan.collect_schema().names()
         chosen = _chosen(names, pick)
         whole = len(chosen) == len(names)
-        batches = pl.scan_csv(path, infer_schema=False, encoding="utf8", glob=False).select(chosen).collect_batches(
-            chunk_size=CHUNK_ROWS
-        )
+        batches = scan.select(chosen).collect_batches(chunk_size=CHUNK_ROWS)
         for batch in batches:
             frame = _numbered(_trimmed(batch), yielded + 1)
             yielded += frame.height
@@ -148,11 +147,15 @@ def _streamed_csv(path: Path, pick: Picker | None, chunk_bytes: int) -> Iterator
         yield from _skipping(_csv_chunks(fh, pick, chunk_bytes), yielded)
 
 
+def _scan(path: Path) -> pl.LazyFrame:
+    """The file as polars reads a CSV here: every value text, UTF-8, the path taken as it is (no glob)."""
+    return pl.scan_csv(path, infer_schema=False, encoding="utf8", glob=False)
+
+
 def _records_of(path: Path, first: int, count: int, rows: list[int]) -> pl.DataFrame:
     """Every column of the `count` records from row `first` on (polars finds them without parsing
     the records before them)."""
-    frame = pl.scan_csv(path, infer_schema=False, encoding="utf8", glob=False).slice(first - 1, count).collect()
-    return _numbered(_trimmed(frame), first)
+    return _numbered(_trimmed(_scan(path).slice(first - 1, count).collect()), first)
 
 
 def _skipping(chunks: Iterator[Chunk], done: int) -> Iterator[Chunk]:

@@ -6,7 +6,6 @@ fails half-way)."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -93,7 +92,3 @@ class SparkStandalone:
                 raise RuntimeError(f"spark {name} exited ({proc.returncode}):\n{self.log(name)[-3000:]}")
             time.sleep(0.3)
         raise TimeoutError(f"spark {name} did not log {line!r} in {timeout:.0f} s:\n{self.log(name)[-3000:]}")
-
-
-def java_missing() -> bool:
-    return shutil.which("java") is None
