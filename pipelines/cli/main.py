@@ -43,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--config", type=Path, help="organisation config YAML (default: built-in defaults)")
     run.add_argument("--start", required=True, type=date.fromisoformat)
     run.add_argument("--end", type=date.fromisoformat, help="last day, inclusive (default: --start)")
+    run.add_argument("--engine", choices=("duckdb", "spark"),
+                     help="where the intermediate tables and marts are computed (default: the config's `engine`, "
+                          "else duckdb; docs/spark.md)")
 
     query = sub.add_parser("query", help="run read-only SQL against the published warehouse")
     query.add_argument("sql")
@@ -184,6 +187,9 @@ def _run(args: argparse.Namespace) -> int:
     if (problem := _fix_ledger_days(args, end)) is not None:
         print(problem, file=sys.stderr)
         return 2
+    if (problem := _engine_problem(args)) is not None:
+        print(problem, file=sys.stderr)
+        return 2
     # Resources read these when the definitions load, so set them first.
     os.environ["GPULEDGER_LANDING"] = str(args.landing.resolve())
     if args.config:
@@ -219,7 +225,10 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     with open_read_only(published_path()) as con:
         print(f"\nwarehouse {warehouse_path()}\npublished for readers (SQL clients, gpuledger query): "
-              f"{published_path()}\n\nlanding files taken in, per source:")
+              f"{published_path()}")
+        if (on_spark := _spark_where(args)) is not None:
+            print(on_spark)
+        print("\nlanding files taken in, per source:")
         print_table(con.sql(sql("reports/landing_summary")).pl())
         _print_ignored(ignored)
         print(f"\ncost and waste per team, {args.start} to {end} (in each bill's currency; waste % of the team's GPU node cost):")
@@ -230,6 +239,38 @@ def _run(args: argparse.Namespace) -> int:
         print(f'  {command} query "{q}"')
     _print_failures(failed)
     return 1 if failed else 0
+
+
+def _engine_problem(args: argparse.Namespace) -> str | None:
+    """Why the engine asked for cannot run here (Spark without Java or pyspark), or None."""
+    import shutil
+
+    from pipelines.engines.sql_asset import ENGINE_ENV, engine_of
+    from pipelines.lib.config import load_config
+
+    if args.engine:
+        os.environ[ENGINE_ENV] = args.engine
+    if engine_of(load_config(args.config)) != "spark":
+        return None
+    if shutil.which("java") is None:
+        return "the Spark engine needs Java 17 on PATH (Debian: apt-get install openjdk-17-jre-headless)"
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "the Spark engine needs pyspark: pip install -e '.[spark]'"
+    return None
+
+
+def _spark_where(args: argparse.Namespace) -> str | None:
+    from pipelines.engines.sql_asset import engine_of
+    from pipelines.lib.config import load_config
+
+    cfg = load_config(args.config)
+    if engine_of(cfg) != "spark":
+        return None
+    from pipelines.engines.spark.daily import spark_root
+
+    return f"computed by Spark on {cfg.spark.master}: staging, intermediate tables and marts as Parquet under {spark_root(cfg)}"
 
 
 def _landing_problem(root: Path) -> str | None:

@@ -400,6 +400,17 @@ class CostsConfig(_Section):
         return json.dumps({str(h): by_hour.get(h, str(self.energy.price_per_kwh)) for h in range(24)})
 
 
+class SparkConfig(_Section):
+    """Where the ledger's SQL runs when `engine: spark` (docs/spark.md#running-on-spark)."""
+
+    master: str = Field("local[2]", min_length=1,
+                        description="Spark master URL: local[n], spark://host:7077, yarn, k8s://https://host:443")
+    # the Parquet root of staging, intermediate and marts: a folder both Spark's executors and this
+    # machine's DuckDB read (local, or a shared filesystem mounted at the same path)
+    root: str | None = Field(None, min_length=1, description="default: <warehouse>.spark/ beside the warehouse file")
+    conf: dict[str, str] = Field(default_factory=dict, description="more Spark settings, e.g. spark.executor.memory")
+
+
 class OrgConfig(_Section):
     teams: dict[str, TeamConfig] = Field(default_factory=dict)
     slurm_accounts: dict[str, str] = Field(default_factory=dict, description="sacct Account -> project")
@@ -422,6 +433,9 @@ class OrgConfig(_Section):
     default_currency: str = "USD"  # the currency of bill files that carry no BillingCurrency
     fx: FxConfig = FxConfig()
     costs: CostsConfig = CostsConfig()
+    # where the intermediate tables and marts are computed (docs/spark.md); `gpuledger run --engine` overrides
+    engine: Literal["duckdb", "spark"] = "duckdb"
+    spark: SparkConfig = SparkConfig()
 
     _check_currency = field_validator("default_currency")(lambda cls, v: _currency(v))
 

@@ -73,6 +73,10 @@ def _build(con: duckdb.DuckDBPyConnection, cfg: OrgConfig, staging_file: Path) -
         "WHERE table_catalog = current_database() AND table_type = 'BASE TABLE' AND table_schema IN ('marts', 'ops') "
         "ORDER BY ALL"
     ).fetchall()
+    # On Spark the marts are views over its Parquet (docs/spark.md): the published file gets the same views.
+    views = [sql_text for (sql_text,) in con.execute(
+        "SELECT sql FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'marts' "
+        "AND NOT internal ORDER BY view_name").fetchall()]
     # ATTACH takes no bound parameters; the path is ours, not input, and quoted.
     con.execute(f"ATTACH '{_quoted(staging_file)}' AS published")
     try:
@@ -84,6 +88,8 @@ def _build(con: duckdb.DuckDBPyConnection, cfg: OrgConfig, staging_file: Path) -
         con.execute("DETACH published")
     # Views bind to the catalog they are created in: make them with the new file opened on its own.
     with duckdb.connect(str(staging_file)) as out:
+        for view in views:
+            out.execute(view)
         create_finance_views(out, cfg)
         out.execute("CHECKPOINT")
 

@@ -8,7 +8,9 @@ connection (`open_read_only`) therefore
 
 - opens the file with `read_only=True`: no table of it can change;
 - turns `enable_external_access` off: no file or network other than the database itself, so no
-  ATTACH, COPY … TO, EXPORT DATABASE, INSTALL, LOAD or file-reading function;
+  ATTACH, COPY … TO, EXPORT DATABASE, INSTALL, LOAD or file-reading function; the one way through
+  is the Parquet folders a Spark-built warehouse's marts are views over (`ops.parquet_roots`, read
+  from the file itself, which the reader cannot change), readable and nothing else;
 - never autoloads or autoinstalls an extension, and refuses community ones;
 - sets `lock_configuration`: no SET, RESET or PRAGMA can change a setting (and undo the above).
 
@@ -52,12 +54,24 @@ def open_read_only(path: str | Path, writable: Path | None = None) -> duckdb.Duc
             return con
         if writable is not None:
             con.execute("SET allowed_paths = $paths", {"paths": [str(Path(writable).resolve())]})
+        if roots := parquet_roots(con):  # marts a Spark run wrote are views over Parquet there
+            con.execute("SET allowed_directories = $dirs", {"dirs": roots})
         for name, value in _SANDBOX:  # constants below
             con.execute(f"SET {name} = {'true' if value else 'false'}")
     except BaseException:
         con.close()
         raise
     return con
+
+
+def parquet_roots(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The folders whose Parquet the file's views read (`ops.parquet_roots`, written by the Spark
+    engine), each ending in '/' so a sibling folder of a longer name is not let through too."""
+    try:
+        rows = con.execute("SELECT root FROM ops.parquet_roots ORDER BY root").fetchall()
+    except duckdb.CatalogException:
+        return []
+    return [root.rstrip("/") + "/" for (root,) in rows]
 
 
 # Settings, in the order they are set: external access off after allowed_paths, the lock last.

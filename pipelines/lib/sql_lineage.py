@@ -24,12 +24,24 @@ def tables_read(table: str) -> frozenset[str]:
     return frozenset(found - {table})
 
 
-def tables_in(text: str) -> set[str]:
+@cache
+def tables_named(table: str) -> frozenset[str]:
+    """Every warehouse table ("schema/table") any SQL file of `table` names, itself excluded: the
+    asset tables, and also ops and the reference tables, which are no assets."""
+    found: set[str] = set()
+    for name in table_sql(table).files:
+        found |= tables_in(sql(name), assets_only=False)
+    return frozenset(found - {table})
+
+
+def tables_in(text: str, assets_only: bool = True) -> set[str]:
     found = set()
     for statement in sqlglot.parse(text, read="duckdb"):
         if statement is None:
             continue
         for t in statement.find_all(exp.Table):
-            if t.db in ASSET_SCHEMAS and not t.name.startswith("ref_"):
+            if not t.db:
+                continue  # a temp table or a CTE
+            if not assets_only or (t.db in ASSET_SCHEMAS and not t.name.startswith("ref_")):
                 found.add(f"{t.db}/{t.name}")
     return found

@@ -20,8 +20,8 @@ ALLOWED = {
     "collect": {"lib", "ingest", "collect"},  # collectors write landing files the ingest reads back
     "alerts": {"lib", "ingest", "alerts"},
     "engines": {"lib", "engines"},
-    "defs": {"lib", "ingest", "reports", "exports", "collect", "alerts", "defs"},
-    "cli": {"lib", "ingest", "reports", "exports", "collect", "alerts", "cli", "definitions", "bench"},
+    "defs": {"lib", "ingest", "reports", "exports", "collect", "alerts", "engines", "defs"},
+    "cli": {"lib", "ingest", "reports", "exports", "collect", "alerts", "engines", "cli", "definitions", "bench"},
 }
 
 

@@ -1,4 +1,4 @@
-from pipelines.lib.sql_asset import sql_asset
+from pipelines.engines.sql_asset import sql_asset
 
 int_bill_line_hours = sql_asset(
     "intermediate/int_bill_line_hours",

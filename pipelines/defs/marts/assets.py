@@ -1,4 +1,4 @@
-from pipelines.lib.sql_asset import sql_asset
+from pipelines.engines.sql_asset import sql_asset
 
 fct_cost_daily = sql_asset(
     "marts/fct_cost_daily",

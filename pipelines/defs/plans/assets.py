@@ -1,6 +1,6 @@
 from pipelines.ingest.sources import PLANS
 from pipelines.ingest.staging_asset import staging_asset
-from pipelines.lib.sql_asset import sql_asset
+from pipelines.engines.sql_asset import sql_asset
 
 stg_plans__run_plans = staging_asset(
     PLANS,

@@ -7,7 +7,8 @@ The DuckDB statements a step holds map to Spark as:
   CREATE [OR REPLACE] TEMP TABLE t AS q   q run and checkpointed, as the temporary view t
   INSERT INTO t q   (t a temp table)      the view t becomes t UNION ALL q, by position as in DuckDB
   DROP TABLE t                            the view dropped
-  DELETE/INSERT on ops.*                  not run yet: ops bookkeeping stays on DuckDB (docs/spark.md)
+  a step of DELETE/INSERT on ops.* only   handed to `ops` (the warehouse's DuckDB runs it: ops is
+                                          DuckDB's bookkeeping), listed in `skipped` without one
   the table's query                       its rows, written as the day's partition
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -42,9 +44,11 @@ def local_session(app: str = "gpuledger", cores: int = 2, shuffle_partitions: in
     return session(f"local[{cores}]", app=app, cores=cores, shuffle_partitions=shuffle_partitions)
 
 
-def session(master: str, app: str = "gpuledger", cores: int = 2, shuffle_partitions: int = 2):
+def session(master: str, app: str = "gpuledger", cores: int = 2, shuffle_partitions: int = 2,
+            conf: dict[str, str] | None = None):
     """A SparkSession on `master` (`local[n]`, `spark://host:port` of a standalone cluster, `yarn`,
-    `k8s://…`) with the ledger's settings, its driver on 127.0.0.1, UI off."""
+    `k8s://…`) with the ledger's settings, its driver on 127.0.0.1, UI off; `conf` adds settings
+    (`spark.executor.memory`, …) but cannot change the ledger's own (SESSION_CONF)."""
     import tempfile
 
     from pyspark.sql import SparkSession
@@ -56,7 +60,7 @@ def session(master: str, app: str = "gpuledger", cores: int = 2, shuffle_partiti
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
                .config("spark.default.parallelism", str(cores)))
-    for key, value in SESSION_CONF.items():
+    for key, value in {**(conf or {}), **SESSION_CONF}.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
 
@@ -67,6 +71,8 @@ class SparkLedger:
 
     spark: object
     root: Path
+    # runs a step file that only writes ops.* (name, params); without it such steps are skipped
+    ops: Callable[[str, dict[str, object]], None] | None = None
     skipped: list[str] = field(default_factory=list)  # statements not run on Spark, for the caller to see
 
     def table_path(self, table: str) -> Path:
@@ -103,22 +109,31 @@ class SparkLedger:
             self.run_script(name, params)
         # computed once: counted and written from the checkpoint
         df = self.query(sql(steps.query), params).localCheckpoint()
+        rows = df.count()
         out = self.table_path(table)
-        df.write.mode("overwrite").partitionBy("day").parquet(str(out))
+        if rows:
+            df.write.mode("overwrite").partitionBy("day").parquet(str(out))
+        else:
+            # a dynamic overwrite of no rows replaces no partition: the day's earlier rows would stay.
+            # An empty file in the day's folder replaces them, and gives readers the columns.
+            df.drop("day").coalesce(1).write.mode("overwrite").parquet(str(out / f"day={params['day']}"))
         (out / "_schema.json").write_text(df.schema.json())
+        self.register(table)
         for name in steps.finish:
             self.run_script(name, params)
-        self.register(table)
-        return df.count()
+        return rows
 
     def query(self, text: str, params: dict[str, object]):
         (statement,) = [s for s in sqlglot.parse(text, read="duckdb") if s is not None]
         return self._sql(statement, params)
 
     def run_script(self, name: str, params: dict[str, object]) -> None:
-        for statement in sqlglot.parse(sql(name), read="duckdb"):
-            if statement is not None:
-                self._run_statement(name, statement, params)
+        statements = [s for s in sqlglot.parse(sql(name), read="duckdb") if s is not None]
+        if self.ops and statements and all(_writes_ops(s) for s in statements):
+            self.ops(name, params)
+            return
+        for statement in statements:
+            self._run_statement(name, statement, params)
 
     def _run_statement(self, name: str, statement: exp.Expression, params: dict[str, object]) -> None:
         if isinstance(statement, exp.Create) and str(statement.args.get("kind")).upper() == "TABLE":
@@ -132,7 +147,7 @@ class SparkLedger:
             self.spark.table(temp).union(rows).localCheckpoint().createOrReplaceTempView(temp)
         elif isinstance(statement, exp.Drop):
             self.spark.catalog.dropTempView(statement.find(exp.Table).name)
-        elif isinstance(statement, (exp.Insert, exp.Delete)) and statement.this.find(exp.Table).db == "ops":
+        elif _writes_ops(statement):
             self.skipped.append(f"sql/{name}.sql: {type(statement).__name__.upper()} on ops.*")
         else:
             raise NotImplementedError(f"sql/{name}.sql: {statement.sql('duckdb')[:80]}… has no Spark form yet")
@@ -145,6 +160,10 @@ class SparkLedger:
         if missing:
             raise KeyError(f"SQL parameter(s) not provided: {sorted(missing)}")
         return self.spark.sql(text, args={k: _spark_value(params[k]) for k in wanted})
+
+
+def _writes_ops(statement: exp.Expression) -> bool:
+    return isinstance(statement, (exp.Insert, exp.Delete)) and statement.this.find(exp.Table).db == "ops"
 
 
 def _spark_value(value: object):

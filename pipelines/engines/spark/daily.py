@@ -1,0 +1,97 @@
+"""A ledger table's day computed by Spark, for the daily asset that `engine: spark` runs
+(pipelines/engines/sql_asset.py):
+
+1. what the table's SQL reads from DuckDB — the staging rows the parsers wrote, ops' landed files and
+   quarantine, the reference catalogs — is copied to Parquet where it changed (mirror.py);
+2. a table a DuckDB run left in the warehouse is copied too, once, so its earlier days stay;
+3. Spark runs the table's steps and writes the day under `<root>/<schema>/<table>/day=<day>/`
+   (runner.SparkLedger); a step that only writes ops.* runs on DuckDB, whose bookkeeping ops is;
+4. the warehouse's `<schema>.<table>` becomes a DuckDB view over that Parquet, so the checks, alerts,
+   reports, the published file and finance SQL read it as they read a table.
+
+One SparkSession serves the process: the first day pays its start-up, the rest reuse it."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import duckdb
+
+from pipelines.engines.spark.mirror import mirror
+from pipelines.engines.spark.parquet import create_views
+from pipelines.lib.config import OrgConfig
+from pipelines.lib.reference import TABLES as REFERENCE_TABLES
+from pipelines.lib.sql_lineage import tables_named
+from pipelines.lib.warehouse import run_sql, warehouse_path
+
+log = logging.getLogger(__name__)
+REFERENCE = tuple(t.replace(".", "/") for t in REFERENCE_TABLES)  # the macros read them too
+_sessions: dict[tuple, object] = {}
+session_start_seconds: dict[tuple, float] = {}  # how long each session took to start, for the bench
+
+
+def spark_root(cfg: OrgConfig) -> Path:
+    """`spark.root`, else `<warehouse>.spark/` beside the warehouse file."""
+    if cfg.spark.root:
+        return Path(cfg.spark.root).resolve()
+    live = warehouse_path().resolve()
+    return live.with_name(f"{live.stem}.spark")
+
+
+def shared_session(cfg: OrgConfig):
+    """The process's SparkSession for `spark.master` and `spark.conf`, started on first use."""
+    from pipelines.engines.spark.runner import session
+
+    key = (cfg.spark.master, tuple(sorted(cfg.spark.conf.items())))
+    if key not in _sessions:
+        began = time.perf_counter()
+        spark = session(cfg.spark.master, conf=cfg.spark.conf)
+        spark.sparkContext.setLogLevel("ERROR")
+        session_start_seconds[key] = time.perf_counter() - began
+        log.info("Spark session on %s started in %.1f s", cfg.spark.master, session_start_seconds[key])
+        _sessions[key] = spark
+    return _sessions[key]
+
+
+def write_day(con: duckdb.DuckDBPyConnection, table: str, params: dict[str, object], cfg: OrgConfig) -> int:
+    """Computes day params["day"] of `table` ("schema/name") on Spark; returns its rows."""
+    from pipelines.engines.spark.runner import SparkLedger
+
+    root = spark_root(cfg)
+    # readers of the warehouse (and of the file published from it) may read the Parquet there, nothing else
+    con.execute("CREATE TABLE IF NOT EXISTS ops.parquet_roots (root VARCHAR PRIMARY KEY)")
+    con.execute("INSERT OR IGNORE INTO ops.parquet_roots VALUES ($root)", {"root": str(root)})
+    named = tables_named(table)
+    from_duckdb = sorted({t for t in named if not is_spark_table(t)} | set(REFERENCE))
+    mirror(con, root, from_duckdb)
+    qualified = table.replace("/", ".")  # a constant of the asset, never input
+    if _base_table(con, table):  # written by a DuckDB run before: its days move to Parquet first
+        if con.execute(f"SELECT count(*) FROM {qualified}").fetchall()[0][0]:
+            mirror(con, root, [table])
+        con.execute(f"DROP TABLE {qualified}")
+
+    def on_duckdb(name: str, day_params: dict[str, object]) -> None:
+        create_views(con, root, [table])  # the step reads the day just written
+        run_sql(con, name, day_params)
+
+    ledger = SparkLedger(shared_session(cfg), root, ops=on_duckdb)
+    for read in sorted(named | set(REFERENCE)):
+        if (root / read).is_dir():
+            ledger.register(read)
+    rows = ledger.write_day(table, params)
+    create_views(con, root, [table])
+    return rows
+
+
+def is_spark_table(table: str) -> bool:
+    """Whether Spark computes `table`: the ledger's intermediate tables and marts, not the reference
+    catalogs loaded among them."""
+    return table.split("/")[0] in ("intermediate", "marts") and table not in REFERENCE
+
+
+def _base_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    schema, name = table.split("/")
+    return con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                       "AND schema_name = $s AND table_name = $t", {"s": schema, "t": name}).fetchall()[0][0] > 0

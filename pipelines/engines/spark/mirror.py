@@ -1,0 +1,85 @@
+"""The Parquet copies Spark reads of the tables DuckDB writes: staging (the parsers' rows), ops (landed
+files, quarantine) and the reference catalogs; and, once, a ledger table a DuckDB run made before the
+warehouse moved to Spark.
+
+A table's copy is `<root>/<schema>/<table>/`: one folder per day (`day=YYYY-MM-DD/data.parquet`, the
+day in the folder name only) where the table has a `day` column that is never NULL, else one
+`data.parquet`. A copy is brought up to date by fingerprints (rows, and the sum of the rows' hashes)
+kept beside it: per day for a daily table, so only the days whose rows changed are written again — a
+re-delivered bill rewrites the days it covers, a new day of telemetry writes that day, a day whose
+rows are gone is removed — and for the whole table otherwise. Each file is written under a hidden
+name beside its place and renamed in (lib/atomic.py), and the fingerprints are saved last: a copy a crash cut short
+differs from its fingerprints and is written again at the next run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterable
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from pipelines.lib.atomic import replace_atomically
+
+FINGERPRINTS = "_fingerprints.json"  # Spark and DuckDB's globs skip names starting with '_'
+
+
+def mirror(con: duckdb.DuckDBPyConnection, root: Path, tables: Iterable[str]) -> dict[str, int]:
+    """Brings the copy of each of `tables` ("schema/name", a constant of the caller) up to date with
+    the DuckDB warehouse; returns the files written per table (0: it was up to date)."""
+    return {table: _mirror_table(con, root, table) for table in tables}
+
+
+def _mirror_table(con: duckdb.DuckDBPyConnection, root: Path, table: str) -> int:
+    qualified = table.replace("/", ".")
+    folder = root / table
+    columns = [(name, dtype) for name, dtype, *_ in con.execute(f"DESCRIBE {qualified}").fetchall()]
+    daily = "day" in dict(columns) and con.execute(
+        f"SELECT count(*) > 0 AND count(*) FILTER (day IS NULL) = 0 FROM {qualified}").fetchall()[0][0]
+    wanted = {"columns": columns, "layout": "daily" if daily else "whole", "parts": _fingerprints(con, qualified, daily)}
+    saved = _saved(folder)
+    if saved.get("columns") != [list(c) for c in columns] or saved.get("layout") != wanted["layout"]:
+        shutil.rmtree(folder, ignore_errors=True)
+        saved = {"parts": {}}
+    folder.mkdir(parents=True, exist_ok=True)
+    written = 0
+    for part, fingerprint in wanted["parts"].items():
+        if saved["parts"].get(part) != fingerprint:
+            _write_part(con, qualified, folder, part if daily else None)
+            written += 1
+    for part in set(saved["parts"]) - set(wanted["parts"]):  # days whose rows are all gone
+        shutil.rmtree(folder / f"day={part}", ignore_errors=True)
+    replace_atomically(folder / FINGERPRINTS, lambda tmp: tmp.write_text(json.dumps(wanted, default=str)))
+    return written
+
+
+def _fingerprints(con: duckdb.DuckDBPyConnection, qualified: str, daily: bool) -> dict[str, list[str]]:
+    # a row hash sums to the same value whatever order the rows are in; rows and the sum together
+    # change with any row added, removed or altered (short of a hash collision)
+    if daily:
+        rows = con.execute(f"SELECT day::VARCHAR, count(*)::VARCHAR, coalesce(sum(hash(t)), 0)::VARCHAR "
+                           f"FROM {qualified} t GROUP BY day").fetchall()
+        return {day: [n, h] for day, n, h in rows}
+    n, h = con.execute(f"SELECT count(*)::VARCHAR, coalesce(sum(hash(t)), 0)::VARCHAR FROM {qualified} t").fetchall()[0]
+    return {"all": [n, h]}
+
+
+def _write_part(con: duckdb.DuckDBPyConnection, qualified: str, folder: Path, day: str | None) -> None:
+    query = (f"SELECT * EXCLUDE (day) FROM {qualified} WHERE day = $day" if day else f"SELECT * FROM {qualified}")
+    params = {"day": date.fromisoformat(day)} if day else {}
+    # COPY takes no bound path: the path is ours (root from the config, names constants), quoted
+    replace_atomically((folder / f"day={day}" if day else folder) / "data.parquet", lambda tmp: con.execute(
+        f"COPY ({query}) TO '{_quoted(tmp)}' (FORMAT parquet)", params))
+
+
+def _saved(folder: Path) -> dict:
+    try:
+        return json.loads((folder / FINGERPRINTS).read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {"parts": {}}
+
+
+def _quoted(path: Path) -> str:
+    return str(path).replace("'", "''")

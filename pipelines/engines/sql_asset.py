@@ -1,0 +1,67 @@
+"""The daily assets that are one SQL table each: the ledger's intermediate tables and the marts, computed
+by the engine the config names (`engine: duckdb | spark`, or `gpuledger run --engine`): the same asset,
+the same SQL file, either way (docs/spark.md#running-on-spark)."""
+
+import os
+from datetime import date
+
+import dagster as dg
+import duckdb
+from dagster_duckdb import DuckDBResource
+
+from pipelines.lib.config import OrgConfig
+from pipelines.lib.partitions import daily_duckdb_asset
+from pipelines.lib.resources import LandingZone
+from pipelines.lib.sql_lineage import tables_read
+from pipelines.lib.warehouse import bootstrap
+from pipelines.lib.warehouse import write_day as write_day_on_duckdb
+
+ENGINE_ENV = "GPULEDGER_ENGINE"  # set by `gpuledger run --engine`; overrides the config's `engine`
+ENGINES = ("duckdb", "spark")
+
+
+def engine_of(cfg: OrgConfig) -> str:
+    name = os.environ.get(ENGINE_ENV) or cfg.engine
+    if name not in ENGINES:
+        raise ValueError(f"${ENGINE_ENV}={name!r} is no engine: one of {', '.join(ENGINES)}")
+    return name
+
+
+def write_day(con: duckdb.DuckDBPyConnection, table: str, params: dict[str, object], cfg: OrgConfig) -> int:
+    """Writes day params["day"] of `table` ("schema/name") with the configured engine; returns its rows."""
+    if engine_of(cfg) == "spark":
+        from pipelines.engines.spark.daily import write_day as write_day_on_spark
+
+        return write_day_on_spark(con, table, params, cfg)
+    _table_again(con, table)
+    return write_day_on_duckdb(con, table, params)
+
+
+def _table_again(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    """A warehouse a Spark run wrote holds the table as a view over Parquet: back on DuckDB, its rows
+    become a table again, so the days Spark wrote stay."""
+    schema, name = table.split("/")
+    is_view = con.execute("SELECT count(*) FROM duckdb_views() WHERE database_name = current_database() "
+                          "AND schema_name = $s AND view_name = $t", {"s": schema, "t": name}).fetchall()[0][0]
+    if is_view:
+        qualified = f"{schema}.{name}"  # a constant of the asset, never input
+        con.execute(f"CREATE TABLE {schema}.{name}__from_spark AS SELECT * FROM {qualified}")
+        con.execute(f"DROP VIEW {qualified}")
+        con.execute(f"ALTER TABLE {schema}.{name}__from_spark RENAME TO {name}")
+
+
+def sql_asset(table: str, *, group: str, description: str) -> dg.AssetsDefinition:
+    """A daily asset `<schema>/<table>` whose partition is written by its SQL (`warehouse.table_sql`):
+    on DuckDB as DELETE + INSERT of the day in one transaction, on Spark as the day's Parquet partition.
+    Its dependencies are the tables that SQL reads."""
+
+    @daily_duckdb_asset(table, group=group, description=description, deps=tuple(sorted(tables_read(table))))
+    def _asset(context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: LandingZone) -> dg.MaterializeResult:
+        cfg = landing.org_config()
+        params = {"day": date.fromisoformat(context.partition_key), **cfg.sql_params()}
+        with duckdb.get_connection() as con:
+            bootstrap(con)
+            rows = write_day(con, table, params, cfg)
+        return dg.MaterializeResult(metadata={"rows": rows, "engine": engine_of(cfg)})
+
+    return _asset
