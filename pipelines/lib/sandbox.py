@@ -67,10 +67,11 @@ def open_read_only(path: str | Path, writable: Path | None = None) -> duckdb.Duc
 def parquet_roots(con: duckdb.DuckDBPyConnection) -> list[str]:
     """The folders whose Parquet the file's views read (`ops.parquet_roots`, written by the Spark
     engine), each ending in '/' so a sibling folder of a longer name is not let through too."""
-    try:
-        rows = con.execute("SELECT root FROM ops.parquet_roots ORDER BY root").fetchall()
-    except duckdb.CatalogException:
+    # asked of the catalog first: a missing table would be looked up among Python's variables
+    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                       "AND schema_name = 'ops' AND table_name = 'parquet_roots'").fetchall()[0][0]:
         return []
+    rows = con.execute("SELECT root FROM ops.parquet_roots ORDER BY root").fetchall()
     return [root.rstrip("/") + "/" for (root,) in rows]
 
 

@@ -1,14 +1,17 @@
-"""The ledger's SQL on a real Spark standalone cluster (docs/spark.md): a master and a worker started
-from the pyspark distribution on 127.0.0.1, the driver connected with `spark://127.0.0.1:<port>`, one
-day of the simulated ledger's intermediate tables and `marts.fct_cost_daily` built there, equal to
-DuckDB's cent for cent; the cluster is stopped afterwards. Select with `-m spark`."""
+"""The ledger on a real Spark standalone cluster (docs/spark.md): a master and a worker started from the
+pyspark distribution on 127.0.0.1; the config's `spark.master` names the cluster (`spark://127.0.0.1:<port>`)
+and the Dagster job runs the first day of the simulated ledger with `--engine spark`, its tables computed
+on the worker's executor; every mart of that day equals DuckDB's cent for cent; the cluster is stopped
+afterwards. Select with `-m spark`."""
 
 from __future__ import annotations
 
 import duckdb
 import pytest
+import yaml
 
-from tests.e2e.test_spark_equal import BUILT_ONLY, INPUTS, INTERMEDIATE, _spark_or_skip
+from tests.e2e.test_spark_equal import MARTS, _spark_or_skip, engine
+from tests.support.pipeline import run_pipeline
 from tests.support.spark_cluster import SparkStandalone
 from tests.support.spark_compare import compare_rows
 
@@ -24,30 +27,34 @@ def cluster(tmp_path_factory):
 
 
 def test_a_day_on_a_standalone_cluster_equals_duckdb(simulated_ledger, cluster, tmp_path):
-    from pipelines.engines.spark.parquet import export_tables, read_parquet_sql
-    from pipelines.engines.spark.runner import SparkLedger, in_dependency_order, session
-    from pipelines.lib.config import load_config
+    from pipelines.engines.spark import daily
 
-    spark = session(cluster.url, app="gpuledger-standalone-test")
+    config = yaml.safe_load(simulated_ledger.config.read_text()) or {}
+    config["spark"] = {"master": cluster.url, "conf": {"spark.executor.memory": "1g"}}
+    (tmp_path / "gpuledger.yaml").write_text(yaml.safe_dump(config))
+    day = simulated_ledger.days[0]
+    daily.stop_sessions()  # a session of another master in this process would be reused
     try:
-        spark.sparkContext.setLogLevel("ERROR")
+        with engine("spark"):
+            failed = run_pipeline(simulated_ledger.landing, tmp_path / "warehouse.duckdb", tmp_path / "gpuledger.yaml",
+                                  [day])
+        assert not failed, failed
+        (spark,) = daily.active_sessions()
         assert spark.sparkContext.master == cluster.url
-        with duckdb.connect(str(simulated_ledger.warehouse), read_only=True) as con:
-            export_tables(con, tmp_path, INPUTS)
-        ledger = SparkLedger(spark, tmp_path)
-        ledger.register_all()
-        day = simulated_ledger.days[0]
-        params = {"day": day, **load_config(simulated_ledger.config).sql_params()}
-        for table in in_dependency_order([*INTERMEDIATE, *BUILT_ONLY, "marts/fct_cost_daily"]):
-            ledger.write_day(table, params)
         # the work ran on the worker's executor, not in the driver
         assert f"Asked to launch executor {spark.sparkContext.applicationId}/" in cluster.log("worker")
-        with duckdb.connect(str(simulated_ledger.warehouse), read_only=True) as con:
-            result = compare_rows(con, f"SELECT * FROM marts.fct_cost_daily WHERE day = DATE '{day.isoformat()}'",
-                                  read_parquet_sql(tmp_path, "marts/fct_cost_daily"), "marts/fct_cost_daily")
-        assert result.rows > 0
-        assert not result.problems, "; ".join(result.problems)
     finally:
-        spark.stop()
+        daily.stop_sessions()
+    compared = 0
+    with duckdb.connect() as con:
+        con.execute(f"ATTACH '{simulated_ledger.warehouse}' AS duck (READ_ONLY)")
+        con.execute(f"ATTACH '{tmp_path / 'warehouse.duckdb'}' AS spark (READ_ONLY)")
+        for table in MARTS:
+            qualified = table.replace("/", ".")
+            result = compare_rows(con, f"SELECT * FROM duck.{qualified} WHERE day = DATE '{day}'",
+                                  f"SELECT * FROM spark.{qualified}", table)
+            assert not result.problems, f"{table}: " + "; ".join(result.problems)
+            compared += result.rows
+    assert compared > 0
     cluster.close()
     assert all(proc.poll() is not None for _, proc in cluster.procs) and not cluster.procs

@@ -1,16 +1,21 @@
-"""The ledger's SQL on Apache Spark equals DuckDB's, cent for cent (docs/spark.md): the small simulated
-ledger (2 days, 4 nodes) is built by DuckDB as usual; its staging tables and the inputs the intermediate
-SQL reads go to Parquet by day; a local Spark session runs the same sql/ files, transpiled, for those days
-and writes Parquet by day; every intermediate table and mart is then compared row for row with DuckDB's,
-reading Spark's Parquet back with DuckDB, and the finance views, run by DuckDB over Spark's marts, with the
-published file's. Select with `-m spark`; skipped where Java or pyspark is absent."""
+"""The ledger on Apache Spark equals the ledger on DuckDB, cent for cent (docs/spark.md): the small
+simulated ledger (2 days, 4 nodes) is built by DuckDB as usual (the session fixture), then run again by
+the same Dagster job with `--engine spark`: the same sql/ files, transpiled, on a local Spark session,
+writing Parquet by day. Every intermediate table and mart is compared row for row with DuckDB's, reading
+Spark's Parquet back with DuckDB; the published files are compared, finance views included; a warehouse
+moves from one engine to the other and back keeping its days. Select with `-m spark`; skipped where
+Java or pyspark is absent."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from collections import defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -19,13 +24,6 @@ from tests.support.spark_compare import compare_rows, compare_table
 
 pytestmark = pytest.mark.spark
 
-# what the intermediate SQL reads besides other intermediate tables: staging, the quarantined bill rows
-# and landed files (ops), the reference catalogs (intermediate.ref_*, marts.dim_ledger_categories)
-INPUTS = ["staging/stg_focus__bill_lines", "staging/stg_scheduler__job_allocations",
-          "staging/stg_dcgm__gpu_minutes", "staging/stg_runs__events", "staging/stg_inventory__nodes",
-          "staging/stg_plans__run_plans", "ops/quarantine", "ops/landed_files",
-          "intermediate/ref_gpu_model_patterns", "intermediate/ref_gpu_peak_flops", "intermediate/ref_gpu_tdp",
-          "marts/dim_ledger_categories"]
 INTERMEDIATE = ["intermediate/int_bill_line_hours", "intermediate/int_nodes", "intermediate/int_node_hours",
                 "intermediate/int_job_allocations", "intermediate/int_gpu_seconds",
                 "intermediate/int_node_hour_energy", "intermediate/int_bill_line_placements",
@@ -34,8 +32,6 @@ MARTS = ["marts/fct_bill_daily", "marts/fct_config_cost_daily", "marts/fct_cost_
          "marts/fct_idle_waste_daily", "marts/dim_nodes", "marts/dim_projects", "marts/fct_job_cost",
          "marts/fct_rerun_loss", "marts/fct_checkpoint_saves", "marts/fct_run_efficiency_daily",
          "marts/dim_run_plans", "marts/fct_run_budget_daily"]
-# built on Spark as well, but with no rows in this ledger: nothing to compare
-BUILT_ONLY = ["intermediate/int_job_conflicts"]
 
 
 def _spark_or_skip():
@@ -48,42 +44,66 @@ def _spark_or_skip():
 
 
 @pytest.fixture(scope="module")
-def spark_session():
+def spark_ledger(simulated_ledger, tmp_path_factory):
+    """The simulated ledger's days run again through the Dagster job with `--engine spark`: the staging
+    assets parse the landing zone into DuckDB, every intermediate table and mart is computed on a local
+    Spark session (`local[2]`) as Parquet under `<warehouse>.spark/`, the checks run, the file is
+    published. The Parquet is compared with DuckDB's tables below."""
     _spark_or_skip()
-    from pipelines.engines.spark.runner import local_session
+    from pipelines.engines.spark import daily
+    from pipelines.engines.spark.runner import SparkLedger
+    from pipelines.lib.config import load_config
+    from tests.support.pipeline import run_pipeline
 
-    spark = local_session(app="gpuledger-test")
-    spark.sparkContext.setLogLevel("ERROR")
-    yield spark
-    spark.stop()
+    root = tmp_path_factory.mktemp("spark_run")
+    warehouse = root / "warehouse.duckdb"
+    began = time.monotonic()
+    with engine("spark"):
+        failed = run_pipeline(simulated_ledger.landing, warehouse, simulated_ledger.config, simulated_ledger.days)
+    print(f"gpuledger run --engine spark, {len(simulated_ledger.days)} days: {time.monotonic() - began:.0f} s")
+    assert not failed, failed  # the checks on Spark's marts (contracts, conservation) passed
+    cfg = load_config(simulated_ledger.config)
+    ledger = SparkLedger(daily.shared_session(cfg), root / "warehouse.spark")
+    ledger.register_all()
+    yield SparkRun(ledger, cfg.sql_params(), warehouse, cfg)
+    daily.stop_sessions()
+
+
+@dataclass
+class SparkRun:
+    ledger: object
+    params: dict
+    warehouse: Path
+    cfg: object
+
+    @property
+    def published(self) -> Path:
+        return self.warehouse.with_name(f"{self.warehouse.stem}.published.duckdb")
+
+
+@contextmanager
+def engine(name: str):
+    from pipelines.engines.sql_asset import ENGINE_ENV
+
+    saved = os.environ.get(ENGINE_ENV)
+    os.environ[ENGINE_ENV] = name
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(ENGINE_ENV, None)
+        else:
+            os.environ[ENGINE_ENV] = saved
 
 
 @pytest.fixture(scope="module")
-def spark_ledger(simulated_ledger, spark_session, tmp_path_factory):
-    """The simulated ledger's tables built again by Spark, as Parquet under one folder."""
-    from pipelines.engines.spark.parquet import export_tables
-    from pipelines.engines.spark.runner import SparkLedger, in_dependency_order
-    from pipelines.lib.config import load_config
-
-    root = tmp_path_factory.mktemp("spark_ledger")
-    with duckdb.connect(str(simulated_ledger.warehouse), read_only=True) as con:
-        export_tables(con, root, INPUTS)
-    params = load_config(simulated_ledger.config).sql_params()
-    ledger = SparkLedger(spark_session, root)
-    ledger.register_all()
-    timings = {}
-    for table in in_dependency_order(INTERMEDIATE + MARTS + BUILT_ONLY):
-        began = time.monotonic()
-        for day in simulated_ledger.days:
-            ledger.write_day(table, {"day": day, **params})
-        timings[table] = round(time.monotonic() - began, 1)
-    print("spark seconds per table (both days):", timings)
-    return ledger, params
+def spark_session(spark_ledger):
+    return spark_ledger.ledger.spark
 
 
 @pytest.mark.parametrize("table", INTERMEDIATE + MARTS)
 def test_spark_table_equals_duckdb(simulated_ledger, spark_ledger, table):
-    ledger, _ = spark_ledger
+    ledger = spark_ledger.ledger
     with duckdb.connect(str(simulated_ledger.warehouse), read_only=True) as con:
         result = compare_table(con, ledger.root, table)
     assert result.rows > 0, f"{table} has no rows on DuckDB: nothing was compared"
@@ -97,7 +117,7 @@ def test_spark_marts_conserve_every_cost_line(simulated_ledger, spark_ledger):
     from pipelines.engines.spark.parquet import read_parquet_sql
     from pipelines.lib.warehouse import sql
 
-    ledger, params = spark_ledger
+    ledger, params = spark_ledger.ledger, spark_ledger.params
     allocated: dict[tuple, list[Decimal]] = defaultdict(lambda: [Decimal(0), Decimal(0)])
     owed: dict[tuple, list[Decimal]] = defaultdict(lambda: [Decimal(0), Decimal(0)])
     with duckdb.connect() as con:
@@ -119,30 +139,40 @@ def test_spark_marts_conserve_every_cost_line(simulated_ledger, spark_ledger):
             assert (r.single_day_pieces_e, r.single_day_pieces_b) == (r.single_day_e, r.single_day_b), (day, r)
 
 
-def test_finance_views_over_spark_marts_equal_the_published_ones(simulated_ledger, spark_ledger, tmp_path):
-    """Finance reads Spark's marts through a DuckDB file of views over their Parquet, its SQL unchanged
-    (publish.create_finance_views), and gets the published warehouse's finance views row for row."""
-    from pipelines.engines.spark.parquet import create_views
-    from pipelines.lib.config import load_config
-    from pipelines.lib.publish import FINANCE_VIEWS, create_finance_views
+def test_published_file_of_the_spark_run_equals_duckdbs(simulated_ledger, spark_ledger):
+    """The file the Spark run published — its marts views over Spark's Parquet, the finance views made
+    on them, unchanged, and ops.quarantine, whose notes of the ledger steps ran on DuckDB — gives what
+    the DuckDB run's published file gives, row for row."""
+    from pipelines.lib.publish import FINANCE_VIEWS
 
-    ledger, _ = spark_ledger
-    published = simulated_ledger.warehouse.with_name(f"{simulated_ledger.warehouse.stem}.published.duckdb")
-    views = tmp_path / "spark_published.duckdb"
-    with duckdb.connect(str(views)) as con:
-        create_views(con, ledger.root, [*MARTS, "marts/dim_ledger_categories"])
-        # ops stays DuckDB's bookkeeping (docs/spark.md#not-built-yet): copied as published
-        con.execute(f"ATTACH '{published}' AS pub (READ_ONLY)")
-        con.execute("CREATE SCHEMA ops")
-        con.execute("CREATE TABLE ops.landed_files AS SELECT * FROM pub.ops.landed_files")
-        create_finance_views(con, load_config(simulated_ledger.config))
-        compared = 0
-        for view in FINANCE_VIEWS:
-            result = compare_rows(con, f"SELECT * FROM pub.finance.{view}", f"SELECT * FROM finance.{view}",
-                                  f"finance.{view}")
-            assert not result.problems, f"finance.{view}: " + "; ".join(result.problems)
-            compared += result.rows
-    assert compared > 0
+    duck = simulated_ledger.warehouse.with_name(f"{simulated_ledger.warehouse.stem}.published.duckdb")
+    with duckdb.connect() as con:
+        con.execute(f"ATTACH '{duck}' AS duck (READ_ONLY)")
+        con.execute(f"ATTACH '{spark_ledger.published}' AS spark (READ_ONLY)")
+        kinds = dict(con.execute("SELECT view_name, 'view' FROM duckdb_views() WHERE database_name = 'spark' "
+                                 "AND schema_name = 'marts'").fetchall())
+        assert set(kinds) == {t.split("/")[1] for t in MARTS}, "the published marts are views over Parquet"
+        compared = {}
+        for name in [*MARTS, *(f"finance/{v}" for v in FINANCE_VIEWS), "marts/dim_ledger_categories",
+                     "ops/quarantine"]:
+            qualified = name.replace("/", ".")
+            result = compare_rows(con, f"SELECT * FROM duck.{qualified}", f"SELECT * FROM spark.{qualified}", name)
+            assert not result.problems, f"{name}: " + "; ".join(result.problems)
+            compared[name] = result.rows
+    assert compared["finance/reconciliation_daily"] > 0 and compared["marts/fct_cost_daily"] > 0
+
+
+def test_readers_of_the_spark_file_read_its_parquet_and_nothing_else(spark_ledger, capsys):
+    """`gpuledger query` opens the published file in the read-only sandbox: the marts' Parquet folder
+    is let through (ops.parquet_roots), any other file stays refused."""
+    from pipelines.cli import main
+
+    assert main(["query", "SELECT count(*) AS n FROM marts.fct_cost_daily", "--warehouse",
+                 str(spark_ledger.published), "--csv"]) == 0
+    assert int(capsys.readouterr().out.split()[-1]) > 0
+    assert main(["query", "SELECT * FROM read_csv('/etc/hostname')", "--warehouse",
+                 str(spark_ledger.published)]) != 0
+    assert "reaches outside the warehouse" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("a, b, by_column", [
@@ -182,3 +212,31 @@ def test_integer_division_past_its_range_fails_loudly(spark_session):
                       args={"a": Decimal(10**38 - 1), "b": Decimal(10**12)}).createOrReplaceTempView("t")
     with pytest.raises(Exception, match="NUMERIC_VALUE_OUT_OF_RANGE|ARITHMETIC_OVERFLOW"):
         spark_session.sql(to_spark(sqlglot.parse_one("SELECT a // b AS q FROM t", read="duckdb"))).collect()
+
+
+def test_a_warehouse_moves_to_spark_and_back_keeping_its_days(simulated_ledger, spark_ledger, tmp_path):
+    """A DuckDB-built warehouse run on Spark for its second day: the first day's rows move to Parquet,
+    the second is computed again (replacing the copied one), and the marts, now views, equal DuckDB's;
+    run on DuckDB again, the views become tables holding the same rows."""
+    from tests.support.pipeline import run_pipeline
+
+    warehouse = tmp_path / "warehouse.duckdb"
+    shutil.copy(simulated_ledger.warehouse, warehouse)
+    day = simulated_ledger.days[-1]
+    for name, kind in (("spark", "VIEW"), ("duckdb", "BASE TABLE")):
+        with engine(name):
+            assert not run_pipeline(simulated_ledger.landing, warehouse, simulated_ledger.config, [day])
+        with duckdb.connect() as con:
+            con.execute(f"ATTACH '{simulated_ledger.warehouse}' AS duck (READ_ONLY)")
+            con.execute(f"ATTACH '{warehouse}' AS moved (READ_ONLY)")
+            kinds = {t: k for t, k in con.execute(
+                "SELECT table_name, table_type FROM information_schema.tables WHERE table_catalog = 'moved' "
+                "AND table_schema = 'marts'").fetchall()}
+            for table in MARTS:
+                schema_table = table.replace("/", ".")
+                assert kinds[table.split("/")[1]] == kind, (name, table)
+                result = compare_rows(con, f"SELECT * FROM duck.{schema_table}", f"SELECT * FROM moved.{schema_table}",
+                                      table)
+                assert not result.problems, f"{name}: {table}: " + "; ".join(result.problems)
+            days = {d for (d,) in con.execute("SELECT DISTINCT day FROM moved.marts.fct_cost_daily").fetchall()}
+            assert days == set(simulated_ledger.days), name

@@ -1,8 +1,8 @@
-"""`python -m tests.support.spark_demo_compare [CONFIG]`, in a clone after `make demo`: every intermediate
-table and mart of the demo warehouse rebuilt on Spark (`local[2]`) for all its days and compared with
-DuckDB's, row for row (the comparison `tests/e2e/test_spark_equal.py` makes on the 2-day test fleet, at
-the demo's size). Prints each table's Spark seconds and its comparison; exits 1 if any table differs.
-Spark's Parquet goes under /tmp/gpuledger-spark-demo."""
+"""`python -m tests.support.spark_demo_compare [LANDING CONFIG]`, in a clone after `make demo`: the demo's
+days run again by the Dagster job with `--engine spark` (`local[2]`) into a warehouse of their own under
+/tmp/gpuledger-spark-demo, then every intermediate table, mart and finance view compared with the demo
+warehouse's (DuckDB's), row for row — the comparison `tests/e2e/test_spark_equal.py` makes on the 2-day
+test fleet, at the demo's size. Prints the run's time and each comparison; exits 1 if anything differs."""
 
 from __future__ import annotations
 
@@ -11,49 +11,46 @@ import sys
 import time
 from pathlib import Path
 
+import dagster as dg
 import duckdb
 
-from pipelines.engines.spark.parquet import export_tables
-from pipelines.engines.spark.runner import SparkLedger, in_dependency_order, local_session
-from pipelines.lib.config import load_config
-from tests.e2e.test_spark_equal import BUILT_ONLY, INPUTS, INTERMEDIATE, MARTS
-from tests.support.spark_compare import compare_table
+from pipelines.lib.publish import FINANCE_VIEWS
+from tests.e2e.test_spark_equal import INTERMEDIATE, MARTS, engine
+from tests.support.pipeline import run_pipeline
+from tests.support.spark_compare import compare_rows
 
-WAREHOUSE = Path("data/warehouse.duckdb")
-ROOT = Path("/tmp/gpuledger-spark-demo")
+DEMO = Path("data/warehouse.duckdb")
+WORK = Path("/tmp/gpuledger-spark-demo")
 
 
 def main(argv: list[str]) -> int:
-    config = Path(argv[0]) if argv else Path("data/demo/gpuledger.yaml")
-    shutil.rmtree(ROOT, ignore_errors=True)
-    with duckdb.connect(str(WAREHOUSE), read_only=True) as con:
+    landing, config = (Path(argv[0]), Path(argv[1])) if argv else (Path("data/demo/landing"), Path("data/demo/gpuledger.yaml"))
+    shutil.rmtree(WORK, ignore_errors=True)
+    WORK.mkdir(parents=True)
+    with duckdb.connect(str(DEMO), read_only=True) as con:
         days = [d for (d,) in con.execute("SELECT DISTINCT day FROM marts.fct_cost_daily ORDER BY 1").fetchall()]
-        export_tables(con, ROOT, INPUTS)
-    params = load_config(config).sql_params()
-    spark = local_session(app="gpuledger-demo-compare")
-    spark.sparkContext.setLogLevel("ERROR")
-    try:
-        ledger = SparkLedger(spark, ROOT)
-        ledger.register_all()
-        began = time.monotonic()
-        for table in in_dependency_order(INTERMEDIATE + MARTS + BUILT_ONLY):
-            started = time.monotonic()
-            for day in days:
-                ledger.write_day(table, {"day": day, **params})
-            print(f"{table}: {time.monotonic() - started:.1f} s on Spark", flush=True)
-        print(f"Spark built {len(days)} days in {time.monotonic() - began:.1f} s")
-    finally:
-        spark.stop()
+    began = time.monotonic()
+    with engine("spark"):
+        failed = run_pipeline(landing.resolve(), WORK / "warehouse.duckdb", config.resolve(), days,
+                              instance=dg.DagsterInstance.ephemeral())
+    print(f"gpuledger run --engine spark: {len(days)} days in {time.monotonic() - began:.0f} s"
+          + (f"; failed: {failed}" if failed else ""))
     differ, rows = 0, 0
-    with duckdb.connect(str(WAREHOUSE), read_only=True) as con:
-        for table in INTERMEDIATE + MARTS:
-            result = compare_table(con, ROOT, table)
+    names = INTERMEDIATE + MARTS + [f"finance/{v}" for v in FINANCE_VIEWS]
+    with duckdb.connect() as con:
+        con.execute(f"ATTACH '{DEMO.with_name('warehouse.published.duckdb')}' AS duck_pub (READ_ONLY)")
+        con.execute(f"ATTACH '{DEMO}' AS duck (READ_ONLY)")
+        con.execute(f"ATTACH '{WORK / 'warehouse.duckdb'}' AS spark (READ_ONLY)")
+        con.execute(f"ATTACH '{WORK / 'warehouse.published.duckdb'}' AS spark_pub (READ_ONLY)")
+        for name in names:
+            qualified = name.replace("/", ".")
+            duck, spark = ("duck_pub", "spark_pub") if name.startswith("finance/") else ("duck", "spark")
+            result = compare_rows(con, f"SELECT * FROM {duck}.{qualified}", f"SELECT * FROM {spark}.{qualified}", name)
             rows += result.rows
             differ += bool(result.problems)
-            print(f"{table}: {result.rows} rows, " + ("equal" if not result.problems else "; ".join(result.problems[:3])))
-    print(f"{rows} rows compared, {differ} of {len(INTERMEDIATE + MARTS)} tables differ; not run on Spark: "
-          f"{len(ledger.skipped)} ops statements")
-    return 1 if differ else 0
+            print(f"{name}: {result.rows} rows, " + ("equal" if not result.problems else "; ".join(result.problems[:3])))
+    print(f"{rows} rows compared, {differ} of {len(names)} tables and views differ")
+    return 1 if differ or failed else 0
 
 
 if __name__ == "__main__":

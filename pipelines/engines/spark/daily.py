@@ -55,6 +55,17 @@ def shared_session(cfg: OrgConfig):
     return _sessions[key]
 
 
+def active_sessions() -> list:
+    return list(_sessions.values())
+
+
+def stop_sessions() -> None:
+    """Stops the process's SparkSessions (a test's teardown; a command's end stops them anyway)."""
+    for spark in _sessions.values():
+        spark.stop()
+    _sessions.clear()
+
+
 def write_day(con: duckdb.DuckDBPyConnection, table: str, params: dict[str, object], cfg: OrgConfig) -> int:
     """Computes day params["day"] of `table` ("schema/name") on Spark; returns its rows."""
     from pipelines.engines.spark.runner import SparkLedger
