@@ -65,7 +65,7 @@ clean:
 SCALE ?= 1
 # REUSE=1 keeps the landing zone the last bench of this SCALE simulated
 bench: setup
-	$(BIN)/python -m pipelines.bench --scale $(SCALE) $(if $(REUSE),--reuse-landing)
+	$(BIN)/python -m pipelines.bench --scale $(SCALE) $(if $(REUSE),--reuse-landing) $(if $(ENGINE),--engine $(ENGINE))
 
 # inspect vs the FinOps focus-converter on a replicated real CUR of ROWS rows (files under /tmp)
 ROWS ?= 1000000

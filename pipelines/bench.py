@@ -1,11 +1,15 @@
-"""`make bench [SCALE=n]`: how fast the daily run is against the floor of reading the telemetry once.
+"""`make bench [SCALE=n] [ENGINE=spark]`: how fast the daily run is against the floor of reading the
+telemetry once, and, with ENGINE=spark, on Spark beside DuckDB.
 
 Simulates one day of 512·SCALE nodes × 8 GPUs (30 s DCGM telemetry), then times, each in its own
 process so peak memory is its own:
   floor    one DuckDB query that reads every telemetry column of the day once and rolls it up per
            GPU and minute — no pipeline can do its job faster than this;
   pipeline `gpuledger run` of that day end to end (Dagster, ingestion of every source, checks, the
-           ledger, the marts) into a fresh warehouse.
+           ledger, the marts) into a fresh warehouse;
+  spark    with ENGINE=spark, the same run with `--engine spark` (local[2]): the intermediate tables
+           and marts computed by Spark as Parquet; its session's start-up is shown apart.
+Peak memory is the resident memory of the process and its children together (Spark's JVM is one).
 Prints both times, their ratio, peak memory and telemetry samples per second, then every step of the
 pipeline run (from the run Dagster recorded in DAGSTER_HOME) in the order it ran: when it started,
 how long it took, its share of the run and the process's peak memory while it ran (resident memory
@@ -63,24 +67,31 @@ def _floor(landing: Path) -> dict:
     return {"seconds": seconds, "samples": int(samples)}
 
 
-def _pipeline(landing: Path, work: Path) -> dict:
+def _pipeline(landing: Path, work: Path, engine: str) -> dict:
     from pipelines.cli import main
 
-    warehouse = work / "warehouse.duckdb"
+    warehouse = work / ("warehouse.duckdb" if engine == "duckdb" else f"warehouse_{engine}.duckdb")
     warehouse.unlink(missing_ok=True)
+    shutil.rmtree(warehouse.with_name(f"{warehouse.stem}.spark"), ignore_errors=True)
     memory = _MemorySampler()
     memory.start()
     start = time.perf_counter()
     code = main(["run", "--landing", str(landing), "--config", str(landing.parent / "gpuledger.yaml"),
-                 "--warehouse", str(warehouse), "--start", DAY.isoformat()])
+                 "--warehouse", str(warehouse), "--start", DAY.isoformat(), "--engine", engine])
     seconds = time.perf_counter() - start
     memory.stop()
-    return {"seconds": seconds, "exit_code": code, "steps": _steps(memory)}
+    result = {"seconds": seconds, "exit_code": code, "steps": _steps(memory), "peak_tree_mib": memory.peak_mib()}
+    if engine == "spark":
+        from pipelines.engines.spark.daily import session_start_seconds
+
+        result["spark_start_seconds"] = sum(session_start_seconds.values())
+    return result
 
 
 class _MemorySampler(threading.Thread):
-    """This process's resident memory every 0.2 s, with the wall-clock time of each sample, so each
-    step's peak can be read from the samples inside its start and end."""
+    """Resident memory of this process and its children (Spark's JVM is one) every 0.2 s, with the
+    wall-clock time of each sample, so each step's peak can be read from the samples inside its start
+    and end."""
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
@@ -88,19 +99,34 @@ class _MemorySampler(threading.Thread):
         self._done = threading.Event()
 
     def run(self) -> None:
-        page = os.sysconf("SC_PAGE_SIZE")
-        with open("/proc/self/statm") as statm:
-            while not self._done.wait(0.2):
-                statm.seek(0)
-                self.samples.append((time.time(), int(statm.read().split()[1]) * page))
+        while not self._done.wait(0.2):
+            self.samples.append((time.time(), _tree_rss(os.getpid())))
 
     def stop(self) -> None:
         self._done.set()
         self.join()
 
-    def peak_mib(self, start: float, end: float) -> float | None:
+    def peak_mib(self, start: float = 0.0, end: float = float("inf")) -> float | None:
         inside = [rss for t, rss in self.samples if start <= t <= end]
         return max(inside) / 2**20 if inside else None
+
+
+def _tree_rss(pid: int) -> int:
+    """Resident bytes of `pid` and its descendants, from /proc (0 for a process gone meanwhile)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = 0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/statm") as statm:
+                total += int(statm.read().split()[1]) * page
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as children:
+                    todo.extend(int(c) for c in children.read().split())
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total
 
 
 def _steps(memory: _MemorySampler) -> list[dict]:
@@ -124,7 +150,7 @@ def _steps(memory: _MemorySampler) -> list[dict]:
 
 
 def _child(kind: str, landing: Path, work: Path) -> None:
-    result = _floor(landing) if kind == "floor" else _pipeline(landing, work)
+    result = _floor(landing) if kind == "floor" else _pipeline(landing, work, kind)
     result["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print("BENCH " + json.dumps(result))
 
@@ -145,7 +171,9 @@ def main() -> None:
     parser.add_argument("--scale", type=int, default=1, help="512 × SCALE nodes of 8 GPUs")
     parser.add_argument("--reuse-landing", action="store_true",
                         help="keep the landing zone a previous bench of this scale simulated")
-    parser.add_argument("--child", choices=["floor", "pipeline"], help=argparse.SUPPRESS)
+    parser.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb",
+                        help="spark: run the day on Spark too (local[2]), beside DuckDB")
+    parser.add_argument("--child", choices=["floor", "duckdb", "spark"], help=argparse.SUPPRESS)
     parser.add_argument("--landing", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -168,17 +196,32 @@ def main() -> None:
         simulate(work / "sim", DAY, 1, nodes=nodes, seed=7)
         print(f"simulated 1 day of {nodes} nodes ({nodes * 8:,} GPUs) in {time.perf_counter() - start:.1f} s")
     floor = _measure("floor", landing, work)
-    pipeline = _measure("pipeline", landing, work)
-    if pipeline["exit_code"] != 0:
-        raise SystemExit("the pipeline run failed; see `gpuledger run` on the same landing zone")
+    runs = {"duckdb": _measure("duckdb", landing, work)}
+    if args.engine == "spark":
+        runs["spark"] = _measure("spark", landing, work)
+    for name, run in runs.items():
+        if run["exit_code"] != 0:
+            raise SystemExit(f"the {name} run failed; see `gpuledger run --engine {name}` on the same landing zone")
     samples = floor["samples"]
     print(f"\n{'':<10}{'seconds':>10}{'peak MiB':>10}{'samples/s':>14}")
-    for name, r in (("floor", floor), ("pipeline", pipeline)):
-        print(f"{name:<10}{r['seconds']:>10.1f}{r['peak_rss_mib']:>10.0f}{samples / r['seconds']:>14,.0f}")
+    print(f"{'floor':<10}{floor['seconds']:>10.1f}{floor['peak_rss_mib']:>10.0f}{samples / floor['seconds']:>14,.0f}")
+    for name, r in runs.items():
+        peak = r.get("peak_tree_mib") or r["peak_rss_mib"]
+        print(f"{name:<10}{r['seconds']:>10.1f}{peak:>10.0f}{samples / r['seconds']:>14,.0f}")
     print(f"\ntelemetry samples (GPU × scrape): {samples:,}")
-    print(f"pipeline / floor: {pipeline['seconds'] / floor['seconds']:.2f}×")
-    _print_steps(pipeline)
-    (work / "result.json").write_text(json.dumps({"scale": args.scale, "floor": floor, "pipeline": pipeline}, indent=1))
+    print(f"pipeline (duckdb) / floor: {runs['duckdb']['seconds'] / floor['seconds']:.2f}×")
+    if "spark" in runs:
+        spark, duck = runs["spark"], runs["duckdb"]
+        start_up = spark["spark_start_seconds"]
+        print(f"spark / duckdb: {spark['seconds'] / duck['seconds']:.2f}× the time, "
+              f"{(spark.get('peak_tree_mib') or 0) / (duck.get('peak_tree_mib') or 1):.2f}× the peak memory "
+              f"(Python and the JVM together)")
+        print(f"Spark session start-up: {start_up:.1f} s; without it {(spark['seconds'] - start_up) / duck['seconds']:.2f}× "
+              "DuckDB's time")
+    for name, run in runs.items():
+        print(f"\n== {name} ==")
+        _print_steps(run)
+    (work / "result.json").write_text(json.dumps({"scale": args.scale, "floor": floor, **runs}, indent=1))
 
 
 def _print_steps(pipeline: dict) -> None:
