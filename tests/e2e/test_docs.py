@@ -159,5 +159,6 @@ def test_every_published_table_and_view_is_documented_with_its_columns(published
     missing = {t: [c for c in cols if f"`{c}`" not in sections[t]] for t, cols in columns.items()}
     missing = {t: cols for t, cols in missing.items() if cols}
     assert not missing, f"columns not named under their table in docs/tables.md: {missing}"
-    gone = sorted(set(sections) - set(columns))
+    # published by the Spark engine only (its readers' Parquet folder): tests/e2e/test_spark_equal.py reads it
+    gone = sorted(set(sections) - set(columns) - {"ops.parquet_roots"})
     assert not gone, f"docs/tables.md describes tables that are not published: {gone}"
