@@ -109,3 +109,19 @@ def test_the_simulators_config_is_valid(tmp_path):
         ("EUR", "2026-10", Decimal("1.08"), "simulated"), ("EUR", "2026-11", Decimal("1.08"), "simulated")]
     path.write_text(config_yaml(build_fleet(4, seed=1)))    # no months, no rates: still valid
     assert load_config(path).fx.rates == []
+
+
+def test_engine_comes_from_the_config_and_the_command_line_overrides_it(tmp_path, monkeypatch):
+    from pipelines.engines.sql_asset import ENGINE_ENV, engine_of
+
+    monkeypatch.delenv(ENGINE_ENV, raising=False)
+    assert engine_of(load_config(None)) == "duckdb"
+    path = tmp_path / "gpuledger.yaml"
+    path.write_text("engine: spark\nspark:\n  master: spark://10.0.0.5:7077\n  conf: {spark.executor.memory: 8g}\n")
+    cfg = load_config(path)
+    assert engine_of(cfg) == "spark" and cfg.spark.master == "spark://10.0.0.5:7077"
+    monkeypatch.setenv(ENGINE_ENV, "duckdb")  # what `gpuledger run --engine duckdb` sets
+    assert engine_of(cfg) == "duckdb"
+    monkeypatch.setenv(ENGINE_ENV, "sparkk")
+    with pytest.raises(ValueError, match="no engine: one of duckdb, spark"):
+        engine_of(cfg)
