@@ -27,6 +27,8 @@ from sqlglot import exp
 from pipelines.engines.spark.transpile import SCHEMAS, to_spark, view_name
 from pipelines.lib.warehouse import sql, table_sql
 
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")  # the driver logs errors only
+
 # Money exact: ANSI arithmetic (an overflow fails instead of becoming NULL) and DECIMAL results at the
 # scale their operands have (no rounding away of digits to fit 38; docs/spark.md#money).
 SESSION_CONF = {
@@ -60,7 +62,10 @@ def session(master: str, app: str = "gpuledger", cores: int = 2, shuffle_partiti
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
                .config("spark.default.parallelism", str(cores)))
-    for key, value in {**(conf or {}), **SESSION_CONF}.items():
+    settings = {**(conf or {}), **SESSION_CONF}
+    quiet = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+    settings["spark.driver.extraJavaOptions"] = f"{quiet} {settings.get('spark.driver.extraJavaOptions', '')}".strip()
+    for key, value in settings.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
 
