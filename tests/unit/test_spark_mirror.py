@@ -70,3 +70,13 @@ def test_a_table_with_undated_rows_is_one_file(con, tmp_path):
     mirror(con, tmp_path, [TABLE])
     assert not (tmp_path / TABLE / "data.parquet").exists()
     assert _copy(con, tmp_path) == _table(con)
+
+
+def test_a_day_written_by_spark_before_gives_way_to_the_copy(con, tmp_path):
+    mirror(con, tmp_path, [TABLE])
+    day = tmp_path / TABLE / "day=2026-11-01"
+    (day / "data.parquet").rename(day / "part-00000-spark.snappy.parquet")  # as Spark names its files
+    con.execute("UPDATE staging.stg_x SET cost = 9 WHERE host = 'a'")
+    mirror(con, tmp_path, [TABLE])
+    assert sorted(p.name for p in day.glob("*.parquet")) == ["data.parquet"]
+    assert _copy(con, tmp_path) == _table(con)

@@ -24,7 +24,7 @@ from pipelines.engines.spark.parquet import create_views
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.reference import TABLES as REFERENCE_TABLES
 from pipelines.lib.sql_lineage import tables_named
-from pipelines.lib.warehouse import run_sql, warehouse_path
+from pipelines.lib.warehouse import run_sql, transaction, warehouse_path
 
 log = logging.getLogger(__name__)
 REFERENCE = tuple(t.replace(".", "/") for t in REFERENCE_TABLES)  # the macros read them too
@@ -79,9 +79,13 @@ def write_day(con: duckdb.DuckDBPyConnection, table: str, params: dict[str, obje
     mirror(con, root, from_duckdb)
     qualified = table.replace("/", ".")  # a constant of the asset, never input
     if _base_table(con, table):  # written by a DuckDB run before: its days move to Parquet first
-        if con.execute(f"SELECT count(*) FROM {qualified}").fetchall()[0][0]:
+        kept = con.execute(f"SELECT count(*) FROM {qualified}").fetchall()[0][0] > 0
+        if kept:
             mirror(con, root, [table])
-        con.execute(f"DROP TABLE {qualified}")
+        with transaction(con):  # readers find the table or the view over its days, never neither
+            con.execute(f"DROP TABLE {qualified}")
+            if kept:
+                create_views(con, root, [table])
 
     def on_duckdb(name: str, day_params: dict[str, object]) -> None:
         create_views(con, root, [table])  # the step reads the day just written

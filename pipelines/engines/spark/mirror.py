@@ -69,9 +69,13 @@ def _fingerprints(con: duckdb.DuckDBPyConnection, qualified: str, daily: bool) -
 def _write_part(con: duckdb.DuckDBPyConnection, qualified: str, folder: Path, day: str | None) -> None:
     query = (f"SELECT * EXCLUDE (day) FROM {qualified} WHERE day = $day" if day else f"SELECT * FROM {qualified}")
     params = {"day": date.fromisoformat(day)} if day else {}
+    target = (folder / f"day={day}" if day else folder) / "data.parquet"
     # COPY takes no bound path: the path is ours (root from the config, names constants), quoted
-    replace_atomically((folder / f"day={day}" if day else folder) / "data.parquet", lambda tmp: con.execute(
-        f"COPY ({query}) TO '{_quoted(tmp)}' (FORMAT parquet)", params))
+    replace_atomically(target, lambda tmp: con.execute(f"COPY ({query}) TO '{_quoted(tmp)}' (FORMAT parquet)", params))
+    if day:  # a day Spark wrote before (a warehouse moved back and forth): its files give way to this one
+        for other in target.parent.glob("*.parquet"):
+            if other != target:
+                other.unlink()
 
 
 def _saved(folder: Path) -> dict:
