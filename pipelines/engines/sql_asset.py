@@ -27,14 +27,26 @@ def engine_of(cfg: OrgConfig) -> str:
     return name
 
 
-def write_day(con: duckdb.DuckDBPyConnection, table: str, params: dict[str, object], cfg: OrgConfig) -> int:
-    """Writes day params["day"] of `table` ("schema/name") with the configured engine; returns its rows."""
+def write_day(warehouse: DuckDBResource, table: str, params: dict[str, object], cfg: OrgConfig) -> dict:
+    """Writes day params["day"] of `table` ("schema/name") with the configured engine; returns the
+    asset's metadata: its rows, the engine, on Spark when Spark's work started and ended. On DuckDB the
+    whole write holds the warehouse's writer lock; on Spark only the parts that touch the DuckDB file
+    do (pipelines/engines/spark/daily.py)."""
     if engine_of(cfg) == "spark":
-        from pipelines.engines.spark.daily import write_day as write_day_on_spark
+        from pipelines.engines.spark import daily
 
-        return write_day_on_spark(con, table, params, cfg)
-    _table_again(con, table)
-    return write_day_on_duckdb(con, table, params)
+        with warehouse.get_connection() as con:
+            bootstrap(con)
+            daily.prepare(con, table, cfg)
+        computed = daily.compute(table, params, cfg)
+        with warehouse.get_connection() as con:
+            rows = daily.finish(con, computed, params)
+        return {"rows": rows, "engine": "spark", "spark_began": dg.MetadataValue.timestamp(computed.began),
+                "spark_ended": dg.MetadataValue.timestamp(computed.ended)}
+    with warehouse.get_connection() as con:
+        bootstrap(con)
+        _table_again(con, table)
+        return {"rows": write_day_on_duckdb(con, table, params), "engine": "duckdb"}
 
 
 def _table_again(con: duckdb.DuckDBPyConnection, table: str) -> None:
@@ -52,16 +64,14 @@ def _table_again(con: duckdb.DuckDBPyConnection, table: str) -> None:
 
 def sql_asset(table: str, *, group: str, description: str) -> dg.AssetsDefinition:
     """A daily asset `<schema>/<table>` whose partition is written by its SQL (`warehouse.table_sql`):
-    on DuckDB as DELETE + INSERT of the day in one transaction, on Spark as the day's Parquet partition.
+    on DuckDB as DELETE + INSERT of the day in one transaction, on Spark as the day's Parquet partition
+    (then a view of the warehouse).
     Its dependencies are the tables that SQL reads."""
 
     @daily_duckdb_asset(table, group=group, description=description, deps=tuple(sorted(tables_read(table))))
     def _asset(context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: LandingZone) -> dg.MaterializeResult:
         cfg = landing.org_config()
         params = {"day": date.fromisoformat(context.partition_key), **cfg.sql_params()}
-        with duckdb.get_connection() as con:
-            bootstrap(con)
-            rows = write_day(con, table, params, cfg)
-        return dg.MaterializeResult(metadata={"rows": rows, "engine": engine_of(cfg)})
+        return dg.MaterializeResult(metadata=write_day(duckdb, table, params, cfg))
 
     return _asset

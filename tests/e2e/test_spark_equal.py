@@ -260,3 +260,52 @@ def test_export_and_reports_read_spark_marts_unchanged(simulated_ledger, spark_l
     assert outputs["duckdb"].keys() == outputs["spark"].keys()
     for path in outputs["duckdb"]:
         assert sorted(outputs["duckdb"][path].splitlines()) == sorted(outputs["spark"][path].splitlines()), path
+
+
+def test_several_days_run_at_once_on_spark(simulated_ledger, tmp_path, monkeypatch):
+    """Two `gpuledger run --engine spark` processes, one per day, on one new warehouse at the same time
+    (as the daemon's runs of a backfill): the Spark part of a ledger step holds no writer lock, so the
+    two runs' Spark work overlaps in time (each step's metadata says when it ran; under the lock it
+    never could), and every mart of both days equals DuckDB's."""
+    import subprocess
+    import sys
+
+    import dagster as dg
+
+    from pipelines.lib.warehouse import PROJECT_ROOT
+
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(PROJECT_ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    warehouse = tmp_path / "warehouse.duckdb"
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    env.pop("GPULEDGER_ENGINE", None)
+    runs = [subprocess.Popen(
+        [sys.executable, "-m", "pipelines.cli", "run", "--landing", str(simulated_ledger.landing),
+         "--config", str(simulated_ledger.config), "--warehouse", str(warehouse), "--start", str(day),
+         "--engine", "spark"], env=env, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for day in simulated_ledger.days]
+    outputs = [run.communicate(timeout=900)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], "\n".join(o[-2000:] for o in outputs)
+
+    monkeypatch.setenv("DAGSTER_HOME", str(home))  # the instance's storage is named by it
+    spans: dict[str, list[tuple[float, float]]] = {}
+    with dg.DagsterInstance.get() as instance:
+        for record in instance.get_runs():
+            for entry in instance.all_logs(record.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION):
+                meta = entry.dagster_event.step_materialization_data.materialization.metadata
+                if "spark_began" in meta:
+                    spans.setdefault(record.tags["dagster/partition"], []).append(
+                        (meta["spark_began"].value, meta["spark_ended"].value))
+    first, second = (spans[str(day)] for day in simulated_ledger.days)
+    assert len(first) == len(second) == len(INTERMEDIATE + MARTS) + 1  # int_job_conflicts too
+    # Spark's work of one run's step while Spark worked on another's: impossible under one writer lock
+    assert any(a0 < b1 and b0 < a1 for a0, a1 in first for b0, b1 in second), "Spark's work never overlapped"
+
+    with duckdb.connect() as con:
+        con.execute(f"ATTACH '{simulated_ledger.warehouse}' AS duck (READ_ONLY)")
+        con.execute(f"ATTACH '{warehouse}' AS spark (READ_ONLY)")
+        for table in MARTS:
+            qualified = table.replace("/", ".")
+            result = compare_rows(con, f"SELECT * FROM duck.{qualified}", f"SELECT * FROM spark.{qualified}", table)
+            assert not result.problems, f"{table}: " + "; ".join(result.problems)

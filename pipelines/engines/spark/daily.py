@@ -1,13 +1,15 @@
 """A ledger table's day computed by Spark, for the daily asset that `engine: spark` runs
-(pipelines/engines/sql_asset.py):
+(pipelines/engines/sql_asset.py), in three parts:
 
-1. what the table's SQL reads from DuckDB — the staging rows the parsers wrote, ops' landed files and
-   quarantine, the reference catalogs — is copied to Parquet where it changed (mirror.py);
-2. a table a DuckDB run left in the warehouse is copied too, once, so its earlier days stay;
-3. Spark runs the table's steps and writes the day under `<root>/<schema>/<table>/day=<day>/`
-   (runner.SparkLedger); a step that only writes ops.* runs on DuckDB, whose bookkeeping ops is;
-4. the warehouse's `<schema>.<table>` becomes a DuckDB view over that Parquet, so the checks, alerts,
-   reports, the published file and finance SQL read it as they read a table.
+1. `prepare`, holding the warehouse's writer lock: what the table's SQL reads from DuckDB — the
+   staging rows the parsers wrote, ops' landed files and quarantine, the reference catalogs — is
+   copied to Parquet where it changed (mirror.py); a table a DuckDB run left is copied too, once, so
+   its earlier days stay;
+2. `compute`, without the lock, so the Spark work of several days' runs goes on at once: Spark runs
+   the table's steps and writes the day under `<root>/<schema>/<table>/day=<day>/` (runner.SparkLedger);
+3. `finish`, holding the lock: the warehouse's `<schema>.<table>` becomes a DuckDB view over that
+   Parquet, so the checks, alerts, reports, the published file and finance SQL read it as they read a
+   table; a step that only writes ops.* runs there, on DuckDB, whose bookkeeping ops is.
 
 One SparkSession serves the process: the first day pays its start-up, the rest reuse it."""
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -66,17 +69,26 @@ def stop_sessions() -> None:
     _sessions.clear()
 
 
-def write_day(con: duckdb.DuckDBPyConnection, table: str, params: dict[str, object], cfg: OrgConfig) -> int:
-    """Computes day params["day"] of `table` ("schema/name") on Spark; returns its rows."""
-    from pipelines.engines.spark.runner import SparkLedger
+@dataclass
+class SparkDay:
+    """A table's day computed on Spark, waiting for `finish` to make it the warehouse's."""
 
+    table: str
+    root: Path
+    rows: int
+    ops_steps: list[str]  # step files that only write ops.*, for DuckDB to run
+    began: float          # when Spark's work started and ended (epoch seconds): shown by the asset
+    ended: float
+
+
+def prepare(con: duckdb.DuckDBPyConnection, table: str, cfg: OrgConfig) -> None:
+    """Under the writer lock: the Parquet root recorded for readers, the table's inputs from DuckDB
+    copied where they changed, and a table a DuckDB run left moved to Parquet."""
     root = spark_root(cfg)
     # readers of the warehouse (and of the file published from it) may read the Parquet there, nothing else
     con.execute("CREATE TABLE IF NOT EXISTS ops.parquet_roots (root VARCHAR PRIMARY KEY)")
     con.execute("INSERT OR IGNORE INTO ops.parquet_roots VALUES ($root)", {"root": str(root)})
-    named = tables_named(table)
-    from_duckdb = sorted({t for t in named if not is_spark_table(t)} | set(REFERENCE))
-    mirror(con, root, from_duckdb)
+    mirror(con, root, sorted({t for t in tables_named(table) if not is_spark_table(t)} | set(REFERENCE)))
     qualified = table.replace("/", ".")  # a constant of the asset, never input
     if _base_table(con, table):  # written by a DuckDB run before: its days move to Parquet first
         kept = con.execute(f"SELECT count(*) FROM {qualified}").fetchall()[0][0] > 0
@@ -87,17 +99,30 @@ def write_day(con: duckdb.DuckDBPyConnection, table: str, params: dict[str, obje
             if kept:
                 create_views(con, root, [table])
 
-    def on_duckdb(name: str, day_params: dict[str, object]) -> None:
-        create_views(con, root, [table])  # the step reads the day just written
-        run_sql(con, name, day_params)
 
-    ledger = SparkLedger(shared_session(cfg), root, ops=on_duckdb)
-    for read in sorted(named | set(REFERENCE)):
+def compute(table: str, params: dict[str, object], cfg: OrgConfig) -> SparkDay:
+    """Without the writer lock (it touches Parquet only, so other days' runs go on meanwhile): Spark
+    runs the table's steps and writes the day's partition."""
+    from pipelines.engines.spark.runner import SparkLedger
+
+    root = spark_root(cfg)
+    began = time.time()
+    ops_steps: list[str] = []
+    ledger = SparkLedger(shared_session(cfg), root, ops=lambda name, _params: ops_steps.append(name))
+    for read in sorted(tables_named(table) | set(REFERENCE)):
         if (root / read).is_dir():
             ledger.register(read)
     rows = ledger.write_day(table, params)
-    create_views(con, root, [table])
-    return rows
+    return SparkDay(table, root, rows, ops_steps, began, time.time())
+
+
+def finish(con: duckdb.DuckDBPyConnection, day: SparkDay, params: dict[str, object]) -> int:
+    """Under the writer lock: the warehouse's view of the table, then its ops steps on DuckDB, which
+    read the day just written. Returns the day's rows."""
+    create_views(con, day.root, [day.table])
+    for name in day.ops_steps:
+        run_sql(con, name, params)
+    return day.rows
 
 
 def is_spark_table(table: str) -> bool:

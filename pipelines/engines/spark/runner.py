@@ -25,6 +25,7 @@ import sqlglot
 from sqlglot import exp
 
 from pipelines.engines.spark.transpile import SCHEMAS, to_spark, view_name
+from pipelines.lib.atomic import replace_atomically
 from pipelines.lib.warehouse import sql, table_sql
 
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")  # the driver logs errors only
@@ -122,7 +123,8 @@ class SparkLedger:
             # a dynamic overwrite of no rows replaces no partition: the day's earlier rows would stay.
             # An empty file in the day's folder replaces them, and gives readers the columns.
             df.drop("day").coalesce(1).write.mode("overwrite").parquet(str(out / f"day={params['day']}"))
-        (out / "_schema.json").write_text(df.schema.json())
+        schema = df.schema.json()  # renamed in: another day's run may be reading it
+        replace_atomically(out / "_schema.json", lambda tmp: tmp.write_text(schema))
         self.register(table)
         for name in steps.finish:
             self.run_script(name, params)
