@@ -21,6 +21,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipelines.engines.spark.parquet import quoted
 from pipelines.lib.atomic import replace_atomically
 
 FINGERPRINTS = "_fingerprints.json"  # Spark and DuckDB's globs skip names starting with '_'
@@ -36,9 +37,11 @@ def _mirror_table(con: duckdb.DuckDBPyConnection, root: Path, table: str) -> int
     qualified = table.replace("/", ".")
     folder = root / table
     columns = [(name, dtype) for name, dtype, *_ in con.execute(f"DESCRIBE {qualified}").fetchall()]
-    daily = "day" in dict(columns) and con.execute(
-        f"SELECT count(*) > 0 AND count(*) FILTER (day IS NULL) = 0 FROM {qualified}").fetchall()[0][0]
-    wanted = {"columns": columns, "layout": "daily" if daily else "whole", "parts": _fingerprints(con, qualified, daily)}
+    parts = _fingerprints(con, qualified, by_day="day" in dict(columns))
+    daily = bool(parts) and "all" not in parts and None not in parts
+    if not daily:  # no rows, or undated ones: one file, its fingerprint the days' added up (no second scan)
+        parts = {"all": [str(sum(int(n) for n, _ in parts.values())), str(sum(int(h) for _, h in parts.values()))]}
+    wanted = {"columns": columns, "layout": "daily" if daily else "whole", "parts": parts}
     saved = _saved(folder)
     if saved.get("columns") != [list(c) for c in columns] or saved.get("layout") != wanted["layout"]:
         shutil.rmtree(folder, ignore_errors=True)
@@ -55,15 +58,14 @@ def _mirror_table(con: duckdb.DuckDBPyConnection, root: Path, table: str) -> int
     return written
 
 
-def _fingerprints(con: duckdb.DuckDBPyConnection, qualified: str, daily: bool) -> dict[str, list[str]]:
-    # a row hash sums to the same value whatever order the rows are in; rows and the sum together
-    # change with any row added, removed or altered (short of a hash collision)
-    if daily:
-        rows = con.execute(f"SELECT day::VARCHAR, count(*)::VARCHAR, coalesce(sum(hash(t)), 0)::VARCHAR "
-                           f"FROM {qualified} t GROUP BY day").fetchall()
-        return {day: [n, h] for day, n, h in rows}
-    n, h = con.execute(f"SELECT count(*)::VARCHAR, coalesce(sum(hash(t)), 0)::VARCHAR FROM {qualified} t").fetchall()[0]
-    return {"all": [n, h]}
+def _fingerprints(con: duckdb.DuckDBPyConnection, qualified: str, by_day: bool) -> dict[str | None, list[str]]:
+    """Rows and the sum of their hashes, per day (a key None for undated rows) or for all ("all"), in one
+    scan. A row hash sums to the same value whatever order the rows are in; rows and the sum together
+    change with any row added, removed or altered (short of a hash collision)."""
+    key = "day::VARCHAR" if by_day else "'all'"
+    rows = con.execute(f"SELECT {key} AS part, count(*)::VARCHAR, sum(hash(t))::VARCHAR "
+                       f"FROM {qualified} t GROUP BY part").fetchall()
+    return {part: [n, h] for part, n, h in rows}
 
 
 def _write_part(con: duckdb.DuckDBPyConnection, qualified: str, folder: Path, day: str | None) -> None:
@@ -71,7 +73,7 @@ def _write_part(con: duckdb.DuckDBPyConnection, qualified: str, folder: Path, da
     params = {"day": date.fromisoformat(day)} if day else {}
     target = (folder / f"day={day}" if day else folder) / "data.parquet"
     # COPY takes no bound path: the path is ours (root from the config, names constants), quoted
-    replace_atomically(target, lambda tmp: con.execute(f"COPY ({query}) TO '{_quoted(tmp)}' (FORMAT parquet)", params))
+    replace_atomically(target, lambda tmp: con.execute(f"COPY ({query}) TO '{quoted(tmp)}' (FORMAT parquet)", params))
     if day:  # a day Spark wrote before (a warehouse moved back and forth): its files give way to this one
         for other in target.parent.glob("*.parquet"):
             if other != target:
@@ -83,7 +85,3 @@ def _saved(folder: Path) -> dict:
         return json.loads((folder / FINGERPRINTS).read_text())
     except (FileNotFoundError, json.JSONDecodeError):
         return {"parts": {}}
-
-
-def _quoted(path: Path) -> str:
-    return str(path).replace("'", "''")

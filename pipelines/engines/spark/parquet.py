@@ -15,8 +15,8 @@ def read_parquet_sql(root: Path, table: str) -> str:
     folder = root / table
     if any(p.is_dir() and p.name.startswith("day=") for p in folder.iterdir()):
         glob = str(folder / "*" / "*.parquet")
-        return f"SELECT * FROM read_parquet('{_quoted(glob)}', hive_partitioning = true)"
-    return f"SELECT * FROM read_parquet('{_quoted(str(folder / '*.parquet'))}')"
+        return f"SELECT * FROM read_parquet('{quoted(glob)}', hive_partitioning = true)"
+    return f"SELECT * FROM read_parquet('{quoted(str(folder / '*.parquet'))}')"
 
 
 def create_views(con: duckdb.DuckDBPyConnection, root: Path, tables: list[str]) -> None:
@@ -28,6 +28,7 @@ def create_views(con: duckdb.DuckDBPyConnection, root: Path, tables: list[str]) 
         con.execute(f"CREATE OR REPLACE VIEW {schema}.{name} AS {read_parquet_sql(root, table)}")
 
 
-def _quoted(path: str) -> str:
-    # our own directory paths; a quote in one is doubled so the literal stays one literal
-    return path.replace("'", "''")
+def quoted(path: str | Path) -> str:
+    """A path of ours as the text of a SQL string literal (COPY and read_parquet take no bound path):
+    a quote in it doubled, so the literal stays one literal."""
+    return str(path).replace("'", "''")
