@@ -1,5 +1,5 @@
 """What every landing parser shares: lenient casts that remember what failed, and the split of parsed
-rows into staged and quarantined by the source's pandera contract."""
+rows into staged and quarantined by the source's contract (models/contract.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-import pandera.polars as pa
 import polars as pl
 
+from models.contract import Contract
 from models.landing import MONEY, ROUNDING, TS
 
 NULL_TOKENS = ["", "NULL", "null", "Null"]
@@ -182,7 +182,7 @@ def cast_failures(df: pl.DataFrame, casts: dict[str, tuple[str, str]]) -> pl.Exp
 
 def split_by_contract(
     df: pl.DataFrame,
-    model: type[pa.DataFrameModel],
+    contract: Contract,
     *,
     source: str,
     file: str | pl.Expr,
@@ -196,40 +196,38 @@ def split_by_contract(
 
     `df` holds typed columns plus the raw ones and either a `_errors` list of cast failures or, as
     `checks`, the failures to look for (their reasons are then worded only for the rows that fail,
-    which at a million rows is most of the cost saved). Rows with cast failures, and rows failing
-    any check of `model`, become rejects whose reason lists every failure. `file` names the file, or is
-    the column that does when the rows are of many files."""
+    which at a million rows is most of the cost saved). Rows with cast failures become rejects
+    naming them; the others are held to `contract`, and fail with every check of it they fail. All of
+    it is one pass over the frame. `file` names the file, or is the column that does when the rows
+    are of many files."""
+    mismatches = contract.mismatches(df.schema)
+    if mismatches:  # wrong column types: a parser bug, not bad input
+        raise RuntimeError(f"{file}: parsed rows do not match {contract.name}: {'; '.join(mismatches)}")
     df = df.with_row_index("_idx")
-    if checks is None:
-        reasons = df.select("_idx", "_errors").explode("_errors").drop_nulls("_errors").rename({"_errors": "reason"})
-    elif not checks:
-        reasons = df.select("_idx", pl.lit(None, dtype=pl.String).alias("reason")).clear()
-    else:
-        # which rows fail is decided over the whole frame (a check may compare rows); the reasons
-        # are then worded from the failing rows alone
-        fails = df.select([f.fill_null(False).alias(f"_fails{i}") for i, (f, _) in enumerate(checks)])
-        failing = fails.select(pl.any_horizontal(pl.all())).to_series()
-        reasons = (
-            pl.concat([df, fails], how="horizontal")
-            .filter(failing)
-            .select(
-                "_idx",
-                pl.concat_list([pl.when(pl.col(f"_fails{i}")).then(r) for i, (_, r) in enumerate(checks)])
-                .alias("reason"),
-            )
-            .explode("reason")
-            .drop_nulls("reason")
-        )
-    castable = df.join(reasons, on="_idx", how="anti") if reasons.height else df
-    try:
-        model.validate(castable, lazy=True)
-    except pa.errors.SchemaErrors as err:
-        reasons = pl.concat([reasons, _contract_reasons(err, castable)])
-    except pa.errors.SchemaError as err:  # wrong column types: a parser bug, not bad input
-        raise RuntimeError(f"{file}: parsed rows do not match {model.__name__}: {err}") from err
-    if reasons.height == 0:  # the common case, and at telemetry volumes worth skipping the joins for
+    checks = checks or []
+    # which rows fail is decided over the whole frame (a parser's check may compare rows); the
+    # reasons are then worded from the failing rows alone
+    fails = df.select([f.fill_null(False).alias(f"_fails{i}") for i, (f, _) in enumerate(checks)])
+    cast_failed = (pl.col("_errors").list.len() > 0 if "_errors" in df.columns
+                   else pl.any_horizontal(fails.columns) if checks else pl.lit(False))
+    # the contract holds the rows that did cast (its checks are row by row)
+    contract_checks = contract.failures()
+    broken = pl.concat([df, fails], how="horizontal").select(
+        *fails.columns,
+        *[(f.fill_null(False) & ~cast_failed).alias(f"_breaks{j}") for j, (f, _) in enumerate(contract_checks)],
+    )
+    failing = broken.select(pl.any_horizontal(pl.all())).to_series()
+    if "_errors" in df.columns:
+        failing = failing | (df["_errors"].list.len() > 0)
+    if not failing.any():  # the common case, and at telemetry volumes worth skipping the joins for
         return df.select(staged_columns), empty_rejects()
-    bad = reasons.group_by("_idx").agg(pl.col("reason").unique(maintain_order=True).str.join("; "))
+    failed = pl.concat([df, broken], how="horizontal").filter(failing)
+    reasons = [pl.when(pl.col(f"_fails{i}")).then(r) for i, (_, r) in enumerate(checks)]
+    reasons += [pl.when(pl.col(f"_breaks{j}")).then(r) for j, (_, r) in enumerate(contract_checks)]
+    listed = pl.concat_list([*(["_errors"] if "_errors" in df.columns else []), *reasons])
+    bad = failed.select(
+        "_idx", listed.list.drop_nulls().list.unique(maintain_order=True).list.join("; ").alias("reason")
+    )
     staged = df.join(bad, on="_idx", how="anti").select(staged_columns)
     extras = reject_extras or {}
     rejects = (
@@ -252,27 +250,6 @@ def split_by_contract(
             for c, t in QUARANTINE_SCHEMA.items()
         ]
     )
-
-
-def _contract_reasons(err: pa.errors.SchemaErrors, checked: pl.DataFrame) -> pl.DataFrame:
-    cases = err.failure_cases
-    row_level = cases.filter(pl.col("index").is_not_null())
-    # Failure indexes point into `checked`; map them back to the original row index.
-    idx = checked.select("_idx").with_row_index("_pos")
-    reasons = row_level.join(idx, left_on="index", right_on="_pos").select(
-        "_idx",
-        pl.when(pl.col("column").is_not_null() & (pl.col("schema_context") == "Column"))
-        .then(
-            pl.format("{} {} failed (value {})", pl.col("column"), pl.col("check"), pl.col("failure_case").fill_null("null"))
-        )
-        .otherwise(pl.col("check"))
-        .alias("reason"),
-    )
-    table_level = cases.filter(pl.col("index").is_null())
-    if table_level.height:
-        # A failure without row index (e.g. a missing column) is a parser bug, not bad input.
-        raise RuntimeError(f"contract failure without row: {table_level.to_dicts()}")
-    return reasons
 
 
 def read_csv_leniently(data: bytes) -> tuple[pl.DataFrame, list[tuple[int, str, str]]]:

@@ -19,9 +19,9 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 
 import duckdb
-import pandera.polars as pa
 import polars as pl
 
+from models.contract import Contract
 from pipelines.ingest.common import Parsed
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import run_sql, sql, transaction
@@ -37,7 +37,7 @@ class Source:
     table: str                     # e.g. "staging/stg_focus__bill_lines": sql/<table>.sql and .day.sql
     patterns: tuple[str, ...]      # globs under the landing root
     parse: Callable[[Path, str, OrgConfig], Parsed]
-    staged_model: type[pa.DataFrameModel]    # the contract of the staging table's rows
+    contract: Contract             # what the staging table's rows must satisfy
     span: tuple[pl.Expr, pl.Expr]  # first and last instant a parsed row covers (for the manifest)
     rollup: str | None = None      # SQL script rolling parsed rows (as `dcgm_samples`) up into staging
     delivered: bool = False        # files are deliveries that supersede each other (bills)

@@ -37,7 +37,7 @@ FOCUS = Source(
     parse=guarded("focus", lambda path, rel, cfg: focus.parse(path, rel, default_currency=cfg.default_currency)),
     summary_chunks=guarded_chunks(
         "focus", lambda path, rel, cfg: focus.parse_chunks(path, rel, default_currency=cfg.default_currency)),
-    staged_model=landing.FocusBillLine,
+    contract=landing.FocusBillLine,
     # a charge period's end is exclusive: a line ending at midnight does not touch the next day
     span=(pl.col("charge_period_start"), pl.col("charge_period_end") - pl.duration(microseconds=1)),
     delivered=True,
@@ -49,7 +49,7 @@ AWS_CUR = Source(
     parse=guarded("aws_cur", lambda path, rel, cfg: aws_cur.parse(path, rel, default_currency=cfg.default_currency)),
     summary_chunks=guarded_chunks("aws_cur", lambda path, rel, cfg: aws_cur.parse_chunks(path, rel, default_currency=cfg.default_currency,
                                                                descriptive=False)),
-    staged_model=landing.FocusBillLine,
+    contract=landing.FocusBillLine,
     span=FOCUS.span,
     delivered=True,
 )
@@ -58,7 +58,7 @@ SLURM = Source(
     table="staging/stg_scheduler__job_allocations",
     patterns=("scheduler/slurm/*/**/*.psv", "scheduler/slurm/*/**/*.txt"),
     parse=guarded("slurm", _slurm),
-    staged_model=landing.SchedulerJobAllocation,
+    contract=landing.SchedulerJobAllocation,
     span=(
         pl.coalesce("start_ts", "submit_ts"),
         pl.coalesce("end_ts", "start_ts", "submit_ts"),
@@ -69,7 +69,7 @@ KUBERNETES = Source(
     table="staging/stg_scheduler__job_allocations",  # a pod is a job allocation like any other
     patterns=("scheduler/kubernetes/*/**/*.jsonl", "scheduler/kubernetes/*/**/*.json"),
     parse=guarded("kubernetes", _kubernetes),
-    staged_model=landing.SchedulerJobAllocation,
+    contract=landing.SchedulerJobAllocation,
     span=SLURM.span,
 )
 DCGM = Source(
@@ -77,7 +77,7 @@ DCGM = Source(
     table="staging/stg_dcgm__gpu_minutes",
     patterns=("telemetry/dcgm/**/*.parquet", "telemetry/dcgm/**/*.csv", "telemetry/dcgm/**/*.prom"),
     parse=guarded("dcgm", _dcgm),
-    staged_model=staging.DcgmGpuMinute,
+    contract=staging.DcgmGpuMinute,
     span=(pl.col("timestamp"), pl.col("timestamp")),
     rollup="staging/stg_dcgm__gpu_minutes.rollup",
     # long typed Parquet (the volume) a batch of files at a time; the rest through `parse`, file by file
@@ -88,7 +88,7 @@ RUNS = Source(
     table="staging/stg_runs__events",
     patterns=("runs/**/*.jsonl",),
     parse=guarded("runs", lambda path, rel, cfg: runs.parse(path, rel)),
-    staged_model=landing.RunEvent,
+    contract=landing.RunEvent,
     span=(pl.col("ts"), pl.col("ts")),
     batch=runs_batch.sync_batches,  # many files' lines in one column-wise read; empty and non-UTF-8 files one by one
 )
@@ -97,7 +97,7 @@ INVENTORY = Source(
     table="staging/stg_inventory__nodes",
     patterns=("inventory/nodes.csv",),
     parse=guarded("inventory", lambda path, rel, cfg: inventory.parse(path, rel)),
-    staged_model=landing.InventoryNode,
+    contract=landing.InventoryNode,
     span=(pl.lit(None, dtype=pl.Datetime("us")), pl.lit(None, dtype=pl.Datetime("us"))),
 )
 
@@ -106,7 +106,7 @@ PLANS = Source(
     table="staging/stg_plans__run_plans",
     patterns=("plans/*.yaml",),
     parse=guarded("plans", lambda path, rel, cfg: plans.parse(path, rel)),
-    staged_model=landing.RunPlan,
+    contract=landing.RunPlan,
     span=INVENTORY.span,  # a plan is not dated: every day sees it
 )
 

@@ -1,5 +1,5 @@
-"""The body every staging asset shares, and the factory that turns a source's pandera contract into a
-blocking asset check on its staging table (after PUDL's asset_check_from_schema)."""
+"""The body every staging asset shares, and the factory that turns a source's contract, as a pandera
+schema, into a blocking asset check on its staging table (after PUDL's asset_check_from_schema)."""
 
 
 from datetime import date
@@ -77,14 +77,15 @@ def contract_check(asset: dg.AssetsDefinition, *sources: Source) -> dg.AssetChec
     """A blocking check: the day's staging rows satisfy the contract, and the share of the day's
     landing rows that went to quarantine stays within the configured limit. Sources that share a
     staging table (FOCUS and CUR, Slurm and Kubernetes) share one check, so the day's rows are read once."""
-    assert len({(s.table, s.staged_model) for s in sources}) == 1, "one table, one contract"
+    assert len({(s.table, s.contract) for s in sources}) == 1, "one table, one contract"
     source = sources[0]
     names = [s.name for s in sources]
+    schema = source.contract.to_pandera()
 
     @dg.asset_check(
         asset=asset,
         name="_".join(names) + "_contract",
-        description=f"{source.staged_model.__name__} holds for the day's rows; quarantined share within limit",
+        description=f"{source.contract.name} holds for the day's rows; quarantined share within limit",
         blocking=True,
         partitions_def=DAILY,
     )
@@ -99,7 +100,7 @@ def contract_check(asset: dg.AssetsDefinition, *sources: Source) -> dg.AssetChec
                 frame = pl.from_arrow(batch)
                 rows_of_day += frame.height
                 try:
-                    source.staged_model.validate(frame, lazy=True)
+                    schema.validate(frame, lazy=True)
                 except pa.errors.SchemaErrors as err:
                     for check, n in err.failure_cases.group_by("check").len().iter_rows():
                         violations[str(check)] = violations.get(str(check), 0) + int(n)
