@@ -26,7 +26,6 @@ from functools import partial
 from pathlib import Path
 
 import polars as pl
-import pyarrow.parquet as pq
 
 from pipelines.ingest.common import read_csv_leniently
 
@@ -97,6 +96,8 @@ def _trimmed(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _parquet_chunks(path: Path, pick: Picker | None, render: Render) -> Iterator[Chunk]:
+    import pyarrow.parquet as pq  # here, not at the top: most landing files are CSV, and it takes 0.1 s
+
     file = pq.ParquetFile(path)
     names = file.schema_arrow.names
     chosen = _chosen(names, pick)

@@ -19,14 +19,16 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from models.landing import DCGM_SENTINEL_MIN
 from pipelines.ingest import dcgm
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 from pipelines.ingest.batches import BatchFile, Changed, batches, in_order, quarantine_rows, write_batch
 from pipelines.ingest.common import NULL_TOKENS, empty_rejects
 from pipelines.ingest.plausible import SLACK, checked, earliest_plausible, rejects_of
@@ -76,6 +78,9 @@ def _layout(path: Path) -> tuple[tuple[str, ...], tuple[str, ...], int] | None:
     """The SQL that puts a file's columns under our names, their types, and its row count; None unless
     the file is long Parquet with a timestamp column, integer GPUs, numeric values and text (or integer)
     labels."""
+    import pyarrow.parquet as pq  # here, not at the top: `inspect` of CSV landings never needs it
+    from pyarrow import types as arrow
+
     try:
         meta = pq.read_metadata(path)
         types = {field.name: field.type for field in meta.schema.to_arrow_schema()}
@@ -89,8 +94,8 @@ def _layout(path: Path) -> tuple[tuple[str, ...], tuple[str, ...], int] | None:
     if any(present[k] is None for k in ("timestamp", "hostname", "gpu")):
         return None
     ts = types[present["timestamp"]]
-    if not (pa.types.is_timestamp(ts) and _integer(types[present["gpu"]]) and _text(types["metric"])
-            and (_integer(types["value"]) or pa.types.is_float32(types["value"]) or pa.types.is_float64(types["value"]))
+    if not (arrow.is_timestamp(ts) and _integer(types[present["gpu"]]) and _text(types["metric"])
+            and (_integer(types["value"]) or arrow.is_float32(types["value"]) or arrow.is_float64(types["value"]))
             and all(_text(types[name]) or _integer(types[name]) for name in present.values() if name
                     and name not in (present["timestamp"], present["gpu"]))):
         return None
@@ -109,13 +114,17 @@ def _layout(path: Path) -> tuple[tuple[str, ...], tuple[str, ...], int] | None:
 
 
 def _integer(t: pa.DataType) -> bool:
-    return pa.types.is_integer(t)
+    from pyarrow import types as arrow
+
+    return arrow.is_integer(t)
 
 
 def _text(t: pa.DataType) -> bool:
-    if pa.types.is_dictionary(t):
+    from pyarrow import types as arrow
+
+    if arrow.is_dictionary(t):
         t = t.value_type
-    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+    return arrow.is_string(t) or arrow.is_large_string(t) or arrow.is_string_view(t)
 
 
 def _quoted(name: str) -> str:
