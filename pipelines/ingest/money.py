@@ -19,11 +19,9 @@ repeat a lot, and a column of a million lines is parsed at the cost of its disti
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import polars as pl
 
-from models.landing import MONEY, ROUNDING
+from models.landing import MONEY, ROUNDING, decimal_lit
 from pipelines.ingest.common import null_spellings_to_null
 
 # an amount read from text: the stored value, what rounding to 1e-18 took off, and why it could not be
@@ -215,9 +213,9 @@ def exact_sum(frame: pl.DataFrame, terms: list[tuple[int, str]]) -> pl.Series:
 def _carry(df: pl.DataFrame) -> pl.DataFrame:
     """Moves one 1e-18 unit between rounding and amount where the rounding is beyond ±0.5e-18, or at
     exactly ±0.5e-18 with an odd last digit (half-even)."""
-    unit = pl.lit(Decimal("1e-18"), dtype=MONEY)
-    unit_r = pl.lit(Decimal("1e-18"), dtype=ROUNDING)
-    half = pl.lit(Decimal("5e-19"), dtype=ROUNDING)
+    unit = decimal_lit("1e-18", MONEY)
+    unit_r = decimal_lit("1e-18", ROUNDING)
+    half = decimal_lit("5e-19", ROUNDING)
     amount, rounding = pl.col("amount"), pl.col("rounding")
     odd = amount.cast(pl.String).str.slice(-1).is_in(["1", "3", "5", "7", "9"])
     df = df.with_columns(
