@@ -108,16 +108,20 @@ def to_int(col: str, dtype: pl.DataType = pl.Int64) -> pl.Expr:
 
 
 def by_distinct(expr: pl.Expr, parse: Callable[[pl.Expr], pl.Expr], dtype: pl.DataType) -> pl.Expr:
-    """`parse` evaluated once per distinct value of `expr` and joined back onto every row. Landing
-    columns repeat a few values over many rows (the hours of a bill, the scrape times of a fleet), so
-    an expensive parse costs what its distinct values cost."""
+    """`parse` evaluated once per distinct value of `expr` and put back on every row (a null stays
+    null). Landing columns repeat a few values over many rows (the hours of a bill, the scrape times
+    of a fleet), so an expensive parse costs what its distinct values cost."""
 
     def apply(values: pl.Series) -> pl.Series:
-        if values.null_count() == len(values):
+        distinct = values.drop_nulls().unique()
+        if distinct.len() == 0:
             return pl.repeat(None, len(values), dtype=dtype, eager=True).alias(values.name)
-        table = values.unique().to_frame("value").with_columns(parse(pl.col("value")).alias("parsed"))
-        joined = values.to_frame("value").join(table, on="value", how="left", maintain_order="left", nulls_equal=True)
-        return joined["parsed"].alias(values.name)
+        parsed = distinct.to_frame("value").select(parse(pl.col("value")).cast(dtype)).to_series()
+        if values.dtype == pl.String:
+            # each row's place among the distinct values, read off an Enum of them: a third of a join's work
+            return parsed.gather(values.cast(pl.Enum(distinct)).to_physical()).alias(values.name)
+        table = pl.DataFrame({"value": distinct, "parsed": parsed})
+        return values.to_frame("value").join(table, on="value", how="left", maintain_order="left")["parsed"]
 
     return expr.map_batches(apply, return_dtype=dtype)
 
