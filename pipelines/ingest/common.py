@@ -116,14 +116,19 @@ def by_distinct(expr: pl.Expr, parse: Callable[[pl.Expr], pl.Expr], dtype: pl.Da
         distinct = values.drop_nulls().unique()
         if distinct.len() == 0:
             return pl.repeat(None, len(values), dtype=dtype, eager=True).alias(values.name)
-        parsed = distinct.to_frame("value").select(parse(pl.col("value")).cast(dtype)).to_series()
-        if values.dtype == pl.String:
-            # each row's place among the distinct values, read off an Enum of them: a third of a join's work
-            return parsed.gather(values.cast(pl.Enum(distinct)).to_physical()).alias(values.name)
-        table = pl.DataFrame({"value": distinct, "parsed": parsed})
-        return values.to_frame("value").join(table, on="value", how="left", maintain_order="left")["parsed"]
+        return spread(values, distinct, distinct.to_frame("value").select(parse(pl.col("value")).cast(dtype)).to_series())
 
     return expr.map_batches(apply, return_dtype=dtype)
+
+
+def spread(values: pl.Series, distinct: pl.Series, results: pl.Series) -> pl.Series:
+    """`results[i]`, worked out for `distinct[i]`, on every row of `values` that holds that value (a
+    null row stays null). `distinct` holds the non-null values of `values`, once each."""
+    if values.dtype == pl.String:
+        # each row's place among the distinct values, read off an Enum of them: a third of a join's work
+        return results.gather(values.cast(pl.Enum(distinct)).to_physical()).alias(values.name)
+    table = pl.DataFrame({"value": distinct, "result": results})
+    return values.to_frame("value").join(table, on="value", how="left", maintain_order="left")["result"].alias(values.name)
 
 
 def to_utc(col: str, zone: str = "UTC", ambiguous: str = "earliest") -> pl.Expr:

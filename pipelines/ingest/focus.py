@@ -26,6 +26,7 @@ from pipelines.ingest.common import (
     file_reject,
     refuses_file,
     split_by_contract,
+    spread,
     utc,
 )
 from pipelines.ingest.money import EXACT, exact_money
@@ -308,8 +309,11 @@ def _first_present(raw: pl.DataFrame, names: tuple[str, ...], text: Callable[[st
 def _canonical(col: str, values: list[str]) -> pl.Expr:
     """Providers vary the case of enum values (`usage`, `USAGE`); FOCUS spells them one way."""
     spelled = {v.lower(): v for v in values}
-    lowered = pl.col(col).str.to_lowercase()
-    return lowered.replace_strict(spelled, default=pl.col(col), return_dtype=pl.String).alias(col)
+
+    def canonical(text: pl.Expr) -> pl.Expr:
+        return text.str.to_lowercase().replace_strict(spelled, default=text, return_dtype=pl.String)
+
+    return by_distinct(pl.col(col), canonical, pl.String).alias(col)
 
 
 def normalize_tags(tags: pl.Expr) -> pl.Expr:
@@ -319,11 +323,11 @@ def normalize_tags(tags: pl.Expr) -> pl.Expr:
 
 
 def _normalized_tags(values: pl.Series) -> pl.Series:
-    distinct = values.drop_nulls().unique().to_frame("value")
-    if distinct.height == 0:
+    distinct = values.drop_nulls().unique()
+    if distinct.len() == 0:
         return values
     with duckdb.connect() as con:
-        con.register("tags_in", distinct)
+        con.register("tags_in", distinct.to_frame("value"))
         table = con.sql(sql("lib/focus_tags")).pl()
-    joined = values.to_frame("value").join(table, on="value", how="left", maintain_order="left")
-    return joined["tags"].alias(values.name)
+    by_value = distinct.to_frame("value").join(table, on="value", how="left", maintain_order="left")
+    return spread(values, distinct, by_value["tags"])

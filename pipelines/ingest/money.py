@@ -22,7 +22,7 @@ from __future__ import annotations
 import polars as pl
 
 from models.landing import MONEY, ROUNDING, decimal_lit
-from pipelines.ingest.common import null_spellings_to_null
+from pipelines.ingest.common import null_spellings_to_null, spread
 
 # an amount read from text: the stored value, what rounding to 1e-18 took off, and why it could not be
 # read (null when it could, or when there was nothing to read)
@@ -46,12 +46,12 @@ def exact_money(expr: pl.Expr, shown: str | None = None) -> pl.Expr:
 
 
 def parse_amounts(values: pl.Series, shown: str | None = None) -> pl.Series:
-    """`values` as EXACT structs, computed once per distinct value (blank and NULL spellings give
-    all-null structs: no amount, and nothing wrong with it)."""
-    distinct = values.drop_nulls().unique().to_frame("value")
-    if distinct.height == 0:  # a column the export leaves empty (most CUR commitment columns)
+    """`values` as EXACT structs, computed once per distinct value (blank and NULL spellings give no
+    amount, and nothing wrong with it: null fields, or a null struct)."""
+    distinct = values.drop_nulls().unique()
+    if distinct.len() == 0:  # a column the export leaves empty (most CUR commitment columns)
         return pl.repeat(None, len(values), dtype=EXACT, eager=True).alias(values.name)
-    table = distinct.with_columns(_clean(pl.col("value")).alias("text"))
+    table = distinct.to_frame("value").with_columns(_clean(pl.col("value")).alias("text"))
     text = table.drop_nulls("text")
     plain = text.filter(pl.col("text").str.contains(_PLAIN))
     amounts = pl.concat([
@@ -67,8 +67,8 @@ def parse_amounts(values: pl.Series, shown: str | None = None) -> pl.Series:
     amounts = amounts.join(table.select("value", "text"), on="value").with_columns(
         pl.when(pl.col("problem").is_not_null()).then(pl.format("'{}' {}", quoted, pl.col("problem"))).alias("problem")
     )
-    out = values.to_frame("value").join(amounts, on="value", how="left", maintain_order="left")
-    return out.select(pl.struct("amount", "rounding", "problem")).to_series().alias(values.name)
+    by_value = distinct.to_frame("value").join(amounts, on="value", how="left", maintain_order="left")
+    return spread(values, distinct, by_value.select(pl.struct("amount", "rounding", "problem")).to_series())
 
 
 def _clean(value: pl.Expr) -> pl.Expr:

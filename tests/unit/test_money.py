@@ -90,7 +90,10 @@ def test_out_of_decimal_38_18_range(text):
 
 
 def test_blank_and_null_spellings_are_no_amount():
-    assert _parsed(["", "  ", "NULL", "null", None]) == [{"amount": None, "rounding": None, "problem": None}] * 5
+    parsed = parse_amounts(pl.Series(["", "  ", "NULL", "null", None, "1"], dtype=pl.String))
+    fields = parsed.struct.unnest()
+    assert fields["amount"].to_list() == [None] * 5 + [Decimal(1)]
+    assert fields["rounding"].null_count() == 5 and fields["problem"].null_count() == 6
 
 
 def _hard_floats() -> list[float]:
