@@ -8,7 +8,9 @@ replication here. Then runs, back to back and `--repeat` times each, both tools 
 `/usr/bin/time -v`:
   converter  `../shared/peers/convert_cur.sh FILE OUT` with CONVERT_SOURCE_COLUMNS=0 (skipped, saying
              so, when the peers are not installed: `../shared/peers/setup.sh`);
-  inspect    `gpuledger inspect --landing DIR --json`.
+  inspect    `gpuledger inspect --landing DIR --json`;
+  read floor what inspect cannot do without: start Python, import what inspect imports, and read
+             the columns it reads (polars, a chunk at a time), parsing nothing.
 Prints wall seconds and peak RSS (medians), both tools' BilledCost/EffectiveCost, the file's own
 Σ lineItem/UnblendedCost (Python's decimal, from the text), the ratios, and the machine's load.
 Generated files stay under /tmp (`--work`), never in the repository.
@@ -43,7 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs of each tool, alternated (medians shown)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/gpuledger-bench-cur"))
     parser.add_argument("--sample", type=Path, default=SAMPLE, help="the CUR to replicate")
+    parser.add_argument("--read-only", type=Path, metavar="CUR", help=argparse.SUPPRESS)  # the read floor's own run
     args = parser.parse_args(argv)
+    if args.read_only:
+        return _read_only(args.read_only)
     if not args.sample.is_file():
         print(f"no CUR sample at {args.sample}: pass --sample FILE", file=sys.stderr)
         return 2
@@ -66,12 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     converter_installed = (PEERS / "convert_cur.sh").is_file() and converter.is_file()
     if not converter_installed:
         print(f"focus-converter: skipped (not installed; run {PEERS / 'setup.sh'})")
-    runs: dict[str, list[dict]] = {"focus-converter": [], "gpuledger inspect": []}
+    runs: dict[str, list[dict]] = {"focus-converter": [], "gpuledger inspect": [], "read floor": []}
     for i in range(args.repeat):
         print(f"load before run {i + 1}: {_load()}")
         if converter_installed:
             runs["focus-converter"].append(_converter(cur, args.work / f"converted_{i}"))
         runs["gpuledger inspect"].append(_inspect(landing))
+        runs["read floor"].append(_floor(cur))
 
     print(f"\n{'':<20}{'wall s':>8}{'peak MiB':>10}{'BilledCost':>22}{'EffectiveCost':>22}")
     medians = {}
@@ -91,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         (cw, cr), (iw, ir) = medians["focus-converter"], medians["gpuledger inspect"]
         print(f"inspect is {cw / iw:.2f}× faster (wall) and uses {cr / ir:.2f}× less peak memory "
               "than focus-converter")
+        print(f"the read floor alone is {cw / medians['read floor'][0]:.2f}× faster than focus-converter")
+    print(f"inspect takes {medians['gpuledger inspect'][0] / medians['read floor'][0]:.2f}× the read floor")
     print(f"load after: {_load()}")
     return 0 if exact else 1
 
@@ -145,6 +153,27 @@ def _inspect(landing: Path) -> dict:
     report = json.loads(proc.stdout)["aws_cur"]
     return {"seconds": _wall_seconds(proc.stderr), "peak_mib": _peak_mib(proc.stderr),
             "billed": report["billed_cost"], "effective": report["effective_cost"]}
+
+
+def _floor(cur: Path) -> dict:
+    proc = subprocess.run([TIME, "-v", sys.executable, "-m", "pipelines.bench_cur", "--read-only", str(cur)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"the read floor failed:\n{proc.stderr[-3000:]}")
+    return {"seconds": _wall_seconds(proc.stderr), "peak_mib": _peak_mib(proc.stderr), "billed": "", "effective": ""}
+
+
+def _read_only(cur: Path) -> int:
+    """Inspect's imports and its read of the file, nothing parsed: how fast inspect could be at best."""
+    import pipelines.cli.inspect  # noqa: F401 - what inspect imports
+    import pipelines.cli.main  # noqa: F401
+    from pipelines.ingest import aws_cur
+    from pipelines.ingest.chunks import read_ahead, read_chunks
+
+    rows = sum(chunk.frame.height for chunk in
+               read_ahead(read_chunks(cur, lambda header: aws_cur.cur_columns(header, descriptive=False))))
+    print(rows)
+    return 0
 
 
 def _wall_seconds(time_report: str) -> float:
