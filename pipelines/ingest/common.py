@@ -217,7 +217,7 @@ def split_by_contract(
     # which rows fail is decided over the whole frame (a parser's check may compare rows); the
     # reasons are then worded from the failing rows alone
     fails = df.select([f.fill_null(False).alias(f"_fails{i}") for i, (f, _) in enumerate(checks)])
-    cast_failed = (pl.col("_errors").list.len() > 0 if "_errors" in df.columns
+    cast_failed = (pl.col("_errors").list.len().fill_null(0) > 0 if "_errors" in df.columns
                    else pl.any_horizontal(fails.columns) if checks else pl.lit(False))
     # the contract holds the rows that did cast (its checks are row by row)
     contract_checks = contract.failures()
@@ -227,13 +227,14 @@ def split_by_contract(
     )
     failing = broken.select(pl.any_horizontal(pl.all())).to_series()
     if "_errors" in df.columns:
-        failing = failing | (df["_errors"].list.len() > 0)
+        failing = failing | (df["_errors"].list.len().fill_null(0) > 0)
     if not failing.any():  # the common case, and at telemetry volumes worth skipping the joins for
         return df.select(staged_columns), empty_rejects()
     failed = pl.concat([df, broken], how="horizontal").filter(failing)
     reasons = [pl.when(pl.col(f"_fails{i}")).then(r) for i, (_, r) in enumerate(checks)]
     reasons += [pl.when(pl.col(f"_breaks{j}")).then(r) for j, (_, r) in enumerate(contract_checks)]
-    listed = pl.concat_list([*(["_errors"] if "_errors" in df.columns else []), *reasons])
+    errors = [pl.col("_errors").fill_null(pl.lit([], dtype=pl.List(pl.String)))] if "_errors" in df.columns else []
+    listed = pl.concat_list([*errors, *reasons])
     bad = failed.select(
         "_idx", listed.list.drop_nulls().list.unique(maintain_order=True).list.join("; ").alias("reason")
     )

@@ -102,3 +102,21 @@ def test_a_column_of_another_type_is_a_parser_bug():
     with pytest.raises(RuntimeError, match="gpu_count' is Int64, not Int32"):
         split_by_contract(frame, landing.InventoryNode, source="t", file="f", staged_columns=["hostname"],
                           raw_columns=["hostname"], row_ref=pl.lit("r"))
+
+
+def test_rows_without_cast_failures_are_held_to_the_contract_even_with_a_null_list():
+    """A parser's `_errors` list may be null for a row (no cast was tried): that row is held to the
+    contract like a row whose list is empty."""
+    frame = pl.DataFrame({"hostname": ["a", "b", "c"], "gpu_count": pl.Series([99, 99, 1], dtype=pl.Int32),
+                          "_errors": pl.Series([None, [], ["gpu_count 'x' is not a number"]],
+                                               dtype=pl.List(pl.String))})
+    staged, rejects = split_by_contract(
+        frame, landing.InventoryNode, source="t", file="f", staged_columns=["hostname"], raw_columns=["hostname"],
+        row_ref=pl.col("hostname"),
+    )
+    assert dict(rejects.select("row_ref", "reason").iter_rows()) == {
+        "a": "gpu_count less_than_or_equal_to(64) failed (value 99)",
+        "b": "gpu_count less_than_or_equal_to(64) failed (value 99)",
+        "c": "gpu_count 'x' is not a number",
+    }
+    assert staged.height == 0
