@@ -35,11 +35,10 @@ demo: setup
 	@echo "Open the same definitions in the Dagster UI:   DAGSTER_HOME=$(DAGSTER_HOME) $(BIN)/dagster dev"
 
 # The tests run on every core (pytest-xdist); a file's tests stay on one worker, so the ledger a module
-# builds once is built once. Files go to the workers longest first (tests/conftest.py orders them).
-# TEST_WORKERS=0 runs them in this process.
+# builds once is built once. TEST_WORKERS=0 runs them in this process.
 TEST_WORKERS ?= auto
 test: setup
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 # The system packages tests use (each test skips with one line without its package): Chromium renders
 # the HTML report; Prometheus (`prometheus`, `promtool`) serves telemetry to `collect dcgm`; Slurm

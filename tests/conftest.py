@@ -13,20 +13,6 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 REAL = PROJECT_ROOT.parent / "shared" / "data" / "real"
 
 
-def pytest_collection_modifyitems(config, items):
-    """The longest files first: Spark's, then the slow ones, then the rest, each group in its own
-    order. The workers take files in this order (the Makefile turns off xdist's own, which is by number
-    of tests and so put a one-test Spark or property file last, leaving one worker alone at the end)."""
-    def weight(item: pytest.Item) -> int:
-        marks = {mark.name for mark in item.iter_markers()}
-        return 0 if "spark" in marks else 1 if "slow" in marks else 2
-
-    heaviest = {}
-    for item in items:
-        heaviest[item.path] = min(heaviest.get(item.path, 2), weight(item))
-    items.sort(key=lambda item: heaviest[item.path])
-
-
 @pytest.fixture
 def real() -> Path:
     if not REAL.is_dir():
