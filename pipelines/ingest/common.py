@@ -203,58 +203,45 @@ def split_by_contract(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Splits parsed rows into (staged, rejects).
 
-    `df` holds typed columns plus the raw ones and either a `_errors` list of cast failures or, as
+    `df` holds typed columns plus the raw ones and a `_errors` list of cast failures, or, as
     `checks`, the failures to look for (their reasons are then worded only for the rows that fail,
     which at a million rows is most of the cost saved). Rows with cast failures become rejects
-    naming them; the others are held to `contract`, and fail with every check of it they fail. All of
-    it is one pass over the frame. `file` names the file, or is the column that does when the rows
-    are of many files."""
+    naming them; the others are held to `contract`, and fail with every check of it they fail. Which
+    rows fail is one pass over the frame; the reasons are worded from the failing rows alone. `file`
+    names the file, or is the column that does when the rows are of many files."""
     mismatches = contract.mismatches(df.schema)
     if mismatches:  # wrong column types: a parser bug, not bad input
         raise RuntimeError(f"{file}: parsed rows do not match {contract.name}: {'; '.join(mismatches)}")
-    df = df.with_row_index("_idx")
     checks = checks or []
-    # which rows fail is decided over the whole frame (a parser's check may compare rows); the
-    # reasons are then worded from the failing rows alone
-    fails = df.select([f.fill_null(False).alias(f"_fails{i}") for i, (f, _) in enumerate(checks)])
-    cast_failed = (pl.col("_errors").list.len().fill_null(0) > 0 if "_errors" in df.columns
-                   else pl.any_horizontal(fails.columns) if checks else pl.lit(False))
-    # the contract holds the rows that did cast (its checks are row by row)
     contract_checks = contract.failures()
-    broken = pl.concat([df, fails], how="horizontal").select(
-        *fails.columns,
-        *[(f.fill_null(False) & ~cast_failed).alias(f"_breaks{j}") for j, (f, _) in enumerate(contract_checks)],
+    fails = [f"_fails{i}" for i in range(len(checks))]
+    breaks = [f"_breaks{j}" for j in range(len(contract_checks))]
+    errors = pl.col("_errors").fill_null(pl.lit([], dtype=pl.List(pl.String))) if "_errors" in df.columns else None
+    # a parser's checks are decided over the whole frame (one may compare rows); the contract's, row
+    # by row, hold the rows that did cast
+    flagged = df.with_columns(f.fill_null(False).alias(name) for name, (f, _) in zip(fails, checks))
+    cast_failed = pl.any_horizontal(fails + ([errors.list.len() > 0] if errors is not None else []) or [pl.lit(False)])
+    flagged = flagged.with_columns(cast_failed.alias("_cast_failed"))
+    flagged = flagged.with_columns(
+        (f.fill_null(False) & ~pl.col("_cast_failed")).alias(name) for name, (f, _) in zip(breaks, contract_checks)
     )
-    failing = broken.select(pl.any_horizontal(pl.all())).to_series()
-    if "_errors" in df.columns:
-        failing = failing | (df["_errors"].list.len().fill_null(0) > 0)
-    if not failing.any():  # the common case, and at telemetry volumes worth skipping the joins for
+    failing = flagged.select(pl.any_horizontal("_cast_failed", *breaks)).to_series()
+    if not failing.any():  # the common case, and at telemetry volumes worth skipping the rest for
         return df.select(staged_columns), empty_rejects()
-    failed = pl.concat([df, broken], how="horizontal").filter(failing)
-    reasons = [pl.when(pl.col(f"_fails{i}")).then(r) for i, (_, r) in enumerate(checks)]
-    reasons += [pl.when(pl.col(f"_breaks{j}")).then(r) for j, (_, r) in enumerate(contract_checks)]
-    errors = [pl.col("_errors").fill_null(pl.lit([], dtype=pl.List(pl.String)))] if "_errors" in df.columns else []
-    listed = pl.concat_list([*errors, *reasons])
-    bad = failed.select(
-        "_idx", listed.list.drop_nulls().list.unique(maintain_order=True).list.join("; ").alias("reason")
-    )
-    staged = df.join(bad, on="_idx", how="anti").select(staged_columns)
+    reasons = [pl.when(pl.col(name)).then(r) for name, (_, r) in zip(fails + breaks, checks + contract_checks)]
+    listed = pl.concat_list([*([errors] if errors is not None else []), *reasons])
     extras = reject_extras or {}
-    rejects = (
-        df.join(bad, on="_idx", how="inner")
-        .sort("_idx")
-        .select(
-            pl.lit(source).alias("source"),
-            (pl.lit(file) if isinstance(file, str) else file).alias("file"),
-            row_ref.alias("row_ref"),
-            pl.col("reason"),
-            pl.struct([pl.col(c).alias(c.removeprefix(RAW)) for c in raw_columns if c in df.columns])
-            .struct.json_encode()
-            .alias("payload"),
-            *[expr.alias(name) for name, expr in extras.items()],
-        )
+    rejects = flagged.filter(failing).select(
+        pl.lit(source).alias("source"),
+        (pl.lit(file) if isinstance(file, str) else file).alias("file"),
+        row_ref.alias("row_ref"),
+        listed.list.drop_nulls().list.unique(maintain_order=True).list.join("; ").alias("reason"),
+        pl.struct([pl.col(c).alias(c.removeprefix(RAW)) for c in raw_columns if c in df.columns])
+        .struct.json_encode()
+        .alias("payload"),
+        *[expr.alias(name) for name, expr in extras.items()],
     )
-    return staged, rejects.select(
+    return df.filter(~failing).select(staged_columns), rejects.select(
         [
             (pl.col(c) if c in rejects.columns else pl.lit(None)).cast(t).alias(c)
             for c, t in QUARANTINE_SCHEMA.items()
