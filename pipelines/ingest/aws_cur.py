@@ -290,11 +290,10 @@ def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.D
     )
     # an unknown type goes on as `<column>=<value>`: never a valid category, so the contract rejects the
     # row naming it
-    categories = {k.lower(): v for k, v in CHARGE_CATEGORY.items()}
-    category = by_distinct(text["line_item_type"], lambda t: pl.coalesce(
-        t.str.to_lowercase().replace_strict(categories, default=None, return_dtype=pl.String),
-        pl.format("{}={}", pl.lit(cols["line_item_type"]), t),
-    ), pl.String)
+    category = pl.coalesce(
+        kind.replace_strict({k.lower(): v for k, v in CHARGE_CATEGORY.items()}, default=None, return_dtype=pl.String),
+        pl.format("{}={}", pl.lit(cols["line_item_type"]), text["line_item_type"]),
+    )
     sp_types = ("SavingsPlanCoveredUsage", "SavingsPlanRecurringFee", "SavingsPlanUpfrontFee")
     ri = is_type("DiscountedUsage", "RIFee") | (is_type("Fee") & text["ri_arn"].is_not_null())
     commitment_id = pl.when(is_type(*sp_types)).then(text["sp_arn"]).when(ri).then(text["ri_arn"])
