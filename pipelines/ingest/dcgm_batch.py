@@ -94,9 +94,15 @@ def _layout(path: Path) -> tuple[tuple[str, ...], tuple[str, ...], int] | None:
     if any(present[k] is None for k in ("timestamp", "hostname", "gpu")):
         return None
     ts = types[present["timestamp"]]
-    if not (arrow.is_timestamp(ts) and _integer(types[present["gpu"]]) and _text(types["metric"])
-            and (_integer(types["value"]) or arrow.is_float32(types["value"]) or arrow.is_float64(types["value"]))
-            and all(_text(types[name]) or _integer(types[name]) for name in present.values() if name
+
+    def text(t: pa.DataType) -> bool:
+        t = t.value_type if arrow.is_dictionary(t) else t
+        return arrow.is_string(t) or arrow.is_large_string(t) or arrow.is_string_view(t)
+
+    integer = arrow.is_integer
+    if not (arrow.is_timestamp(ts) and integer(types[present["gpu"]]) and text(types["metric"])
+            and (integer(types["value"]) or arrow.is_float32(types["value"]) or arrow.is_float64(types["value"]))
+            and all(text(types[name]) or integer(types[name]) for name in present.values() if name
                     and name not in (present["timestamp"], present["gpu"]))):
         return None
     column = {ours: _quoted(name) for ours, name in present.items() if name}
@@ -111,20 +117,6 @@ def _layout(path: Path) -> tuple[tuple[str, ...], tuple[str, ...], int] | None:
                '"metric" AS metric', '"value" AS value')
     used = [name for name in present.values() if name] + ["metric", "value"]
     return columns, tuple(f"{name}: {types[name]}" for name in used), meta.num_rows
-
-
-def _integer(t: pa.DataType) -> bool:
-    from pyarrow import types as arrow
-
-    return arrow.is_integer(t)
-
-
-def _text(t: pa.DataType) -> bool:
-    from pyarrow import types as arrow
-
-    if arrow.is_dictionary(t):
-        t = t.value_type
-    return arrow.is_string(t) or arrow.is_large_string(t) or arrow.is_string_view(t)
 
 
 def _quoted(name: str) -> str:
