@@ -11,7 +11,7 @@ SEED   ?= 7
 END    := $(shell date -u -d "$(START) +$$(( $(DAYS) - 1 )) days" +%F)
 export DAGSTER_HOME := $(CURDIR)/dagster_home
 
-.PHONY: setup demo test clean bench bench-cur system-deps
+.PHONY: setup demo ui test clean bench bench-cur system-deps
 
 $(BIN)/gpuledger: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,13 @@ demo: setup
 	@echo "  open one in a browser, e.g.  xdg-open data/reports/pretrain/$(shell echo $(END) | cut -c1-7).html"
 	@echo
 	@echo "Finance SQL against the published warehouse:  $(BIN)/gpuledger query \"SELECT * FROM finance.reconciliation_daily\""
-	@echo "Open the same definitions in the Dagster UI:   DAGSTER_HOME=$(DAGSTER_HOME) $(BIN)/dagster dev"
+	@echo "Open the same definitions in the Dagster UI:   make ui   (then http://127.0.0.1:$(UI_PORT))"
+
+# The Dagster UI (webserver and daemon) over the demo's landing zone, config and warehouse; Ctrl-C stops it.
+UI_PORT ?= 3000
+ui: setup
+	@test -d $(DEMO)/landing || { echo "no demo landing zone at $(DEMO)/landing: run make demo first"; exit 2; }
+	$(BIN)/gpuledger ui --landing $(DEMO)/landing --config $(DEMO)/gpuledger.yaml --port $(UI_PORT)
 
 # The tests run on every core (pytest-xdist); a file's tests stay on one worker, so the ledger a module
 # builds once is built once. TEST_WORKERS=0 runs them in this process.

@@ -46,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--engine", choices=("duckdb", "spark"),
                      help="where the intermediate tables and marts are computed (default: the config's `engine`, "
                           "else duckdb; docs/spark.md)")
+    run.add_argument("--accept-removed-sources", action="store_true",
+                     help="let a source whose every landed file is gone from the landing zone take its rows out "
+                          "(refused without it: a moved or unmounted folder looks the same)")
 
     query = sub.add_parser("query", help="run read-only SQL against the published warehouse")
     query.add_argument("sql")
@@ -97,9 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     alerts.add_argument("--config", type=Path, help="with --deliver or --live: organisation config YAML "
                                                      "(default: $GPULEDGER_CONFIG)")
 
-    from pipelines.cli import collect
+    from pipelines.cli import collect, ui
 
     collect.add_parser(sub)
+    ui.add_parser(sub)
 
     config = sub.add_parser("config", help="the organisation config")
     config_kinds = config.add_subparsers(dest="kind", required=True)
@@ -127,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         return _alerts(args)
     if args.command == "collect":
         return collect.run(args)
+    if args.command == "ui":
+        return ui.run(args)
     return _run(args)
 
 
@@ -192,6 +198,10 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     # Resources read these when the definitions load, so set them first.
     os.environ["GPULEDGER_LANDING"] = str(args.landing.resolve())
+    if args.accept_removed_sources:
+        from pipelines.ingest.landing import ACCEPT_REMOVED_ENV
+
+        os.environ[ACCEPT_REMOVED_ENV] = "1"
     if args.config:
         os.environ["GPULEDGER_CONFIG"] = str(args.config.resolve())
     os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / "dagster_home"))

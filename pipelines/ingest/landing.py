@@ -11,6 +11,7 @@ Bill sources are deliveries: which of their files count is the delivery rule's t
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +28,48 @@ from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import run_sql, sql, transaction
 
 HIVE_DAY = re.compile(r"(?:^|/)day=(\d{4}-\d{2}-\d{2})(?:/|$)")
+# Set (to 1) by `gpuledger run --accept-removed-sources`: a source whose every file is gone may drop its rows.
+ACCEPT_REMOVED_ENV = "GPULEDGER_ACCEPT_REMOVED_SOURCES"
+
+
+class LandingUnusable(RuntimeError):
+    """The landing zone cannot be read as it stands, and reading it would remove rows: nothing is done."""
+
+
+def check_landing_root(root: Path) -> Path:
+    """The landing zone a reader is about to compare with the warehouse. A root that is missing or
+    holds no file is a wrong path (an unset GPULEDGER_LANDING, an unmounted share), never "every file
+    deleted": reading it would take every landed file's rows out."""
+    if not root.is_dir():
+        raise LandingUnusable(f"the landing zone {root} does not exist: set GPULEDGER_LANDING (or --landing) to "
+                              f"the folder the exporters write to; nothing was read or removed")
+    if not _holds_a_file(root):
+        raise LandingUnusable(f"the landing zone {root} holds no file: set GPULEDGER_LANDING (or --landing) to "
+                              f"the folder the exporters write to; nothing was read or removed")
+    return root
+
+
+def _holds_a_file(folder: Path) -> bool:
+    for entry in os.scandir(folder):
+        if entry.is_file() or (entry.is_dir() and _holds_a_file(Path(entry.path))):
+            return True
+    return False
+
+
+def check_not_vanished(root: Path, source: "Source", landed: Iterable[str]) -> None:
+    """Refuses to take out a source's rows when every file it was read from is gone at once: that is a
+    moved or unmounted folder far more often than a deliberate removal, which has to be said
+    (`gpuledger run --accept-removed-sources`). Files gone one by one are removals as usual."""
+    landed = sorted(landed)
+    if not landed or os.environ.get(ACCEPT_REMOVED_ENV) == "1":
+        return
+    if any((root / rel).exists() for rel in landed):
+        return
+    raise LandingUnusable(
+        f"every file of source {source.name} the warehouse took in ({len(landed)}, e.g. {landed[0]}) is gone "
+        f"from the landing zone {root}; their rows are kept. If the landing zone is right and they were "
+        f"removed on purpose, run again with `gpuledger run --accept-removed-sources` "
+        f"({ACCEPT_REMOVED_ENV}=1)")
 
 
 @dataclass(frozen=True)
@@ -114,7 +157,11 @@ def sync(
 ) -> SyncReport:
     """Reads every new or changed file of `source` into staging, each in its own transaction;
     unchanged files are skipped. For bills, the delivery rule decides which files are staged, over all
-    of the source's files whatever `day` is."""
+    of the source's files whatever `day` is. A missing or empty root, or a source whose every file is
+    gone, is refused before anything is removed (LandingUnusable)."""
+    check_landing_root(root)
+    check_not_vanished(root, source, (f for (f,) in con.execute(
+        "SELECT file FROM ops.landed_files WHERE source = $source", {"source": source.name}).fetchall()))
     if source.delivered:
         from pipelines.ingest.bill_deliveries import sync_bills  # it builds on this module
 

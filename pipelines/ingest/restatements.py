@@ -19,7 +19,7 @@ import duckdb
 from pipelines.ingest.deliveries import CURRENT
 from pipelines.ingest.bill_deliveries import Recorded, delivery_state, per_day, recorded
 from pipelines.lib.config import OrgConfig
-from pipelines.ingest.landing import Source
+from pipelines.ingest.landing import Source, check_landing_root, check_not_vanished
 from pipelines.lib.publish import published_path
 from pipelines.lib.sandbox import open_read_only
 
@@ -33,8 +33,11 @@ class DayChange:
 
 def bill_days_to_rerun(root: Path, source: Source, cfg: OrgConfig) -> list[DayChange]:
     """Each day whose bill, by the landing's bill files now, differs from what the published warehouse
-    took in; with the files whose arrival, change, supersession or removal touches it."""
+    took in; with the files whose arrival, change, supersession or removal touches it. A missing or
+    empty landing zone, or a source whose every file is gone, raises LandingUnusable: no day re-runs."""
+    check_landing_root(root)
     known = _published(source)
+    check_not_vanished(root, source, known)
     state = delivery_state(root, source, cfg, known, keep_bytes=0)
     now = {rel: f for rel, f in state.found.items() if state.decisions[rel].status == CURRENT}
 

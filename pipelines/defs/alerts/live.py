@@ -9,6 +9,7 @@ import os
 import dagster as dg
 
 from pipelines.alerts.live import run_live
+from pipelines.ingest.landing import check_landing_root
 from pipelines.lib.config import load_config
 from pipelines.lib.resources import LandingZone
 
@@ -21,7 +22,7 @@ def live_interval_seconds() -> int:
 @dg.sensor(minimum_interval_seconds=live_interval_seconds(), default_status=dg.DefaultSensorStatus.RUNNING)
 def live_alerts_sensor(context: dg.SensorEvaluationContext, landing: LandingZone) -> dg.SkipReason:
     """Raises hung jobs and step-time regressions from today's newest landing files, as of now."""
-    result = run_live(landing.path, landing.org_config(), run_id=f"sensor live_alerts_sensor {context.cursor or ''}")
+    result = run_live(check_landing_root(landing.path), landing.org_config(), run_id=f"sensor live_alerts_sensor {context.cursor or ''}")
     context.update_cursor(result.as_of.isoformat())
     new = ", ".join(f"{n} {kind}" for kind, n in result.raised.items() if n) or "nothing new"
     return dg.SkipReason(f"as of {result.as_of:%Y-%m-%d %H:%M} UTC: {result.files_read} landing files read, raised {new}")
