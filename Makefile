@@ -13,9 +13,20 @@ export DAGSTER_HOME := $(CURDIR)/dagster_home
 
 .PHONY: setup demo ui test clean bench bench-cur system-deps
 
+# The runtime alone for the demo and the UI; the test tools and pyspark (`.[dev]`) only for `make test`,
+# pyspark alone (`.[spark]`) for `make bench ENGINE=spark`.
+PIP := $(BIN)/pip install --quiet --disable-pip-version-check
 $(BIN)/gpuledger: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PIP) -e .
+	touch $@
+
+$(VENV)/.dev: $(BIN)/gpuledger
+	$(PIP) -e '.[dev]'
+	touch $@
+
+$(VENV)/.spark: $(BIN)/gpuledger
+	$(PIP) -e '.[spark]'
 	touch $@
 
 setup: $(BIN)/gpuledger
@@ -43,7 +54,7 @@ ui: setup
 # The tests run on every core (pytest-xdist); a file's tests stay on one worker, so the ledger a module
 # builds once is built once. TEST_WORKERS=0 runs them in this process.
 TEST_WORKERS ?= auto
-test: setup
+test: $(VENV)/.dev
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 # The system packages tests use (each test skips with one line without its package): Chromium renders
@@ -70,7 +81,7 @@ clean:
 
 SCALE ?= 1
 # REUSE=1 keeps the landing zone the last bench of this SCALE simulated
-bench: setup
+bench: setup $(if $(filter spark,$(ENGINE)),$(VENV)/.spark)
 	$(BIN)/python -m pipelines.bench --scale $(SCALE) $(if $(REUSE),--reuse-landing) $(if $(ENGINE),--engine $(ENGINE))
 
 # inspect vs the FinOps focus-converter on a replicated real CUR of ROWS rows (files under /tmp)
