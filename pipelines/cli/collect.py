@@ -10,8 +10,9 @@ import json
 import os
 import sys
 import time
-from datetime import date
 from pathlib import Path
+
+from pipelines.lib.dates import day_argument
 
 # test hook: seconds to sleep after each file, so a test can kill a collect between two files
 PAUSE_ENV = "GPULEDGER_COLLECT_PAUSE_SECONDS"
@@ -24,15 +25,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     dcgm.add_argument("--landing", required=True, type=Path)
     dcgm.add_argument("--prometheus", metavar="URL", help="base URL, e.g. http://prometheus:9090 "
                       "(default: collect.prometheus.url of the config)")
-    dcgm.add_argument("--start", required=True, type=date.fromisoformat, help="first UTC day, YYYY-MM-DD")
-    dcgm.add_argument("--end", type=date.fromisoformat, help="last UTC day, inclusive (default: --start)")
+    dcgm.add_argument("--start", required=True, type=day_argument, help="first UTC day, YYYY-MM-DD")
+    dcgm.add_argument("--end", type=day_argument, help="last UTC day, inclusive (default: --start)")
     dcgm.add_argument("--config", type=Path, help="organisation config YAML (default: $GPULEDGER_CONFIG, else defaults)")
     dcgm.add_argument("--json", action="store_true", help="one JSON object per day, a line each")
     slurm = kinds.add_parser(
         "slurm", help="sacct -> LANDING/scheduler/slurm/CLUSTER/, a file per UTC day, with a watermark")
     slurm.add_argument("--landing", required=True, type=Path)
     slurm.add_argument("--cluster", required=True, help="the Slurm ClusterName (also the landing folder)")
-    slurm.add_argument("--since", type=date.fromisoformat,
+    slurm.add_argument("--since", type=day_argument,
                        help="first UTC day to collect (default: the watermark less collect.slurm.lookback_hours)")
     slurm.add_argument("--config", type=Path, help="organisation config YAML (default: $GPULEDGER_CONFIG, else defaults)")
 

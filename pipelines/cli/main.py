@@ -9,6 +9,8 @@ import sys
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
+from pipelines.lib.dates import day_argument
+
 from pipelines.lib.warehouse import PROJECT_ROOT
 
 # Money is shown beside its billing currency and never summed across currencies.
@@ -25,11 +27,12 @@ EXAMPLE_QUERIES = [
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpuledger", description="GPU cost ledger for LLM training.")
+    parser.add_argument("--version", action="version", version=f"gpuledger {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     sim = sub.add_parser("simulate", help="write a simulated fleet's landing zone and its ground truth")
     sim.add_argument("--out", required=True, type=Path)
-    sim.add_argument("--start", required=True, type=date.fromisoformat)
+    sim.add_argument("--start", required=True, type=day_argument)
     sim.add_argument("--days", required=True, type=int)
     sim.add_argument("--nodes", type=int, default=16)
     sim.add_argument("--seed", type=int, default=7)
@@ -41,8 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--landing", required=True, type=Path)
     run.add_argument("--warehouse", type=Path)
     run.add_argument("--config", type=Path, help="organisation config YAML (default: built-in defaults)")
-    run.add_argument("--start", required=True, type=date.fromisoformat)
-    run.add_argument("--end", type=date.fromisoformat, help="last day, inclusive (default: --start)")
+    run.add_argument("--start", required=True, type=day_argument)
+    run.add_argument("--end", type=day_argument, help="last day, inclusive (default: --start)")
     run.add_argument("--engine", choices=("duckdb", "spark"),
                      help="where the intermediate tables and marts are computed (default: the config's `engine`, "
                           "else duckdb; docs/spark.md)")
@@ -71,8 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     export = sub.add_parser("export", help="export the ledger's attribution")
     export_kinds = export.add_subparsers(dest="kind", required=True)
     focus = export_kinds.add_parser("focus", help="FOCUS 1.3 split-cost allocation rows")
-    focus.add_argument("--start", required=True, type=date.fromisoformat)
-    focus.add_argument("--end", type=date.fromisoformat, help="last day, inclusive (default: --start)")
+    focus.add_argument("--start", required=True, type=day_argument)
+    focus.add_argument("--end", type=day_argument, help="last day, inclusive (default: --start)")
     focus.add_argument("--out", required=True, type=Path, help="FILE.csv or FILE.parquet")
     focus.add_argument("--warehouse", type=Path, help="the live warehouse (default: $GPULEDGER_WAREHOUSE or data/warehouse.duckdb)")
 
@@ -134,6 +137,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "ui":
         return ui.run(args)
     return _run(args)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gpuledger")
+    except PackageNotFoundError:
+        return "(not installed: run from a source tree)"
 
 
 def _config_check(args: argparse.Namespace) -> int:
@@ -386,14 +398,19 @@ def _print_ignored(ignored: list[dict]) -> None:
 def _report(args: argparse.Namespace) -> int:
     from pipelines.lib.publish import published_path
     from pipelines.lib.sandbox import open_read_only
-    from pipelines.reports import DEFAULT_REPORTS, period_of, write_team_report
+    from pipelines.reports import DEFAULT_REPORTS, check_report_request, period_of, write_team_report
 
+    try:  # what was typed first: a bad date is named before a missing warehouse
+        start, end, label = period_of(args.day, args.month)
+    except ValueError as err:
+        print(f"report failed: {err}", file=sys.stderr)
+        return 2
     path = args.warehouse or published_path()
     if not _readable(path):
         return 2
     try:
-        start, end, label = period_of(args.day, args.month)
         with open_read_only(path) as con:
+            check_report_request(con, args.team, start, end)
             paths = write_team_report(con, args.team, start, end, label, args.out or DEFAULT_REPORTS)
     except (ValueError, RuntimeError) as err:
         print(f"report failed: {err}", file=sys.stderr)

@@ -33,3 +33,17 @@ def file_name(text: str) -> str:
 def asset_name(text: str) -> str:
     """A Dagster asset name part for `text`: itself when it is plain, else its safe part and a hash."""
     return text if _ASSET_SAFE.fullmatch(text) else _hashed(text, "A-Za-z0-9_")
+
+
+def unknown_name(kind: str, typed: str, known: list[str], where: str) -> str:
+    """The sentence for a name a person typed that is not there: the closest known one, else them all
+    (or the first twenty), e.g. "no team 'pretrian' in the ledger — did you mean 'pretrain'?"."""
+    import difflib
+
+    close = difflib.get_close_matches(typed, known, n=1, cutoff=0.6)
+    if close:
+        return f"no {kind} {typed!r} in {where} — did you mean {close[0]!r}?"
+    if not known:
+        return f"no {kind} {typed!r} in {where}: it has none yet"
+    shown = ", ".join(sorted(known)[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+    return f"no {kind} {typed!r} in {where}; it has: {shown}"

@@ -11,7 +11,8 @@ import re
 from calendar import monthrange
 from datetime import date, timedelta
 
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+from pipelines.lib.dates import parse_day
+
 _MONTH = re.compile(r"(\d{4})-(\d{2})")
 # A label names a report file: refuse anything that could climb out of the team's folder.
 _SAFE_LABEL = re.compile(r"\d{4}-\d{2}(?:-\d{2})?")
@@ -30,12 +31,7 @@ def period_of(day: str | None, month: str | None) -> tuple[date, date, str]:
     if day is None and month is None:
         raise ValueError("give the report's period: a day (YYYY-MM-DD) or a month (YYYY-MM)")
     if day is not None:
-        if not _DAY.fullmatch(day):
-            raise ValueError(f"day {day!r} is not a date written YYYY-MM-DD, e.g. 2026-11-01")
-        try:
-            d = date.fromisoformat(day)
-        except ValueError as err:
-            raise ValueError(f"day {day!r} is not a calendar date ({err})") from None
+        d = parse_day(day)
         return d, d, d.isoformat()
     m = _MONTH.fullmatch(month)
     if not m:

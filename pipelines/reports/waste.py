@@ -31,7 +31,7 @@ import duckdb
 
 from pipelines.lib.atomic import replace_atomically
 from pipelines.lib.csv_cells import guard
-from pipelines.lib.names import file_name
+from pipelines.lib.names import file_name, unknown_name
 from pipelines.reports import data, html_page, markdown
 from pipelines.reports.fmt import plain_decimal
 from pipelines.reports.period import check_label, period_of
@@ -62,6 +62,19 @@ def write_team_report(con: duckdb.DuckDBPyConnection, team: str, start: date, en
         # a reader (a browser refreshing, a Dagster sensor) sees the old report or the new one, never half
         replace_atomically(path, lambda tmp, text=text: tmp.write_text(text, encoding="utf-8"))
     return paths
+
+
+def check_report_request(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date) -> None:
+    """A report a person asked for by name and period is of a team and days the ledger has: a typo or a
+    day outside the data is a ValueError naming what there is, never a report of nothing."""
+    teams = [t for (t,) in con.execute("SELECT DISTINCT team FROM marts.fct_cost_daily ORDER BY 1").fetchall()]
+    if team not in teams:
+        raise ValueError(unknown_name("team", team, teams, "the ledger"))
+    first, last = con.execute("SELECT min(day), max(day) FROM marts.fct_cost_daily WHERE team = $team",
+                              {"team": team}).fetchone()
+    if end < first or start > last:
+        period = start.isoformat() if start == end else f"{start} to {end}"
+        raise ValueError(f"team {team!r} has no ledger day in {period}: its days run from {first} to {last}")
 
 
 def ledger_csv(report: data.Report) -> str:

@@ -70,3 +70,32 @@ def test_report_command_writes_the_three_files(tmp_path, simulated_ledger):
     assert ok.stdout.split() == [str(tmp_path / "out" / "pretrain" / f"2026-11-02.{ext}") for ext in ("html", "md", "csv")]
     bad = _gpuledger("report", "--team", "pretrain", "--month", "2026-13", "--warehouse", str(published))
     assert bad.returncode == 2 and "report failed" in bad.stderr
+
+
+def test_a_report_of_a_team_or_day_the_ledger_lacks_is_refused_naming_what_it_has(tmp_path, simulated_ledger):
+    published = simulated_ledger.warehouse.with_name(f"{simulated_ledger.warehouse.stem}.published.duckdb")
+    typo = _gpuledger("report", "--team", "pretrian", "--day", "2026-11-02", "--warehouse", str(published),
+                      "--out", str(tmp_path))
+    assert typo.returncode == 2
+    assert typo.stderr.strip() == "report failed: no team 'pretrian' in the ledger — did you mean 'pretrain'?"
+    unknown = _gpuledger("report", "--team", "zzz", "--day", "2026-11-02", "--warehouse", str(published))
+    assert unknown.returncode == 2 and "no team 'zzz' in the ledger; it has: " in unknown.stderr
+    assert "pretrain" in unknown.stderr
+    outside = _gpuledger("report", "--team", "pretrain", "--day", "2026-12-01", "--warehouse", str(published),
+                         "--out", str(tmp_path))
+    assert outside.returncode == 2
+    assert outside.stderr.strip() == ("report failed: team 'pretrain' has no ledger day in 2026-12-01: its days run "
+                                      "from 2026-11-02 to 2026-11-03")
+    assert not any(tmp_path.iterdir())  # no report of nothing
+
+
+def test_every_command_words_a_bad_date_the_same_way_and_says_its_version():
+    wording = "day '11/01/2026' is not a date written YYYY-MM-DD, e.g. 2026-11-01"
+    for args in (("run", "--landing", ".", "--start", "11/01/2026"), ("report", "--team", "t", "--day", "11/01/2026"),
+                 ("export", "focus", "--start", "11/01/2026", "--out", "x.csv"),
+                 ("simulate", "--out", "x", "--start", "11/01/2026", "--days", "1"),
+                 ("collect", "dcgm", "--landing", ".", "--start", "11/01/2026")):
+        out = _gpuledger(*args)
+        assert out.returncode == 2 and wording in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
+    version = _gpuledger("--version")
+    assert version.returncode == 0 and re.fullmatch(r"gpuledger \d+\.\d+\.\d+\S*\n", version.stdout)
