@@ -61,7 +61,7 @@ def test_top_level_must_be_a_mapping(tmp_path):
 
 
 def test_defaults_and_shorthands(tmp_path):
-    cfg = _load(tmp_path, "default_currency: eur\nbudgets: {p1: 100, p2: {amount: '2.50', currency: usd}}\n"
+    cfg = _load(tmp_path, "default_currency: EUR\nbudgets: {p1: 100, p2: {amount: '2.50', currency: USD}}\n"
                           "fx: {rates: [{currency: EUR, month: 2026-11, rate: '1.08', source: ECB}]}\n")
     assert cfg.default_currency == "EUR"
     assert cfg.budgets["p1"].amount == Decimal(100) and cfg.budgets["p1"].currency == "EUR"
