@@ -33,7 +33,7 @@ WITHDRAWN: dict[str, str] = {
     "ANG": "XCG", "BGN": "EUR", "CUC": "CUP", "HRK": "EUR", "SLL": "SLE", "ZWL": "ZWG",
     "VEF": "VES", "MRO": "MRU", "STD": "STN", "BYR": "BYN", "LTL": "EUR", "LVL": "EUR",
 }
-NOT_A_CURRENCY: dict[str, str] = {"XTS": "reserved for testing", "XXX": "the code for no currency"}
+NOT_A_CURRENCY: dict[str, str] = {"XTS": "code reserved for testing", "XXX": "code for no currency"}
 
 
 def check_currency(code: object) -> str | None:
@@ -51,6 +51,8 @@ def check_currency(code: object) -> str | None:
                 f"did you mean {WITHDRAWN[folded]}?")
     if folded in NOT_A_CURRENCY:
         return f"{code!r} is ISO 4217's {NOT_A_CURRENCY[folded]}, not a currency an amount can be in"
-    close = difflib.get_close_matches(folded, sorted(ISO_4217), n=1, cutoff=0.6)
+    # letters swapped (UDS) first, then the closest spelling
+    swapped = sorted(c for c in ISO_4217 if sorted(c) == sorted(folded))
+    close = swapped[:1] or difflib.get_close_matches(folded, sorted(ISO_4217), n=1, cutoff=0.6)
     hint = f": did you mean {close[0]}?" if close else " (three upper-case letters, e.g. USD, EUR, JPY)"
     return f"{code!r} is not an ISO 4217 currency code{hint}"

@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from pipelines.lib.alert_channels import AlertActions, AlertChannels, RetryConfig
 from models.currencies import check_currency
 from pipelines.lib.config_section import Money
 from pipelines.lib.config_section import Section as _Section
-from pipelines.lib.strict_yaml import StrictYamlError, load_yaml, read_yaml_text
+from pipelines.lib.strict_yaml import StrictYamlError, dump_yaml, load_yaml, read_yaml_text
 
 DEFAULT_TAG_KEYS: dict[str, list[str]] = {
     "project": ["project", "Project", "user:project"],
@@ -525,7 +524,7 @@ class OrgConfig(_Section):
 
     def as_yaml(self) -> str:
         """The config as it will be used, every default filled in."""
-        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+        return dump_yaml(self.model_dump(mode="json"))
 
 
 def _filled_currency(data: dict) -> str:

@@ -13,7 +13,8 @@ PyYAML's safe loader is safe against code execution, not against a file that lie
   ends in a sentence rather than an exhausted machine.
 
 `load_yaml(text, source=...)` gives the data and the line of each key path (for error messages);
-`read_yaml_text(path)` reads a file within the byte limit. Both raise StrictYamlError, a ValueError
+`read_yaml_text(path)` reads a file within the byte limit; `dump_yaml(data)` writes YAML this reader
+takes back (PyYAML's dumper writes an object met twice as an anchor and an alias). Both raise StrictYamlError, a ValueError
 with the `line` (1-based, 0 when the whole document is meant) and the `problem` sentence apart.
 """
 
@@ -84,6 +85,16 @@ def load_yaml(text: str, source: str | Path | None = None, *, max_bytes: int = M
         loader.dispose()
 
 
+class _NoAliasDumper(yaml.SafeDumper):
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def dump_yaml(data: Any) -> str:
+    """`data` as block YAML, keys in their order, every value written out where it is (no anchors)."""
+    return yaml.dump(data, Dumper=_NoAliasDumper, sort_keys=False, allow_unicode=True)
+
+
 def _line(node_or_event: Any) -> int:
     return node_or_event.start_mark.line + 1
 
@@ -106,7 +117,7 @@ class _StrictLoader(yaml.SafeLoader):
                                   "write each value out where it is used", _line(event))
         self.nodes += 1
         if self.nodes > self.max_nodes:
-            raise StrictYamlError(f"the document has more than {self.max_nodes:,} values, the limit of a YAML file "
+            raise StrictYamlError(f"the document has more than {self.max_nodes:,} keys, values, lists and mappings, the limit of a YAML file "
                                   "gpuledger reads", _line(event))
         self.depth += 1
         try:
