@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import difflib
 from datetime import date
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
