@@ -170,3 +170,24 @@ def test_the_reader_gives_the_duplicate_free_parse_or_names_the_duplicate(pairs,
         return
     assert anchor_at is None and not duplicates, text
     assert doc.data == yaml.safe_load(text)  # no duplicates: exactly what PyYAML itself reads
+
+
+def test_every_yaml_gpuledger_reads_goes_through_the_strict_reader():
+    # PyYAML's own readers are last-wins on a duplicate key and follow aliases: only strict_yaml may call them
+    import ast
+
+    from tests.conftest import PROJECT_ROOT
+
+    readers = {"load", "safe_load", "full_load", "unsafe_load", "load_all", "safe_load_all", "compose",
+               "compose_all", "parse", "SafeLoader", "FullLoader", "Loader", "CSafeLoader", "CLoader", "BaseLoader"}
+    found = []
+    for folder in ("pipelines", "models", "simulator"):
+        for path in sorted((PROJECT_ROOT / folder).rglob("*.py")):
+            if path.name == "strict_yaml.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "yaml"
+                        and node.attr in readers) or (isinstance(node, ast.ImportFrom) and node.module == "yaml"
+                             and any(a.name in readers for a in node.names)):
+                    found.append(f"{path.relative_to(PROJECT_ROOT)}:{node.lineno}")
+    assert not found, found
