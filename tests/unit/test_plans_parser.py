@@ -107,3 +107,13 @@ def test_a_plan_over_the_byte_limit_is_one_row(tmp_path):
     out = parsed(tmp_path, EXAMPLE + "#" * (1 << 20) + "\n")
     assert out.rejects["row_ref"].to_list() == ["file"]
     assert "over the 1,048,576-byte limit" in out.rejects["reason"][0]
+
+
+def test_the_plan_command_refuses_a_duplicate_key_naming_file_and_lines(tmp_path, capsys, monkeypatch):
+    from pipelines.cli import main
+
+    monkeypatch.delenv("GPULEDGER_CONFIG", raising=False)
+    path = tmp_path / "p.yaml"
+    path.write_text(EXAMPLE + "tokens: 1.0e9\n", encoding="utf-8")
+    assert main(["plan", str(path)]) == 2
+    assert f"{path}:15: `tokens` is given twice, on line 4 and line 15" in capsys.readouterr().err
