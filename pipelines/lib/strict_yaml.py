@@ -66,7 +66,7 @@ def load_yaml(text: str, source: str | Path | None = None, *, max_bytes: int = M
     size = len(text.encode("utf-8"))
     if size > max_bytes:
         raise StrictYamlError(f"a YAML document of {size:,} bytes is over the {max_bytes:,}-byte limit", 0, source)
-    loader = _StrictLoader(text, max_nodes, max_depth)
+    loader = _LOADER(text, max_nodes, max_depth)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -99,23 +99,11 @@ def _line(node_or_event: Any) -> int:
     return node_or_event.start_mark.line + 1
 
 
-if yaml.__with_libyaml__:
-    import yaml._yaml as _yaml_c
+class _StrictChecks:
+    """The checks of this module, mixed in before a PyYAML safe loader's classes (libyaml's parser or
+    PyYAML's own, below): composing refuses anchors, aliases and the limits; constructing a mapping
+    refuses merge keys and a key given twice."""
 
-    class _Loader(yaml.composer.Composer, _yaml_c.CParser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
-        """libyaml's parser (its events come 17 times faster than PyYAML's own scanner gives them: a 1 MiB
-        file in a third of a second) under PyYAML's Python composer, whose compose_node is checked below."""
-
-        def __init__(self, text: str):
-            _yaml_c.CParser.__init__(self, text)
-            yaml.composer.Composer.__init__(self)
-            yaml.constructor.SafeConstructor.__init__(self)
-            yaml.resolver.Resolver.__init__(self)
-else:  # pragma: no cover - PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
-
-
-class _StrictLoader(_Loader):
     def __init__(self, text: str, max_nodes: int, max_depth: int):
         super().__init__(text)
         self.max_nodes, self.max_depth = max_nodes, max_depth
@@ -133,8 +121,8 @@ class _StrictLoader(_Loader):
                                   "write each value out where it is used", _line(event))
         self.nodes += 1
         if self.nodes > self.max_nodes:
-            raise StrictYamlError(f"the document has more than {self.max_nodes:,} keys, values, lists and mappings, the limit of a YAML file "
-                                  "gpuledger reads", _line(event))
+            raise StrictYamlError(f"the document has more than {self.max_nodes:,} keys, values, lists and mappings, "
+                                  "the limit of a YAML file gpuledger reads", _line(event))
         self.depth += 1
         try:
             if self.depth > self.max_depth:
@@ -188,3 +176,29 @@ def _walk(root: yaml.Node) -> tuple[dict[int, tuple], dict[tuple, int]]:
                 lines[(*at, i)] = _line(item)
                 stack.append((item, (*at, i)))
     return paths, lines
+
+
+class _PurePythonLoader(_StrictChecks, yaml.SafeLoader):
+    pass
+
+
+if yaml.__with_libyaml__:
+    import yaml._yaml as _libyaml
+
+    class _LibyamlSafeLoader(yaml.composer.Composer, _libyaml.CParser, yaml.constructor.SafeConstructor,
+                             yaml.resolver.Resolver):
+        """libyaml's parser (its events come 17 times faster than PyYAML's own scanner gives them) under
+        PyYAML's Python composer, so that compose_node is the checked one."""
+
+        def __init__(self, text: str):
+            _libyaml.CParser.__init__(self, text)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+    class _LibyamlLoader(_StrictChecks, _LibyamlSafeLoader):
+        pass
+
+    _LOADER: type = _LibyamlLoader
+else:  # PyYAML built without libyaml: the same checks, slower
+    _LOADER = _PurePythonLoader

@@ -191,3 +191,18 @@ def test_every_yaml_gpuledger_reads_goes_through_the_strict_reader():
                              and any(a.name in readers for a in node.names)):
                     found.append(f"{path.relative_to(PROJECT_ROOT)}:{node.lineno}")
     assert not found, found
+
+
+@pytest.mark.parametrize("text", [
+    "a: 1\nb: 2\na: 3\n", "x: &one 1\n", "a: *x\n", "a: " + "[" * 40 + "]" * 40 + "\n", "a: [1\n",
+    "<<: {a: 1}\n", "m: {1: a, 0x1: b}\n",
+])
+def test_the_pure_python_reader_refuses_what_the_libyaml_one_does(monkeypatch, text):
+    # without libyaml, PyYAML's own parser runs under the same checks
+    from pipelines.lib import strict_yaml
+
+    fast = _error(text)
+    monkeypatch.setattr(strict_yaml, "_LOADER", strict_yaml._PurePythonLoader)
+    slow = _error(text)
+    assert (slow.line, slow.problem.split(":")[0]) == (fast.line, fast.problem.split(":")[0])
+    assert load_yaml("a: {b: [1, 2]}\n").data == {"a": {"b": [1, 2]}}
