@@ -449,16 +449,17 @@ def _plan(args: argparse.Namespace) -> int:
     import json
 
     from pipelines.cli.plan import PlanError, as_json, as_text, estimate
-    from pipelines.ingest.plans import read_plan
+    from pipelines.ingest.plans import MAX_PLAN_BYTES, read_plan
     from pipelines.lib.config import load_config
     from pipelines.lib.publish import published_path
+    from pipelines.lib.strict_yaml import StrictYamlError, read_yaml_text
 
     config = args.config or (Path(os.environ["GPULEDGER_CONFIG"]) if os.environ.get("GPULEDGER_CONFIG") else None)
     if not _valid_config(config):
         return 2
     try:
-        text = args.file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
+        text = read_yaml_text(args.file, MAX_PLAN_BYTES)
+    except (OSError, UnicodeDecodeError, StrictYamlError) as err:
         print(f"plan {args.file} cannot be read: {err}", file=sys.stderr)
         return 2
     plan, problems = read_plan(text)

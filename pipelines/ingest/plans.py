@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import difflib
 from datetime import date
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import polars as pl
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pipelines.ingest.common import QUARANTINE_SCHEMA, Parsed, clip, file_reject
-from pipelines.lib.config import _currency, yaml_key_lines
+from pipelines.lib.config import _currency
+from pipelines.lib.config_section import Money
+from pipelines.lib.strict_yaml import MAX_YAML_BYTES, StrictYamlError, load_yaml, read_yaml_text
 
 SOURCE = "plans"
-MAX_PLAN_BYTES = 1 << 20  # a plan is a few hundred bytes; a megabyte is not a plan
+MAX_PLAN_BYTES = MAX_YAML_BYTES  # a plan is a few hundred bytes; a megabyte is not a plan
 
 
 class _Strict(BaseModel):
@@ -54,7 +54,7 @@ class PlanFile(_Strict):
     dtype: str | None = Field(None, min_length=1)               # default bf16
     mfu_target: float | None = Field(None, gt=0, le=1)          # default: the config's mfu_target
     redundancy: float | None = Field(None, ge=1, le=10)         # default 1.3
-    price_per_gpu_hour: Decimal | None = Field(None, gt=0)
+    price_per_gpu_hour: Money | None = Field(None, gt=0)
     currency: str | None = None                                 # of price_per_gpu_hour; default: the config's
     checkpoint_seconds: float | None = Field(None, gt=0)
     restart_seconds: float | None = Field(None, ge=0)
@@ -94,11 +94,10 @@ def read_plan(text: str) -> tuple[PlanFile | None, list[tuple[int, str]]]:
     """The plan in `text`, or None and every problem as (line, message naming the key); line 0 when the
     problem is the whole document's."""
     try:
-        raw = yaml.safe_load(text)
-        lines = yaml_key_lines(yaml.compose(text))
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        return None, [((mark.line + 1) if mark else 0, f"not valid YAML: {' '.join(str(err).split())}")]
+        document = load_yaml(text, max_bytes=MAX_PLAN_BYTES)
+    except StrictYamlError as err:  # not YAML, a duplicate key, an alias, over a limit
+        return None, [(err.line, err.problem)]
+    raw, lines = document.data, document.key_lines
     if not isinstance(raw, dict):
         return None, [(0, f"a plan is a mapping of keys (run_id:, model:, tokens: …), not a {type(raw).__name__}")]
     try:
@@ -146,10 +145,9 @@ def plan_frame(rows: list[dict]) -> pl.DataFrame:
 
 def parse(path: Path, file: str) -> Parsed:
     try:
-        if path.stat().st_size > MAX_PLAN_BYTES:
-            return Parsed(rows=plan_frame([]), rejects=file_reject(
-                SOURCE, file, f"a plan of {path.stat().st_size:,} bytes is over the {MAX_PLAN_BYTES:,}-byte limit"))
-        text = path.read_text(encoding="utf-8")
+        text = read_yaml_text(path, MAX_PLAN_BYTES)
+    except StrictYamlError as err:
+        return Parsed(rows=plan_frame([]), rejects=file_reject(SOURCE, file, err.problem))
     except (OSError, UnicodeDecodeError) as err:
         return Parsed(rows=plan_frame([]), rejects=file_reject(SOURCE, file, f"unreadable file: {err}"))
     plan, problems = read_plan(text)

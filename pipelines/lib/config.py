@@ -22,11 +22,13 @@ from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from pipelines.lib.alert_channels import AlertActions, AlertChannels, RetryConfig
+from models.currencies import check_currency
+from pipelines.lib.config_section import Money
 from pipelines.lib.config_section import Section as _Section
+from pipelines.lib.strict_yaml import StrictYamlError, dump_yaml, load_yaml, read_yaml_text
 
 DEFAULT_TAG_KEYS: dict[str, list[str]] = {
     "project": ["project", "Project", "user:project"],
@@ -42,16 +44,16 @@ SLURM_STATES = (
     "BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "PENDING",
     "PREEMPTED", "RUNNING", "REQUEUED", "RESIZING", "REVOKED", "SUSPENDED", "TIMEOUT",
 )
-CURRENCY = re.compile(r"^[A-Z]{3}$")
 MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 # a Slurm ClusterName as a landing folder and a sacct argument: no path separator, no leading '-'
 CLUSTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def _currency(value: str) -> str:
-    value = value.upper()
-    if not CURRENCY.match(value):
-        raise ValueError(f"{value!r} is not an ISO 4217 currency code (three letters, e.g. USD)")
+    # a code ISO 4217 does not have (or `usd` for USD) would open a currency of its own, never added up
+    problem = check_currency(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 
@@ -221,7 +223,7 @@ class LedgerConfig(_Section):
 
 
 class Budget(_Section):
-    amount: Decimal = Field(gt=0)
+    amount: Money = Field(gt=0)
     currency: str = "USD"  # written without one: the config's default_currency
 
     _check_currency = field_validator("currency")(lambda cls, v: _currency(v))
@@ -264,7 +266,7 @@ class AlertsConfig(_Section):
 class FxRate(_Section):
     currency: str
     month: str = Field(description="YYYY-MM")
-    rate: Decimal = Field(gt=0, description="units of the reporting currency per unit of `currency`")
+    rate: Money = Field(gt=0, description="units of the reporting currency per unit of `currency`")
     source: str = Field(min_length=1, description="where the rate comes from, e.g. 'ECB monthly average'")
 
     _check_currency = field_validator("currency")(lambda cls, v: _currency(v))
@@ -327,19 +329,19 @@ class _Validity(_NodeMatch):
 
 
 class RateCard(_Validity):
-    price_per_gpu_hour: Decimal = Field(ge=0, description="price of one GPU for one hour")
+    price_per_gpu_hour: Money = Field(ge=0, description="price of one GPU for one hour")
 
 
 class Contract(_Validity):
-    amount_per_month: Decimal = Field(ge=0, description="fixed amount per calendar month, spread over its hours and the matched nodes' GPUs")
+    amount_per_month: Money = Field(ge=0, description="fixed amount per calendar month, spread over its hours and the matched nodes' GPUs")
 
 
 class OwnedHardware(_NodeMatch):
-    purchase_price: Decimal = Field(ge=0, description="per node")
+    purchase_price: Money = Field(ge=0, description="per node")
     purchase_date: date
     depreciation_months: int = Field(ge=1, le=600)
-    residual: Decimal = Field(Decimal(0), ge=0)
-    facility_per_node_month: Decimal = Field(Decimal(0), ge=0)
+    residual: Money = Field(Decimal(0), ge=0)
+    facility_per_node_month: Money = Field(Decimal(0), ge=0)
 
     @model_validator(mode="after")
     def _residual_below_price(self):
@@ -351,7 +353,7 @@ class OwnedHardware(_NodeMatch):
 class HourPrice(_Section):
     from_hour: int = Field(ge=0, le=23)
     to_hour: int = Field(ge=1, le=24, description="exclusive")
-    price_per_kwh: Decimal = Field(ge=0)
+    price_per_kwh: Money = Field(ge=0)
 
     @model_validator(mode="after")
     def _ordered(self):
@@ -361,7 +363,7 @@ class HourPrice(_Section):
 
 
 class EnergyConfig(_Section):
-    price_per_kwh: Decimal = Field(Decimal(0), ge=0)
+    price_per_kwh: Money = Field(Decimal(0), ge=0)
     # prices by UTC hour of day [from_hour, to_hour); hours not listed take price_per_kwh
     hourly_prices: list[HourPrice] = Field(default_factory=list)
     pue: Decimal = Field(Decimal(1), ge=1, le=5, description="facility power / IT power")
@@ -447,7 +449,7 @@ class OrgConfig(_Section):
     def _budgets_in_full(cls, data: Any) -> Any:
         # `project: 50000` is short for `project: {amount: 50000}`, in the default currency
         if isinstance(data, dict) and isinstance(data.get("budgets"), dict):
-            currency = data.get("default_currency", "USD")
+            currency = _filled_currency(data)
             data = {**data, "budgets": {
                 k: ({"currency": currency, **v} if isinstance(v, dict) else {"amount": v, "currency": currency})
                 for k, v in data["budgets"].items()}}
@@ -458,7 +460,7 @@ class OrgConfig(_Section):
     def _costs_currency(cls, data: Any) -> Any:
         # a cost entry written without a currency is in the default currency
         if isinstance(data, dict) and isinstance(data.get("costs"), dict):
-            currency = data.get("default_currency", "USD")
+            currency = _filled_currency(data)
             costs = dict(data["costs"])
             for key in ("rate_cards", "contracts", "owned"):
                 if isinstance(costs.get(key), list):
@@ -525,7 +527,14 @@ class OrgConfig(_Section):
 
     def as_yaml(self) -> str:
         """The config as it will be used, every default filled in."""
-        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+        return dump_yaml(self.model_dump(mode="json"))
+
+
+def _filled_currency(data: dict) -> str:
+    """The currency an entry written without one takes: default_currency, when it is a valid code (else
+    its own error is the one to read, not one more per budget and cost entry that inherited it)."""
+    currency = data.get("default_currency", "USD")
+    return currency if isinstance(currency, str) and check_currency(currency.strip()) is None else "USD"
 
 
 class ConfigError(ValueError):
@@ -539,7 +548,9 @@ def load_config(path: str | Path | None) -> OrgConfig:
         return OrgConfig()
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_yaml_text(path)
+    except StrictYamlError as err:
+        raise ConfigError(f"config file {err}") from None
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist: pass --config with an existing file, or none") from None
     except (OSError, UnicodeDecodeError) as err:
@@ -553,10 +564,10 @@ def _parse_config(path: Path, text: str) -> OrgConfig:
     the config; the file is read each time, so an edit is seen at once, but the same text is parsed
     and validated once (OrgConfig is frozen, so sharing it is safe)."""
     try:
-        raw = yaml.safe_load(text)
-        lines = yaml_key_lines(yaml.compose(text))
-    except yaml.YAMLError as err:
-        raise ConfigError(f"config file {path} is not valid YAML: {err}") from None
+        document = load_yaml(text, path)
+    except StrictYamlError as err:
+        raise ConfigError(f"config file {err}") from None
+    raw, lines = document.data, document.key_lines
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -566,21 +577,6 @@ def _parse_config(path: Path, text: str) -> OrgConfig:
         return OrgConfig.model_validate(raw)
     except ValidationError as err:
         raise ConfigError("\n".join(_problems(path, err, lines, raw))) from None
-
-
-def yaml_key_lines(node: yaml.Node | None, at: tuple = ()) -> dict[tuple, int]:
-    """Each key path of the YAML document -> the 1-based line it is written on."""
-    found: dict[tuple, int] = {}
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            path = (*at, key.value)
-            found[path] = key.start_mark.line + 1
-            found.update(yaml_key_lines(value, path))
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            found[(*at, i)] = item.start_mark.line + 1
-            found.update(yaml_key_lines(item, (*at, i)))
-    return found
 
 
 def _problems(path: Path, err: ValidationError, lines: dict[tuple, int], raw: dict) -> list[str]:

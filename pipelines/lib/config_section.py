@@ -1,12 +1,35 @@
 """The base of every mapping of the organisation config (pipelines/lib/config.py and the modules of
 its larger sections): unknown keys are errors, values are immutable once loaded, an empty key means
-its default."""
+its default. `Money` is the type of every amount the config (or a run plan) gives."""
 
 from __future__ import annotations
 
-from typing import Any
+from decimal import Decimal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
+
+# The warehouse keeps money as DECIMAL(38,18) (models/landing.py MONEY; docs/landing.md#amounts-and-currencies):
+# below 1e20 in magnitude, to 1e-18. A config amount has no rounding record beside it, so one that the
+# type cannot hold exactly is refused rather than rounded, or left to fail every day's run.
+MONEY_PRECISION, MONEY_SCALE = 38, 18
+MONEY_LIMIT = Decimal(10) ** (MONEY_PRECISION - MONEY_SCALE)
+
+
+def _exact_money(value: Decimal) -> Decimal:
+    # pydantic has already refused NaN and infinities (a Decimal field allows no inf/nan). Both checks
+    # are exact: copy_abs and as_tuple do not round to the context's 28 digits as abs() and quantize do.
+    if value.copy_abs() >= MONEY_LIMIT:
+        raise ValueError(f"{value} is beyond what the books hold: an amount must be below 1e20 in magnitude")
+    _, digits, exponent = value.as_tuple()
+    significant = "".join(map(str, digits)).rstrip("0")
+    if significant and exponent + (len(digits) - len(significant)) < -MONEY_SCALE:
+        raise ValueError(f"{value} has more than {MONEY_SCALE} decimal places, the warehouse's precision "
+                         f"(DECIMAL({MONEY_PRECISION},{MONEY_SCALE})): it would be rounded")
+    return value
+
+
+Money = Annotated[Decimal, AfterValidator(_exact_money)]
 
 
 class Section(BaseModel):

@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-import yaml
+
+from pipelines.lib.strict_yaml import dump_yaml
 
 UTC = timezone.utc
 H100 = "NVIDIA H100 80GB HBM3"
@@ -222,7 +223,7 @@ class Landing:
     # --- plans ---------------------------------------------------------------------------------
     def plan(self, name: str, plan: dict | str) -> None:
         """A run plan `plans/<name>` (docs/ingest/plans.md): a mapping written as YAML, or the text itself."""
-        self.plans[name] = plan if isinstance(plan, str) else yaml.safe_dump(plan, sort_keys=False)
+        self.plans[name] = plan if isinstance(plan, str) else dump_yaml(plan)
 
     # --- write ---------------------------------------------------------------------------------
     def write(self) -> None:
@@ -265,7 +266,7 @@ class Landing:
             p = land / "plans" / name
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(text, encoding="utf-8")
-        self.config_path.write_text(yaml.safe_dump(self.config, sort_keys=False))
+        self.config_path.write_text(dump_yaml(self.config))
 
     def _write_dcgm(self, host: str, day: date) -> None:
         day0 = datetime(day.year, day.month, day.day, tzinfo=UTC)

@@ -61,7 +61,7 @@ def test_top_level_must_be_a_mapping(tmp_path):
 
 
 def test_defaults_and_shorthands(tmp_path):
-    cfg = _load(tmp_path, "default_currency: eur\nbudgets: {p1: 100, p2: {amount: '2.50', currency: usd}}\n"
+    cfg = _load(tmp_path, "default_currency: EUR\nbudgets: {p1: 100, p2: {amount: '2.50', currency: USD}}\n"
                           "fx: {rates: [{currency: EUR, month: 2026-11, rate: '1.08', source: ECB}]}\n")
     assert cfg.default_currency == "EUR"
     assert cfg.budgets["p1"].amount == Decimal(100) and cfg.budgets["p1"].currency == "EUR"
@@ -125,3 +125,103 @@ def test_engine_comes_from_the_config_and_the_command_line_overrides_it(tmp_path
     monkeypatch.setenv(ENGINE_ENV, "sparkk")
     with pytest.raises(ValueError, match="no engine: one of duckdb, spark"):
         engine_of(cfg)
+
+
+# --- issue 22: the file says one thing, and only one --------------------------------------------------
+
+def test_a_second_costs_section_is_refused_by_config_check_naming_both_lines(tmp_path, capsys):
+    # a second top-level `costs:` silently dropped the first's rate cards and owned hardware
+    from simulator.fleet import build_fleet
+    from simulator.writers_inventory import config_yaml
+
+    text = config_yaml(build_fleet(4, seed=1)) + "costs:\n  energy: {price_per_kwh: '0.1'}\n"
+    first = next(i for i, line in enumerate(text.splitlines(), 1) if line.startswith("costs:"))
+    last = len(text.splitlines()) - 1
+    path = tmp_path / "org.yaml"
+    path.write_text(text)
+    assert main(["config", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"org.yaml:{last}: `costs` is given twice, on line {first} and line {last}" in err, err
+
+
+def test_a_budget_written_twice_is_refused_not_last_wins(tmp_path):
+    message = _error(tmp_path, 'default_currency: USD\nbudgets: {llm-70b: "60000", llm-70b: "1"}\n')
+    assert "org.yaml:2: `budgets.llm-70b` is given twice on line 2" in message
+
+
+def test_a_config_with_anchors_or_over_the_size_limit_is_refused_quickly(tmp_path):
+    bomb = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+        f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi"))
+    assert "org.yaml:1: an anchor (&a) is not allowed" in _error(tmp_path, bomb)
+    assert "over the 1,048,576-byte limit" in _error(tmp_path, "teams: {}\n" + "#" * (1 << 20) + "\n")
+
+
+@pytest.mark.parametrize("text, key, line", [
+    ('budgets:\n  llm-70b: "1e400"\n', "budgets.llm-70b", 2),
+    ("budgets:\n  llm-70b: {amount: .nan}\n", "budgets.llm-70b.amount", 2),
+    ("budgets:\n  llm-70b: {amount: 1.0e+400}\n", "budgets.llm-70b.amount", 2),  # a YAML float: inf
+    ("budgets:\n  llm-70b: {amount: '100000000000000000000'}\n", "budgets.llm-70b.amount", 2),
+    ("budgets:\n  llm-70b: {amount: '0.0000000000000000001'}\n", "budgets.llm-70b.amount", 2),
+    ("costs:\n  rate_cards: [{pool: a, price_per_gpu_hour: '1e400'}]\n", "costs.rate_cards.0.price_per_gpu_hour", 2),
+    ("costs:\n  contracts: [{pool: a, amount_per_month: 'inf'}]\n", "costs.contracts.0.amount_per_month", 2),
+    ("costs:\n  owned:\n    - {pool: a, purchase_price: '1e21', purchase_date: 2026-01-01, depreciation_months: 36}\n",
+     "costs.owned.0.purchase_price", 3),
+    ("costs:\n  energy: {price_per_kwh: 'NaN'}\n", "costs.energy.price_per_kwh", 2),
+    ("fx:\n  rates: [{currency: EUR, month: 2026-11, rate: '1e30', source: ECB}]\n", "fx.rates.0.rate", 2),
+])
+def test_money_beyond_the_warehouse_decimal_is_refused_with_its_key(tmp_path, capsys, text, key, line):
+    # "1e400" passed config check and then failed every day's run
+    path = tmp_path / "org.yaml"
+    path.write_text(text)
+    assert main(["config", "check", str(path)]) == 2
+    assert f"org.yaml:{line}: `{key}`" in capsys.readouterr().err
+
+
+def test_the_largest_and_finest_amounts_the_warehouse_holds_are_accepted(tmp_path):
+    cfg = _load(tmp_path, "budgets:\n  a: '99999999999999999999.999999999999999999'\n  b: '0.000000000000000001'\n"
+                          "  c: 1.5e3\n  d: '0.10000000000000000000000'\n")
+    assert [b.amount for b in cfg.budgets.values()] == [
+        Decimal("99999999999999999999.999999999999999999"), Decimal("1e-18"), Decimal(1500), Decimal("0.1")]
+
+
+def test_the_money_limits_are_the_warehouse_money_type():
+    from models.landing import MONEY
+    from pipelines.lib.config_section import MONEY_LIMIT, MONEY_PRECISION, MONEY_SCALE
+
+    assert (MONEY.precision, MONEY.scale) == (MONEY_PRECISION, MONEY_SCALE)
+    assert MONEY_LIMIT == Decimal("1e20")
+
+
+@pytest.mark.parametrize("text, key, line", [
+    ("default_currency: XYZ\n", "default_currency", 1),
+    ("fx: {reporting_currency: ABC}\n", "fx.reporting_currency", 1),
+    ("fx:\n  rates: [{currency: QQQ, month: 2026-11, rate: '1.08', source: ECB}]\n", "fx.rates.0.currency", 2),
+    ("budgets:\n  p: {amount: 5, currency: XTS}\n", "budgets.p.currency", 2),
+    ("costs:\n  rate_cards: [{pool: a, price_per_gpu_hour: '2', currency: EUD}]\n", "costs.rate_cards.0.currency", 2),
+    ("costs:\n  contracts: [{pool: a, amount_per_month: '2', currency: ZZZ}]\n", "costs.contracts.0.currency", 2),
+    ("costs:\n  owned:\n    - {pool: a, purchase_price: '1', purchase_date: 2026-01-01, depreciation_months: 3, "
+     "currency: BGN}\n", "costs.owned.0.currency", 3),
+    ("costs:\n  energy: {price_per_kwh: '0.1', currency: usd}\n", "costs.energy.currency", 2),
+])
+def test_currencies_must_be_iso_4217_codes(tmp_path, capsys, text, key, line):
+    path = tmp_path / "org.yaml"
+    path.write_text(text)
+    assert main(["config", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"org.yaml:{line}: `{key}`" in err and "ISO 4217" in err, err
+
+
+def test_a_lower_case_currency_is_refused_with_the_code_meant(tmp_path):
+    message = _error(tmp_path, "default_currency: usd\nbudgets: {p: 5}\n")
+    assert "org.yaml:1: `default_currency`: 'usd' is not an ISO 4217 currency code as written: did you mean USD?" \
+        in message
+    assert "budgets" not in message  # the budget that took the default is not one more error
+
+
+def test_config_check_output_reads_back_as_the_same_config(tmp_path, capsys):
+    path = tmp_path / "org.yaml"
+    path.write_text("teams:\n  ml: {projects: [p1]}\ncosts:\n  rate_cards: [{pool: a, price_per_gpu_hour: '2.5'}]\n")
+    assert main(["config", "check", str(path)]) == 0
+    again = tmp_path / "again.yaml"
+    again.write_text(capsys.readouterr().out)
+    assert load_config(again) == load_config(path)

@@ -3,6 +3,7 @@ whole, each problem a row naming the file, the key and its line."""
 
 from __future__ import annotations
 
+import time
 from datetime import date
 from decimal import Decimal
 
@@ -69,3 +70,50 @@ def test_an_unreadable_file_is_one_row(tmp_path):
     path.write_bytes(b"run_id: \xff\xfe\n")
     out = plans.parse(path, "plans/p.yaml")
     assert out.rejects["row_ref"].to_list() == ["file"] and "unreadable" in out.rejects["reason"][0]
+
+
+# --- issue 22: a plan says one thing, and reading it costs little --------------------------------------
+
+@pytest.mark.parametrize("text, row_ref, words", [
+    (EXAMPLE + "gpus: 8\n", "line 15", ["`gpus` is given twice, on line 6 and line 15"]),
+    (EXAMPLE.replace("heads: 32,", "heads: 32, layers: 80,"), "line 3", ["`model.layers` is given twice on line 3"]),
+    ("shape: &s {params: 8.0e9}\n" + EXAMPLE, "line 1", ["an anchor (&s) is not allowed"]),
+    (EXAMPLE.replace("price_per_gpu_hour: 3.12", "price_per_gpu_hour: '1e400'"), "line 10",
+     ["`price_per_gpu_hour`", "below 1e20"]),
+    (EXAMPLE.replace("price_per_gpu_hour: 3.12", "price_per_gpu_hour: 3.12\ncurrency: usd"), "line 11",
+     ["`currency`", "did you mean USD?"]),
+])
+def test_duplicate_keys_anchors_and_out_of_range_money_quarantine_the_plan(tmp_path, text, row_ref, words):
+    out = parsed(tmp_path, text)
+    assert out.rows.height == 0
+    reject = next(r for r in out.rejects.to_dicts() if words[0] in r["reason"])
+    assert (reject["file"], reject["row_ref"]) == ("plans/p.yaml", row_ref), reject
+    for w in words:
+        assert w in reject["reason"], reject["reason"]
+
+
+def test_a_yaml_bomb_in_plans_is_quarantined_at_once(tmp_path):
+    # nine lines of nested aliases took `gpuledger inspect` to 11.7 GB; six here: 9^6 values if expanded
+    bomb = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+        f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcde", "bcdef"))
+    started = time.perf_counter()
+    out = parsed(tmp_path, bomb)
+    assert time.perf_counter() - started < 1
+    assert out.rejects.to_dicts()[0]["row_ref"] == "line 1"
+    assert "an anchor (&a) is not allowed" in out.rejects["reason"][0]
+
+
+def test_a_plan_over_the_byte_limit_is_one_row(tmp_path):
+    out = parsed(tmp_path, EXAMPLE + "#" * (1 << 20) + "\n")
+    assert out.rejects["row_ref"].to_list() == ["file"]
+    assert "over the 1,048,576-byte limit" in out.rejects["reason"][0]
+
+
+def test_the_plan_command_refuses_a_duplicate_key_naming_file_and_lines(tmp_path, capsys, monkeypatch):
+    from pipelines.cli import main
+
+    monkeypatch.delenv("GPULEDGER_CONFIG", raising=False)
+    path = tmp_path / "p.yaml"
+    path.write_text(EXAMPLE + "tokens: 1.0e9\n", encoding="utf-8")
+    assert main(["plan", str(path)]) == 2
+    assert f"{path}:15: `tokens` is given twice, on line 4 and line 15" in capsys.readouterr().err
