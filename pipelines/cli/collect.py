@@ -54,7 +54,7 @@ def _dcgm(args: argparse.Namespace) -> int:
         print(f"--end {args.end} is before --start {args.start}", file=sys.stderr)
         return 2
     try:
-        cfg = load_config(args.config or os.environ.get("GPULEDGER_CONFIG") or None)
+        cfg = load_config(args.config)
         settings = settings_of(cfg, args.prometheus)
         prom = client(settings)
     except (ConfigError, CollectError) as err:
@@ -94,7 +94,7 @@ def _slurm(args: argparse.Namespace) -> int:
     from pipelines.lib.config import ConfigError, load_config
 
     try:
-        cfg = load_config(args.config or os.environ.get("GPULEDGER_CONFIG") or None)
+        cfg = load_config(args.config)
     except ConfigError as err:
         print(err, file=sys.stderr)
         return 2

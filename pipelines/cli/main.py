@@ -26,6 +26,18 @@ EXAMPLE_QUERIES = [
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command; a reader that closes the pipe early (`gpuledger alerts | head`) ends it quietly,
+    with the status a Unix tool killed by SIGPIPE has, instead of a traceback."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a closed pipe shows here at the latest, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is quiet too
+        return 128 + signal.SIGPIPE
+
+
+def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpuledger", description="GPU cost ledger for LLM training.")
     parser.add_argument("--version", action="version", version=f"gpuledger {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -43,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="materialize daily partitions through Dagster")
     run.add_argument("--landing", required=True, type=Path)
     run.add_argument("--warehouse", type=Path)
-    run.add_argument("--config", type=Path, help="organisation config YAML (default: built-in defaults)")
+    run.add_argument("--config", type=Path, help="organisation config YAML (default: $GPULEDGER_CONFIG, else defaults)")
     run.add_argument("--start", required=True, type=day_argument)
     run.add_argument("--end", type=day_argument, help="last day, inclusive (default: --start)")
     run.add_argument("--engine", choices=("duckdb", "spark"),
@@ -60,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
 
     insp = sub.add_parser("inspect", help="parse every landing file and report, without writing the warehouse")
     insp.add_argument("--landing", required=True, type=Path)
-    insp.add_argument("--config", type=Path, help="organisation config YAML (cluster time zones, sacct columns)")
+    insp.add_argument("--config", type=Path, help="organisation config YAML: cluster time zones, sacct columns "
+                                                   "(default: $GPULEDGER_CONFIG, else defaults)")
     insp.add_argument("--json", action="store_true", help="one JSON object, a key per source")
 
     report = sub.add_parser("report", help="write a team's waste report (HTML, Markdown, CSV)")
@@ -114,6 +127,10 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("file", type=Path)
 
     args = parser.parse_args(argv)
+    if hasattr(args, "config") and args.command != "config":
+        from pipelines.lib.config import config_file
+
+        args.config = config_file(args.config)  # one lookup order for every command: --config, $GPULEDGER_CONFIG
     if getattr(args, "warehouse", None) and args.command in ("run", "export"):
         os.environ["GPULEDGER_WAREHOUSE"] = str(args.warehouse.resolve())
     if args.command == "simulate":
@@ -454,7 +471,7 @@ def _plan(args: argparse.Namespace) -> int:
     from pipelines.lib.publish import published_path
     from pipelines.lib.strict_yaml import StrictYamlError, read_yaml_text
 
-    config = args.config or (Path(os.environ["GPULEDGER_CONFIG"]) if os.environ.get("GPULEDGER_CONFIG") else None)
+    config = args.config
     if not _valid_config(config):
         return 2
     try:
@@ -528,7 +545,7 @@ def _deliver(args: argparse.Namespace) -> int:
     from pipelines.lib.config import load_config
     from pipelines.lib.warehouse import warehouse_path
 
-    config = args.config or (Path(os.environ["GPULEDGER_CONFIG"]) if os.environ.get("GPULEDGER_CONFIG") else None)
+    config = args.config
     if not _valid_config(config):
         return 2
     cfg = load_config(config).alerts
@@ -563,7 +580,7 @@ def _alerts_live(args: argparse.Namespace) -> int:
     if not landing.is_dir():
         print(f"no landing zone at {landing}: give --landing or set GPULEDGER_LANDING", file=sys.stderr)
         return 2
-    cfg = load_config(args.config or os.environ.get("GPULEDGER_CONFIG") or None)
+    cfg = load_config(args.config)
     as_of = args.as_of.astimezone(timezone.utc).replace(tzinfo=None) if args.as_of and args.as_of.tzinfo else args.as_of
     result = run_live(landing, cfg, args.warehouse, as_of)
     if args.json:

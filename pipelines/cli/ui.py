@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     except LandingUnusable as err:
         print(err, file=sys.stderr)
         return 2
-    config = args.config or (Path(os.environ["GPULEDGER_CONFIG"]) if os.environ.get("GPULEDGER_CONFIG") else None)
+    config = args.config
     if not _valid_config(config):
         return 2
     os.environ["GPULEDGER_LANDING"] = str(landing.resolve())

@@ -11,6 +11,8 @@ will be used, defaults filled in. docs/config.md describes every key.
 
 from __future__ import annotations
 
+import os
+
 import difflib
 import json
 import re
@@ -539,6 +541,13 @@ def _filled_currency(data: dict) -> str:
 
 class ConfigError(ValueError):
     """A config file that cannot be used, with every problem named by key, file and line."""
+
+
+def config_file(given: str | Path | None) -> Path | None:
+    """The config a command reads, the same for every command: the one given (`--config`), else
+    $GPULEDGER_CONFIG, else none (the built-in defaults)."""
+    chosen = given or os.environ.get("GPULEDGER_CONFIG")
+    return Path(chosen) if chosen else None
 
 
 def load_config(path: str | Path | None) -> OrgConfig:

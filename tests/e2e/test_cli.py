@@ -99,3 +99,25 @@ def test_every_command_words_a_bad_date_the_same_way_and_says_its_version():
         assert out.returncode == 2 and wording in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
     version = _gpuledger("--version")
     assert version.returncode == 0 and re.fullmatch(r"gpuledger \d+\.\d+\.\d+\S*\n", version.stdout)
+
+
+def test_a_reader_that_closes_the_pipe_ends_every_command_quietly(simulated_ledger):
+    published = simulated_ledger.warehouse.with_name(f"{simulated_ledger.warehouse.stem}.published.duckdb")
+    for args in (("query", "--warehouse", str(published), "SELECT * FROM marts.fct_cost_daily"),
+                 ("query", "--csv", "--warehouse", str(published), "SELECT * FROM marts.fct_cost_daily"),
+                 ("alerts", "--warehouse", str(published))):
+        proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        proc.stdout.close()   # `| head` gone before the first line
+        err = proc.stderr.read()
+        assert proc.wait() == 141 and err == "", (args, err)
+
+
+def test_run_takes_the_config_from_gpuledger_config_like_every_command(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("idle: {min_stretch_minutes: -5}\n")
+    env = {**__import__("os").environ, "GPULEDGER_CONFIG": str(bad)}
+    for args in (("run", "--landing", str(tmp_path), "--start", "2026-11-02"),
+                 ("inspect", "--landing", str(tmp_path)), ("plan", str(bad))):
+        out = subprocess.run([sys.executable, "-m", "pipelines.cli", *args], capture_output=True, text=True, env=env)
+        assert out.returncode == 2 and f"{bad}:1" in out.stderr and "min_stretch_minutes" in out.stderr, (args, out.stderr)
