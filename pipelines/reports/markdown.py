@@ -15,8 +15,9 @@ from pipelines.reports.fmt import gpu_hours, money, pct, ratio_pct, tokens, when
 from pipelines.reports.summary import (biggest_contributor, cost_per_mtok_text, coverage_text, currencies_text, money_in,
                                        period_text, plan_table, summary_sentence)
 
-# `$` too: GitHub reads text between two dollar signs as math.
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
+# `$` too where it could start or end math on GitHub (text between two dollar signs). A `$` right before
+# a digit cannot close it there, so money ("$1,234.56") stays as written, which chat shows as it is.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~]|\$(?!\d))")
 
 
 def md(value: object) -> str:
