@@ -271,7 +271,12 @@ def _run(args: argparse.Namespace) -> int:
         print_table(con.sql(sql("reports/landing_summary")).pl())
         _print_ignored(ignored)
         print(f"\ncost and waste per team, {args.start} to {end} (in each bill's currency; waste % of the team's GPU node cost):")
-        print_table(con.sql(sql("reports/team_summary"), params={"start": args.start, "end": end}).pl())
+        teams = con.sql(sql("reports/team_summary"), params={"start": args.start, "end": end}).pl()
+        print_table(teams)
+        if "_unallocated" in teams["team"].to_list():
+            print("_unallocated is what no team owns: GPUs billed idle in pools without an owning team (the\n"
+                  "config's pools:), and lines that could not be placed (unattributed: quarantined lines,\n"
+                  "instances of no known node). Give each pool a team to charge its idle time to it.")
     print("\nnext, try:")
     command = os.path.relpath(sys.argv[0]) if sys.argv[0].endswith("gpuledger") else "gpuledger"  # e.g. .venv/bin/gpuledger
     for q in EXAMPLE_QUERIES:

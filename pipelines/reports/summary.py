@@ -64,7 +64,7 @@ def summary_sentence(d: ReportData) -> str:
     worst = max(WASTE_KINDS, key=lambda k: (d.cost(k), -WASTE_KINDS.index(k)))
     if d.cost(worst) > Decimal(0):
         who = biggest_contributor(d, worst)
-        text += (f"; the biggest part was {WASTE_LABELS[worst].lower()}, {money(d.cost(worst), d.currency)}"
+        text += (f"; the biggest part was {_sentence_case(WASTE_LABELS[worst])}, {money(d.cost(worst), d.currency)}"
                  + (f" (largest: {who})" if who and who != "–" else ""))
     return text + "."
 
@@ -120,3 +120,8 @@ def plan_table(d: ReportData) -> tuple[list[str], list[list[str]]]:
                                                                  if b.projected_overrun_cost is not None else ""))]
             for b in d.run_budgets]
     return headers, rows
+
+
+def _sentence_case(label: str) -> str:
+    """A label inside a sentence: "Idle GPUs, no job" -> "idle GPUs, no job" (GPU stays GPU)."""
+    return label[:1].lower() + label[1:]
