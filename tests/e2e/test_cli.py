@@ -30,6 +30,9 @@ def test_simulate_run_and_query(tmp_path):
     )
     assert env_run.returncode == 0, env_run.stderr[-2000:]
     assert "cost and waste per team" in env_run.stdout
+    # the team table's _unallocated row, the largest waste line of a fleet with unowned pools, is explained
+    assert "_unallocated" not in env_run.stdout.split("cost and waste per team")[1].split("next, try")[0] \
+        or "_unallocated is what no team owns" in env_run.stdout
     assert "gpuledger query" in env_run.stdout  # the queries to try next
     from pipelines.cli import EXAMPLE_QUERIES
 
