@@ -20,10 +20,11 @@ MARK = "…(redacted)"
 # a URL inside a text: scheme:// up to a space or a quote; trailing punctuation is the sentence's
 URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,15}://[^\s'\"<>`]+")
 TRAILING = ".,;:!?)]}"
-# the first path segment is kept when it reads as a name (`services`, `api`, `hooks`), not when it may
-# be a token itself (Telegram's `/bot123456:AAH…/`, a long run of digits or hex, anything long)
+# the first path segment is kept when it reads as a name (`services`, `api`, `hooks`, `v1`), not when it
+# may be a token itself: Telegram's `/bot123456:AAH…/`, a long run of digits or hex, a long mix of
+# letters and digits (`/abcdefgh1234ijkl`, as some webhook services put their token first), anything long
 NAME_SEGMENT = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,23}$")
-TOKEN_LIKE = re.compile(r"\d{6,}|[0-9a-fA-F]{16,}")
+TOKEN_LIKE = re.compile(r"\d{6,}|[0-9a-fA-F]{16,}|^(?=.*\d)(?=.*[A-Za-z]).{12,}$")
 MIN_PIECE = 3  # shorter pieces are not hunted through a text: they would garble its words, and guard nothing
 
 

@@ -60,12 +60,13 @@ def test_redacted_output_never_holds_the_secret_and_keeps_the_host(case, templat
     assert secret not in shown and shown.startswith(url.partition("://")[0] + "://")
     assert hostport in shown
     assert redact_url(shown) == shown  # redacting twice changes nothing (errors are redacted at each layer)
-    text = noise + template.format(url=url, path=path, netloc=netloc, secret=secret) + noise
-    out = redact(text, url_secrets(url))
-    assert secret not in out
-    if "{url" in template:
-        assert hostport in out and MARK in out
-    assert redact(out, url_secrets(url)) == out
+    text = template.format(url=url, path=path, netloc=netloc, secret=secret)
+    for noisy in (f"{noise}{text}{noise}", f"{noise} {text} {noise}"):  # glued to the text or apart
+        out = redact(noisy, url_secrets(url))
+        assert secret not in out
+        if "{url" in template:
+            assert hostport in out and MARK in out
+    assert redact(out, url_secrets(url)) == out  # as the pass redacts what send redacted already
 
 
 @pytest.mark.parametrize("url, shown", [
@@ -73,6 +74,8 @@ def test_redacted_output_never_holds_the_secret_and_keeps_the_host(case, templat
     ("https://user:secret@host.example:8443/api/v1", "https://…(redacted)@host.example:8443/api/…(redacted)"),
     ("https://ops.example/hook?token=abc123", "https://ops.example/hook?…(redacted)"),
     ("https://api.telegram.org/bot123456789:AAHx/sendMessage", "https://api.telegram.org/…(redacted)"),
+    ("https://hook.eu1.example.com/abcdefgh1234ijkl", "https://hook.eu1.example.com/…(redacted)"),  # token first
+    ("https://alerts.example/prod-alerts-hook/", "https://alerts.example/prod-alerts-hook/"),
     ("http://127.0.0.1:8080/slack", "http://127.0.0.1:8080/slack"),  # nothing secret: as written
     ("http://x", "http://x"),
     ("not a url", MARK),
