@@ -23,11 +23,11 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_serializer, field_validator, model_validator
 
 from pipelines.lib.alert_channels import AlertActions, AlertChannels, RetryConfig
 from pipelines.lib.config_section import Section as _Section
-from pipelines.lib.redact import redact
+from pipelines.lib.redact import redact, redact_url
 
 DEFAULT_TAG_KEYS: dict[str, list[str]] = {
     "project": ["project", "Project", "user:project"],
@@ -167,6 +167,11 @@ class PrometheusCollectConfig(_Section):
         if value and not re.match(r"^https?://[^/\s]+", value):
             raise ValueError(f"{value!r} is not an http(s) URL (e.g. http://prometheus:9090)")
         return value.rstrip("/") if value else value
+
+    @field_serializer("url")
+    def _shown(self, url: str | None) -> str | None:
+        # `config check` prints the dump: a user:password@ or ?token= of the URL never (alert channels' too)
+        return None if url is None else redact_url(url)
 
     @field_validator("metrics")
     @classmethod

@@ -100,11 +100,13 @@ def test_config_check_and_config_errors_never_print_a_channel_urls_secret(tmp_pa
     good.write_text(yaml.safe_dump({"alerts": {"channels": [
         {"name": "s", "type": "slack", "url": "https://hooks.slack.com/services/T0SEC/B0SEC/XXSECRETXX"},
         {"name": "h", "type": "webhook", "url": "https://bob:pwSECRET@hooks.example/in?token=tokSECRET"},
-        {"name": "plain", "type": "webhook", "url": "http://127.0.0.1:9000/in"}]}}))
+        {"name": "plain", "type": "webhook", "url": "http://127.0.0.1:9000/in"}]},
+        "collect": {"prometheus": {"url": "https://prom:promSECRET@prometheus.example:9090/prom"}}}))
     assert main(["config", "check", str(good)]) == 0
     printed = capsys.readouterr().out
     assert "SEC" not in printed and "https://hooks.slack.com/services/…(redacted)" in printed
     assert "http://127.0.0.1:9000/in" in printed  # a URL with nothing secret prints as written
+    assert "https://…(redacted)@prometheus.example:9090/prom" in printed
 
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump({"alerts": {"channels": [
