@@ -131,7 +131,8 @@ def _expired(where: str, err: Expired) -> DeliveryFailed:
         return DeliveryFailed(f"outcome unknown: {where} took the whole message but gave no answer within "
                               f"{err.seconds:g} s (timeout_seconds); it is sent again, under the same key",
                               unknown=True)
-    return DeliveryFailed(f"{where} unreachable: no connection and request within {err.seconds:g} s (timeout_seconds)")
+    return DeliveryFailed(f"{where} unreachable: within {err.seconds:g} s (timeout_seconds) the exchange did not get "
+                          "as far as sending the message; nothing was delivered")
 
 
 class _TrackedSmtp(smtplib.SMTP):
