@@ -21,7 +21,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from pipelines.alerts.deadline import Exchange, Expired, run_within
 from pipelines.alerts.messages import delivery_key, email_message, slack_payload, webhook_payload
-from pipelines.lib.alert_channels import Channel
+from pipelines.lib.alert_channels import Channel, unusable_in_url
 from pipelines.lib.redact import login_secrets, redact, redact_url, url_secrets
 
 ANSWER_BYTES = 65536  # of a receiver's answer body, read and dropped (a receiver's reply says nothing to us)
@@ -72,7 +72,10 @@ def _url(channel: Channel) -> str:
         raise DeliveryFailed(f"environment variable {channel.url_env} (url_env) is not set")
     if not url.startswith(("http://", "https://")):
         raise DeliveryFailed(f"environment variable {channel.url_env} does not hold an http(s) URL")
-    return url
+    if unusable_in_url(url.strip()):
+        raise DeliveryFailed(f"environment variable {channel.url_env} holds a URL with a space or control "
+                             f"character ({redact_url(url)}): percent-encode it (%20)")
+    return url.strip()
 
 
 def _post_json(url: str, payload: dict, headers: dict[str, str], timeout: float) -> None:

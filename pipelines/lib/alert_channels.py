@@ -34,11 +34,18 @@ def _env_name(value: str | None) -> str | None:
     return value
 
 
+def unusable_in_url(url: str) -> bool:
+    """Whether `url` holds a space or control character, which no HTTP request line can carry."""
+    return any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url)
+
+
 def _http_url(value: str | None) -> str | None:
     if value is not None:
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"{redact_url(value)!r} is not an http(s) URL")
+        if unusable_in_url(value):
+            raise ValueError(f"{redact_url(value)!r} has a space or control character: percent-encode it (%20)")
     return value
 
 

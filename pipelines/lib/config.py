@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field, ValidationError, field_serializer, field_
 
 from pipelines.lib.alert_channels import AlertActions, AlertChannels, RetryConfig
 from pipelines.lib.config_section import Section as _Section
-from pipelines.lib.redact import redact, redact_url
+from pipelines.lib.redact import redact, redact_url, url_secrets
 
 DEFAULT_TAG_KEYS: dict[str, list[str]] = {
     "project": ["project", "Project", "user:project"],
@@ -604,8 +604,10 @@ def _problems(path: Path, err: ValidationError, lines: dict[tuple, int], raw: di
         else:
             value = f" (got {problem['input']!r})" if not isinstance(problem["input"], dict) else ""
             message = problem["msg"].removeprefix("Value error, ")
-            # the value may be a URL with a password or token in it (alerts.channels.url): redacted
-            out.append((line, redact(f"{where}: `{key}`: {message}{value}")))
+            # the value may be a URL with a password or token in it (alerts.channels.url): redacted, with
+            # its pieces (a URL with a space is cut there by the URL pattern, the rest is still secret)
+            given = problem["input"] if isinstance(problem["input"], str) else None
+            out.append((line, redact(f"{where}: `{key}`: {message}{value}", url_secrets(given))))
     return [f"config file {path} is not valid:", *(f"  {p}" for _, p in sorted(out, key=lambda x: x[0])),
             "fix these keys (gpuledger config check FILE shows the config as it will be used)"]
 

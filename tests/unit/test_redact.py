@@ -115,3 +115,11 @@ def test_config_check_and_config_errors_never_print_a_channel_urls_secret(tmp_pa
         load_config(bad)
     assert "SECRET" not in str(refused.value) and "files.example" in str(refused.value)
     assert "not an http(s) URL" in str(refused.value)
+
+    spaced = tmp_path / "spaced.yaml"
+    spaced.write_text(yaml.safe_dump({"alerts": {"channels": [
+        {"name": "s", "type": "slack", "url": "https://hooks.slack.com/services/T0SEC/B0SEC/XXSEC RETXX"}]}}))
+    with pytest.raises(ConfigError) as refused:
+        load_config(spaced)
+    assert "SEC" not in str(refused.value) and "space or control character" in str(refused.value)
+    assert "alerts.channels.0.url" in str(refused.value)
