@@ -9,7 +9,10 @@ A pass takes the warehouse lock twice, briefly, and never while it talks to the 
 3. record (one transaction): delivered, or the error; then sum each alert's deliveries up into
    ops.alerts (status, delivered_at, channel).
 A process that dies between 2 and 3 leaves its deliveries claimed: they are due again after the
-backoff and sent a second time (at least once; the alert_id in every message lets a receiver dedupe).
+backoff and sent a second time (at least once; the Idempotency-Key / Message-ID of every message,
+the same on every attempt, lets a receiver dedupe). So does a send whose outcome is unknown (the
+message went out, no answer came within the deadline): it is recorded `unknown`, not `failed`, and
+sent again after the backoff. Every error is redacted (pipelines/lib/redact.py) before it is kept.
 An action's row is written before it runs, so an action never runs twice.
 """
 
@@ -28,9 +31,10 @@ import duckdb
 import polars as pl
 
 from pipelines.alerts.actions import ActionRefused, command_for, run_command
-from pipelines.alerts.send import DeliveryFailed, send
+from pipelines.alerts.send import DeliveryFailed, channel_secrets, send
 from pipelines.lib.alert_channels import Channel
 from pipelines.lib.config import AlertsConfig
+from pipelines.lib.redact import redact
 from pipelines.lib.warehouse import bootstrap, connect, transaction
 from pipelines.lib.writer_lock import LockBusy, warehouse_lock
 
@@ -53,12 +57,15 @@ class Claim:
 class PassResult:
     delivered: list[tuple[str, str]] = field(default_factory=list)        # (alert_id, channel)
     failed: list[tuple[str, str, str]] = field(default_factory=list)      # (alert_id, channel, error)
+    unknown: list[tuple[str, str, str]] = field(default_factory=list)     # sent, no answer: (alert_id, channel, why)
     unsent: list[tuple[str, str]] = field(default_factory=list)           # claimed, not tried: out of time
     actions: list[tuple[str, list[str], bool, int | None]] = field(default_factory=list)  # alert, command, dry run, exit
     not_recorded: str | None = None  # why step 3 could not run (the sends will repeat after the backoff)
 
     def summary(self) -> str:
         parts = [f"{len(self.delivered)} delivered", f"{len(self.failed)} failed"]
+        if self.unknown:
+            parts.append(f"{len(self.unknown)} outcome unknown (sent again after the backoff, same key)")
         if self.unsent:
             parts.append(f"{len(self.unsent)} left for the next pass")
         if self.actions:
@@ -97,13 +104,16 @@ def delivery_pass(
                 note = sender(claim.channel, claim.alert, clock())
             except Exception as err:  # DeliveryFailed, or anything unforeseen: this delivery failed, the pass goes on
                 reason = str(err) if isinstance(err, DeliveryFailed) else f"{type(err).__name__}: {err}"
+                # redacted here too: a sender's or an unforeseen error may quote the URL or a password
+                reason = redact(reason, channel_secrets(claim.channel))
                 broken[claim.channel.name] = reason
-                result.failed.append((*key, reason))
+                unknown = isinstance(err, DeliveryFailed) and err.unknown
+                (result.unknown if unknown else result.failed).append((*key, reason))
             else:
                 result.delivered.append(key)
                 arrived[key] = clock()
                 if note:
-                    notes[key] = note
+                    notes[key] = redact(note, channel_secrets(claim.channel))
     outcomes = {alert_id: runner(command, timeout) for alert_id, command, timeout in actions}
     result.actions = [(a, c, False, outcomes[a][0]) for a, c, _ in actions]
     try:
@@ -214,14 +224,18 @@ def _claim_actions(con: duckdb.DuckDBPyConnection, cfg: AlertsConfig, now: datet
 def _record(con: duckdb.DuckDBPyConnection, cfg: AlertsConfig, result: PassResult, notes: dict,
             arrived: dict, now: datetime, claims: list[Claim]) -> None:
     if result.delivered:
-        con.executemany("UPDATE ops.alert_deliveries SET status = 'delivered', delivered_at = ?, last_error = ? "
-                        "WHERE alert_id = ? AND channel = ?",
+        con.executemany("UPDATE ops.alert_deliveries SET status = 'delivered', last_outcome = 'delivered', "
+                        "delivered_at = ?, last_error = ? WHERE alert_id = ? AND channel = ?",
                         [(arrived[k], notes.get(k), *k) for k in result.delivered])
-    if result.failed:
-        con.executemany("""UPDATE ops.alert_deliveries SET last_error = ?,
+    # failed: the receiver surely does not have it; unknown: it may (sent whole, no answer). Both are
+    # due again after the backoff, and both give up after max_attempts.
+    tried = [("failed", *f) for f in result.failed] + [("unknown", *u) for u in result.unknown]
+    if tried:
+        con.executemany("""UPDATE ops.alert_deliveries SET last_error = ?, last_outcome = ?,
                                status = CASE WHEN ?::INTEGER IS NOT NULL AND attempts >= ? THEN 'failed' ELSE status END
                            WHERE alert_id = ? AND channel = ? AND status = 'pending'""",
-                        [(err, cfg.retry.max_attempts, cfg.retry.max_attempts, a, c) for a, c, err in result.failed])
+                        [(err, outcome, cfg.retry.max_attempts, cfg.retry.max_attempts, a, c)
+                         for outcome, a, c, err in tried])
     if result.unsent:
         # not tried: the attempt does not count and it is due at once
         con.executemany("UPDATE ops.alert_deliveries SET attempts = attempts - 1, next_attempt_at = ? "

@@ -1,5 +1,8 @@
 """What each kind of channel receives for one alert (docs/plans.md#delivery). Every message carries
-the alert_id, so a receiver can drop the rare second copy a crash between send and record leaves.
+the alert_id and a key of the alert and channel (`delivery_key`: the HTTP `Idempotency-Key` and the
+webhook body's `idempotency_key`, the e-mail's Message-ID), the same on every attempt, so a receiver
+can drop the second copy a send whose outcome was unknown (no answer in time, a crash between send
+and record) leaves.
 
 An alert here is a row of ops.alerts as a dict (column -> value, money as Decimal)."""
 
@@ -64,14 +67,20 @@ def webhook_payload(alert: dict, channel: str) -> dict:
         except ValueError:
             pass
     out["channel"] = channel
+    out["idempotency_key"] = delivery_key(alert["alert_id"], channel)
     return out
+
+
+def delivery_key(alert_id: str, channel: str) -> str:
+    """The key of one alert's delivery to one channel: 32 hex digits of SHA-256 of alert_id NUL channel,
+    the same on every attempt (a receiver keeps the keys it has seen and drops a repeat)."""
+    return hashlib.sha256(f"{alert_id}\x00{channel}".encode()).hexdigest()[:32]
 
 
 def message_id(alert_id: str, channel: str, sender: str) -> str:
     """The same alert to the same channel always has the same Message-ID, so mail clients drop a resend."""
-    digest = hashlib.sha256(f"{alert_id}\x00{channel}".encode()).hexdigest()[:16]
     domain = sender.rpartition("@")[2] or "gpuledger"
-    return f"<gpuledger.{alert_id}.{digest}@{domain}>"
+    return f"<gpuledger.{alert_id}.{delivery_key(alert_id, channel)[:16]}@{domain}>"
 
 
 def email_message(alert: dict, channel: str, sender: str, recipients: list[str], now: datetime) -> EmailMessage:

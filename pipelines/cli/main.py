@@ -544,7 +544,8 @@ def _alerts(args: argparse.Namespace) -> int:
 
 def _deliver(args: argparse.Namespace) -> int:
     """One delivery pass on the live warehouse (docs/plans.md#delivery), for cron and tests: exit 0
-    when nothing failed, 1 when a channel failed (its deliveries are retried by the next pass), 2 when
+    when nothing failed, 1 when a channel failed or its outcome is unknown (its deliveries are retried
+    by the next pass), 2 when
     the config or the warehouse cannot be used."""
     from pipelines.alerts.deliver import delivery_pass
     from pipelines.lib.config import load_config
@@ -565,12 +566,12 @@ def _deliver(args: argparse.Namespace) -> int:
         result = delivery_pass(path, cfg)  # waits for a run that holds the warehouse, saying so
     except KeyboardInterrupt as stop:
         return _stopped(stop)
-    for alert_id, channel, error in result.failed:
+    for alert_id, channel, error in result.failed + result.unknown:  # redacted by the pass
         print(f"  {alert_id} → {channel}: {error}", file=sys.stderr)
     for alert_id, command, dry_run, exit_code in result.actions:
         print(f"  action for {alert_id}: {' '.join(command)} → exit {exit_code}")
     print(f"alerts: {result.summary()}")
-    return 1 if result.failed else 0
+    return 1 if result.failed or result.unknown else 0
 
 
 def _alerts_live(args: argparse.Namespace) -> int:

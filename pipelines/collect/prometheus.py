@@ -31,6 +31,7 @@ import polars as pl
 
 from pipelines.lib.atomic import remove_stale_temps, replace_atomically
 from pipelines.lib.config import OrgConfig, PrometheusCollectConfig
+from pipelines.lib.redact import redact, url_secrets
 
 FOLDER = "telemetry/dcgm/collected"
 POINTS_PER_SERIES = 11_000   # Prometheus refuses range queries with more points per series
@@ -69,6 +70,7 @@ class Prometheus:
     def __init__(self, url: str, timeout: float, token: str | None = None):
         self.url = url.rstrip("/")
         self.timeout = timeout
+        self._secrets = url_secrets(self.url)  # a user:password@ or ?token= of the URL never shows in an error
         self.headers = {"Accept": "application/json", "User-Agent": "gpuledger-collect"}
         if token:
             self.headers["Authorization"] = f"Bearer {token}"
@@ -77,6 +79,9 @@ class Prometheus:
         """The result of an instant query evaluated at `at` (epoch seconds)."""
         data = self._get("/api/v1/query", {"query": query, "time": f"{at:.3f}"})
         return data.get("result") or []
+
+    def _error(self, message: str) -> CollectError:
+        return CollectError(redact(message, self._secrets))
 
     def _get(self, path: str, params: dict[str, str]) -> dict:
         url = f"{self.url}{path}?{urllib.parse.urlencode(params)}"
@@ -89,13 +94,13 @@ class Prometheus:
             except urllib.error.HTTPError as err:
                 # 4xx is the query's fault (retrying changes nothing); 5xx may be a restart or overload
                 if err.code < 500 or attempt == RETRIES - 1:
-                    raise CollectError(f"{self.url}{path} answered HTTP {err.code} to {params['query']!r}: "
-                                       f"{_api_error(err)}") from None
+                    raise self._error(f"{self.url} ({path}) answered HTTP {err.code} to {params['query']!r}: "
+                                      f"{_api_error(err)}") from None
             except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
                 if attempt == RETRIES - 1:
-                    raise CollectError(f"cannot reach Prometheus at {self.url}: {getattr(err, 'reason', err)}") from None
+                    raise self._error(f"cannot reach Prometheus at {self.url}: {getattr(err, 'reason', err)}") from None
             except json.JSONDecodeError:
-                raise CollectError(f"{self.url}{path} did not answer JSON: is {self.url} a Prometheus server?") from None
+                raise self._error(f"{self.url} ({path}) did not answer JSON: is {self.url} a Prometheus server?") from None
             time.sleep(2 ** attempt)
         if body.get("status") != "success":
             raise CollectError(f"Prometheus refused {params['query']!r}: {body.get('errorType')}: {body.get('error')}")

@@ -14,9 +14,10 @@ import string
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, field_serializer, field_validator, model_validator
 
 from pipelines.lib.config_section import Section
+from pipelines.lib.redact import redact_url
 
 SEVERITIES = ("info", "warning", "critical")  # in rising order: a channel's min_severity takes it and those above
 ALERT_KINDS = ("budget_threshold", "cost_anomaly", "hung_job", "step_time_regression")
@@ -33,11 +34,18 @@ def _env_name(value: str | None) -> str | None:
     return value
 
 
+def unusable_in_url(url: str) -> bool:
+    """Whether `url` holds a space or control character, which no HTTP request line can carry."""
+    return any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url)
+
+
 def _http_url(value: str | None) -> str | None:
     if value is not None:
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"{value!r} is not an http(s) URL")
+            raise ValueError(f"{redact_url(value)!r} is not an http(s) URL")
+        if unusable_in_url(value):
+            raise ValueError(f"{redact_url(value)!r} has a space or control character: percent-encode it (%20)")
     return value
 
 
@@ -79,6 +87,12 @@ class Channel(Section):
 
     _check_url = field_validator("url")(lambda cls, v: _http_url(v))
     _check_env = field_validator("url_env")(lambda cls, v: _env_name(v))
+
+    @field_serializer("url")
+    def _shown(self, url: str | None) -> str | None:
+        # a dump is for people (`gpuledger config check` prints it): never the URL's userinfo, path
+        # tokens or query; a URL without any prints (and loads back) as written
+        return None if url is None else redact_url(url)
 
     @field_validator("name")
     @classmethod

@@ -11,10 +11,9 @@ will be used, defaults filled in. docs/config.md describes every key.
 
 from __future__ import annotations
 
-import os
-
 import difflib
 import json
+import os
 import re
 from datetime import date
 from fnmatch import fnmatchcase
@@ -24,12 +23,13 @@ from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_serializer, field_validator, model_validator
 
 from pipelines.lib.alert_channels import AlertActions, AlertChannels, RetryConfig
 from models.currencies import check_currency
 from pipelines.lib.config_section import Money
 from pipelines.lib.config_section import Section as _Section
+from pipelines.lib.redact import redact, redact_url, url_secrets
 from pipelines.lib.strict_yaml import StrictYamlError, dump_yaml, load_yaml, read_yaml_text
 
 DEFAULT_TAG_KEYS: dict[str, list[str]] = {
@@ -170,6 +170,11 @@ class PrometheusCollectConfig(_Section):
         if value and not re.match(r"^https?://[^/\s]+", value):
             raise ValueError(f"{value!r} is not an http(s) URL (e.g. http://prometheus:9090)")
         return value.rstrip("/") if value else value
+
+    @field_serializer("url")
+    def _shown(self, url: str | None) -> str | None:
+        # `config check` prints the dump: a user:password@ or ?token= of the URL never (alert channels' too)
+        return None if url is None else redact_url(url)
 
     @field_validator("metrics")
     @classmethod
@@ -606,7 +611,10 @@ def _problems(path: Path, err: ValidationError, lines: dict[tuple, int], raw: di
         else:
             value = f" (got {problem['input']!r})" if not isinstance(problem["input"], dict) else ""
             message = problem["msg"].removeprefix("Value error, ")
-            out.append((line, f"{where}: `{key}`: {message}{value}"))
+            # the value may be a URL with a password or token in it (alerts.channels.url): redacted, with
+            # its pieces (a URL with a space is cut there by the URL pattern, the rest is still secret)
+            given = problem["input"] if isinstance(problem["input"], str) else None
+            out.append((line, redact(f"{where}: `{key}`: {message}{value}", url_secrets(given))))
     return [f"config file {path} is not valid:", *(f"  {p}" for _, p in sorted(out, key=lambda x: x[0])),
             "fix these keys (gpuledger config check FILE shows the config as it will be used)"]
 

@@ -10,7 +10,10 @@ CREATE TABLE IF NOT EXISTS ops.alert_deliveries (
     first_attempt_at  TIMESTAMP,            -- UTC, as every time here
     last_attempt_at   TIMESTAMP,
     next_attempt_at   TIMESTAMP,            -- when a pending delivery is due (again)
-    last_error        VARCHAR,
+    last_error        VARCHAR,              -- redacted: never a URL's secret or a password
+    last_outcome      VARCHAR,              -- delivered | failed | unknown (sent whole, no answer in time)
     delivered_at      TIMESTAMP,
     PRIMARY KEY (alert_id, channel)
 );
+-- a warehouse made before last_outcome gains it
+ALTER TABLE ops.alert_deliveries ADD COLUMN IF NOT EXISTS last_outcome VARCHAR;

@@ -187,3 +187,11 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path):
     temp_path(target).write_bytes(b"left by a kill")
     assert remove_stale_temps(target.parent) == [temp_path(target)]
     assert sorted(p.name for p in target.parent.iterdir()) == ["node.parquet"]
+
+
+def test_an_error_never_shows_the_prometheus_urls_credentials(tmp_path, monkeypatch):
+    monkeypatch.setattr(prometheus.time, "sleep", lambda s: None)
+    with pytest.raises(CollectError) as refused:
+        collect_day(tmp_path, Prometheus("http://bob:pwSECRET@127.0.0.1:1/?token=tokSECRET", 1), DAY, _settings())
+    assert "SECRET" not in str(refused.value) and "cannot reach Prometheus at http://" in str(refused.value)
+    assert "127.0.0.1:1" in str(refused.value)

@@ -37,10 +37,10 @@ def alert_delivery_sensor(context: dg.SensorEvaluationContext, duckdb: DuckDBRes
                                send_budget_seconds=SEND_BUDGET_SECONDS, log=context.log.info)
     except LockBusy as busy:
         return _skip(f"warehouse busy, next tick: {busy}")
-    for alert_id, channel, error in result.failed:
+    for alert_id, channel, error in result.failed + result.unknown:  # redacted by the pass
         if not error.startswith("not tried"):  # one line per failing channel, not one per alert it holds back
             context.log.warning(f"alert {alert_id} to {channel}: {error}")
-    if not (result.delivered or result.failed or result.unsent or result.actions):
+    if not (result.delivered or result.failed or result.unknown or result.unsent or result.actions):
         return _skip("nothing due")
     return _skip(result.summary() + (f"; not recorded: {result.not_recorded}" if result.not_recorded else ""))
 
