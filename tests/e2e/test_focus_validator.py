@@ -1,5 +1,5 @@
-"""The FOCUS export against the FinOps Foundation's focus-validator (docs/focus-export.md#conformance-measured-
-with-the-finops-focus-validator), when it is installed. It is no project dependency: 2.2.1 needs Python 3.12
+"""The FOCUS export against the FinOps Foundation's focus-validator, when it is installed
+(docs/focus-export.md#conformance-measured-with-the-finops-focus-validator). It is no project dependency: 2.2.1 needs Python 3.12
 exactly (numpy<2) and the project runs on 3.11, so CI does not install it; /work/shared/peers/setup.sh (or
 `pip install focus-validator==2.2.1 pyarrow==21.0.0 numpy==1.26.4` in a 3.12 venv) does. The test finds it
 by $FOCUS_VALIDATOR (the `focus-validator` script), else under $PEER_DIR (default /tmp/gl-peers), else on
