@@ -64,7 +64,7 @@ _TEMP_TABLES = ("focus_export", "focus_day", "focus_line_metrics", "focus_line_d
                 "focus_pieces", "metric_split_input", "metric_splits", "piece_split_input", "piece_splits",
                 "focus_service_subcategories")
 # and the macros of 00_focus_values.sql (the spellings FOCUS asks for)
-_TEMP_MACROS = ("focus_service_subcategory", "focus_unit", "focus_unit_trimmed", "focus_time_unit", "focus_ascii")
+_TEMP_MACROS = ("focus_service_subcategory", "focus_unit", "focus_unit_parts", "focus_time_unit", "focus_ascii")
 # text columns: guarded against spreadsheet formulas in the CSV
 _TEXT = tuple(c for c in FOCUS_COLUMNS if c not in (*_TIMESTAMPS, *_DECIMALS, "x_OriginQuarantined"))
 

@@ -7,8 +7,9 @@
 -- rules) checks "MUST contain only ASCII characters" on ChargeDescription and the other String columns.
 -- Accents are stripped (Café -> Cafe), currency signs become their ISO 4217 code (€40 -> EUR 40),
 -- typographic marks their ASCII look-alikes, control characters (a newline in a description) a space;
--- anything left is `?`. The staged bill line keeps the bill's own text.
-CREATE OR REPLACE TEMP MACRO focus_ascii(s) AS
+-- anything left is `?`. The staged bill line keeps the bill's own text. Text that is printable ASCII
+-- already (nearly all) takes one match.
+CREATE OR REPLACE TEMP MACRO focus_ascii(s) AS CASE WHEN regexp_full_match(s, '[\x20-\x7E]*') THEN s ELSE
     regexp_replace(regexp_replace(
         replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
             replace(replace(replace(replace(
@@ -19,34 +20,33 @@ CREATE OR REPLACE TEMP MACRO focus_ascii(s) AS
             '×', 'x'), '–', '-'), '—', '-'), '…', '...'), 'µ', 'u'), '·', '.'),
             '’', ''''), '‘', ''''), '“', '"'), '”', '"'),
         '[\x00-\x1F\x7F]', ' ', 'g'),
-    '[^\x20-\x7E]', '?', 'g');
+    '[^\x20-\x7E]', '?', 'g') END;
 
 -- FOCUS UnitFormat's time units, from a bill's spelling of one (Hrs, hour, Mo, months, Secs…), singular or
 -- plural as asked; NULL for a word that is not one.
 CREATE OR REPLACE TEMP MACRO focus_time_unit(word, plural) AS
-    CASE WHEN regexp_full_match(lower(word), 'yr|yrs|year|years') THEN 'Year'
-         WHEN regexp_full_match(lower(word), 'mo|mos|mon|mth|mths|month|months') THEN 'Month'
-         WHEN regexp_full_match(lower(word), 'day|days') THEN 'Day'
-         WHEN regexp_full_match(lower(word), 'hr|hrs|hour|hours') THEN 'Hour'
-         WHEN regexp_full_match(lower(word), 'min|mins|minute|minutes') THEN 'Minute'
-         WHEN regexp_full_match(lower(word), 'sec|secs|second|seconds') THEN 'Second'
-    END || CASE WHEN plural THEN 's' ELSE '' END;
+    MAP {'yr': 'Year', 'yrs': 'Year', 'year': 'Year', 'years': 'Year',
+         'mo': 'Month', 'mos': 'Month', 'mon': 'Month', 'mth': 'Month', 'mths': 'Month', 'month': 'Month',
+         'months': 'Month', 'day': 'Day', 'days': 'Day', 'hr': 'Hour', 'hrs': 'Hour', 'hour': 'Hour',
+         'hours': 'Hour', 'min': 'Minute', 'mins': 'Minute', 'minute': 'Minute', 'minutes': 'Minute',
+         'sec': 'Second', 'secs': 'Second', 'second': 'Second', 'seconds': 'Second'}[lower(word)]
+    || CASE WHEN plural THEN 's' ELSE '' END;
 
 -- A unit in FOCUS UnitFormat: `<plural-units>` ("Hours"), `<singular-unit>-<plural-time-units>`
 -- ("GB-Hours"), `<plural-units>/<singular-time-unit>` ("GB/Hour"). Only the time part is respelled, to
 -- what it means (GB-Month -> GB-Months, GB-Mo -> GB-Months, Hrs -> Hours, Requests/Hours ->
 -- Requests/Hour): PricingUnit "MUST be semantically equal to" the price list's unit, so nothing else of a
--- unit is guessed at. Spaces are trimmed; any other unit is kept as the bill spells it.
-CREATE OR REPLACE TEMP MACRO focus_unit_trimmed(u) AS
-    CASE WHEN focus_time_unit(u, TRUE) IS NOT NULL THEN focus_time_unit(u, TRUE)
-         WHEN focus_time_unit(regexp_extract(u, '^(.+[^ -])\s*-\s*([A-Za-z]+)$', 2), TRUE) IS NOT NULL
-         THEN regexp_extract(u, '^(.+[^ -])\s*-\s*([A-Za-z]+)$', 1) || '-'
-              || focus_time_unit(regexp_extract(u, '^(.+[^ -])\s*-\s*([A-Za-z]+)$', 2), TRUE)
-         WHEN focus_time_unit(regexp_extract(u, '^(.+[^ /])\s*/\s*([A-Za-z]+)$', 2), FALSE) IS NOT NULL
-         THEN regexp_extract(u, '^(.+[^ /])\s*/\s*([A-Za-z]+)$', 1) || '/'
-              || focus_time_unit(regexp_extract(u, '^(.+[^ /])\s*/\s*([A-Za-z]+)$', 2), FALSE)
-         ELSE u END;
-CREATE OR REPLACE TEMP MACRO focus_unit(u) AS focus_unit_trimmed(regexp_replace(trim(focus_ascii(u)), '\s+', ' ', 'g'));
+-- unit is guessed at. Spaces are trimmed; any other unit is kept as the bill spells it. `parts` is the
+-- unit cut into what comes before its last word, the `-` or `/` before it, and the word.
+CREATE OR REPLACE TEMP MACRO focus_unit_parts(u, parts) AS
+    CASE WHEN parts.word = '' THEN u
+         WHEN parts.sep = '' THEN coalesce(focus_time_unit(parts.word, TRUE), u)
+         WHEN parts.sep = '-' THEN coalesce(parts.head || '-' || focus_time_unit(parts.word, TRUE), u)
+         ELSE coalesce(parts.head || '/' || focus_time_unit(parts.word, FALSE), u) END;
+-- (each value is bound once, in a one-item list: a macro's argument is pasted wherever it is used)
+CREATE OR REPLACE TEMP MACRO focus_unit(u) AS
+    list_transform([regexp_replace(trim(focus_ascii(u)), '\s+', ' ', 'g')], lambda t:
+        focus_unit_parts(t, regexp_extract(t, '^(?:(.*[^ /-]) ?([-/]) ?)?([A-Za-z]+)$', ['head', 'sep', 'word'])))[1];
 
 -- FOCUS 1.2's ServiceSubcategory allowed values, each with its one parent ServiceCategory (the column's
 -- "Allowed values" table, FOCUS_Spec v1.2 specification/columns/servicesubcategory.md).

@@ -25,12 +25,24 @@ piece_metrics AS (
 ),
 jobs AS (
     SELECT job_uid, any_value(job_id) AS job_id FROM intermediate.int_job_allocations WHERE day = $day GROUP BY job_uid
+),
+origins AS (
+    -- names, descriptions and units as FOCUS spells them, and a ServiceSubcategory on every origin
+    -- (00_focus_values.sql): once per origin, not per row. Ids stay the bill's own, to join back to it.
+    SELECT * REPLACE (
+        focus_ascii(billing_account_name) AS billing_account_name, focus_ascii(sub_account_name) AS sub_account_name,
+        focus_ascii(charge_description) AS charge_description, focus_ascii(service_name) AS service_name,
+        focus_ascii(provider_name) AS provider_name, focus_ascii(publisher_name) AS publisher_name,
+        focus_ascii(invoice_issuer_name) AS invoice_issuer_name, focus_ascii(host_provider_name) AS host_provider_name,
+        focus_ascii(resource_name) AS resource_name, focus_ascii(resource_type) AS resource_type,
+        focus_ascii(commitment_discount_type) AS commitment_discount_type,
+        focus_unit(pricing_unit) AS pricing_unit, focus_unit(consumed_unit) AS consumed_unit,
+        focus_service_subcategory(service_category, service_subcategory) AS service_subcategory)
+    FROM focus_origins
 )
 SELECT
-    -- names, descriptions and units as FOCUS spells them (00_focus_values.sql; ids stay the bill's own, to
-    -- join back to it), a ServiceSubcategory on every row
     o.billing_account_id AS BillingAccountId,
-    focus_ascii(o.billing_account_name) AS BillingAccountName,
+    o.billing_account_name AS BillingAccountName,
     o.billing_currency AS BillingCurrency,
     o.billing_period_start AS BillingPeriodStart,
     o.billing_period_end AS BillingPeriodEnd,
@@ -38,34 +50,34 @@ SELECT
     o.charge_period_end AS ChargePeriodEnd,
     o.charge_category AS ChargeCategory,
     o.charge_class AS ChargeClass,
-    focus_ascii(o.charge_description) AS ChargeDescription,
+    o.charge_description AS ChargeDescription,
     o.charge_frequency AS ChargeFrequency,
     o.pricing_category AS PricingCategory,
     m.pricing_quantity::DECIMAL(38, 18) AS PricingQuantity,
-    focus_unit(o.pricing_unit) AS PricingUnit,
+    o.pricing_unit AS PricingUnit,
     o.pricing_currency AS PricingCurrency,
     m.consumed_quantity::DECIMAL(38, 18) AS ConsumedQuantity,
-    focus_unit(o.consumed_unit) AS ConsumedUnit,
+    o.consumed_unit AS ConsumedUnit,
     o.service_category AS ServiceCategory,
-    focus_service_subcategory(o.service_category, o.service_subcategory) AS ServiceSubcategory,
-    focus_ascii(o.service_name) AS ServiceName,
+    o.service_subcategory AS ServiceSubcategory,
+    o.service_name AS ServiceName,
     -- ProviderName (deprecated in 1.3) and ServiceProviderName, its 1.3 name, are the same entity;
     -- a bill that does not name the host provider gets the service provider, as FOCUS allows
-    focus_ascii(o.provider_name) AS ProviderName,
-    focus_ascii(o.publisher_name) AS PublisherName,
-    focus_ascii(o.invoice_issuer_name) AS InvoiceIssuerName,
-    focus_ascii(coalesce(o.host_provider_name, o.provider_name)) AS HostProviderName,
-    focus_ascii(o.provider_name) AS ServiceProviderName,
+    o.provider_name AS ProviderName,
+    o.publisher_name AS PublisherName,
+    o.invoice_issuer_name AS InvoiceIssuerName,
+    coalesce(o.host_provider_name, o.provider_name) AS HostProviderName,
+    o.provider_name AS ServiceProviderName,
     o.invoice_id AS InvoiceId,
     o.region_id AS RegionId,
     o.sub_account_id AS SubAccountId,
-    focus_ascii(o.sub_account_name) AS SubAccountName,
+    o.sub_account_name AS SubAccountName,
     o.resource_id AS ResourceId,
-    focus_ascii(o.resource_name) AS ResourceName,
-    focus_ascii(o.resource_type) AS ResourceType,
+    o.resource_name AS ResourceName,
+    o.resource_type AS ResourceType,
     o.sku_id AS SkuId,
     o.commitment_discount_id AS CommitmentDiscountId,
-    focus_ascii(o.commitment_discount_type) AS CommitmentDiscountType,
+    o.commitment_discount_type AS CommitmentDiscountType,
     o.commitment_discount_category AS CommitmentDiscountCategory,
     o.commitment_discount_status AS CommitmentDiscountStatus,
     o.tags AS Tags,
@@ -103,7 +115,7 @@ SELECT
     -- where the origin came from: bill, or the config's rate_card, amortization, energy
     o.cost_source AS x_CostSource
 FROM focus_pieces r
-JOIN focus_origins o USING (line_key)
+JOIN origins o USING (line_key)
 LEFT JOIN piece_metrics m ON m.line_key = r.line_key AND m.piece_no = r.piece_no
 LEFT JOIN jobs j ON r.basis = 'gpu_seconds' AND j.job_uid = r.resource_key
 ORDER BY r.line_key, AllocatedResourceId NULLS LAST, r.category, r.team, r.project
