@@ -61,7 +61,10 @@ _SPLIT_METRICS = {"list_cost": "ListCost", "contracted_cost": "ContractedCost",
 # origins and pieces and split those metrics over the pieces, then the query of the day's rows
 _STEPS = table_sql("exports/focus_allocation")
 _TEMP_TABLES = ("focus_export", "focus_day", "focus_line_metrics", "focus_line_day", "config_origins", "focus_origins",
-                "focus_pieces", "metric_split_input", "metric_splits", "piece_split_input", "piece_splits")
+                "focus_pieces", "metric_split_input", "metric_splits", "piece_split_input", "piece_splits",
+                "focus_service_subcategories")
+# and the macros of 00_focus_values.sql (the spellings FOCUS asks for)
+_TEMP_MACROS = ("focus_service_subcategory", "focus_unit", "focus_unit_parts", "focus_time_unit", "focus_ascii")
 # text columns: guarded against spreadsheet formulas in the CSV
 _TEXT = tuple(c for c in FOCUS_COLUMNS if c not in (*_TIMESTAMPS, *_DECIMALS, "x_OriginQuarantined"))
 
@@ -106,6 +109,8 @@ def export_focus(con: duckdb.DuckDBPyConnection, start: date, end: date, out: Pa
     finally:
         for table in _TEMP_TABLES:  # constants above
             con.execute(f"DROP TABLE IF EXISTS temp.main.{table}")
+        for macro in _TEMP_MACROS:
+            con.execute(f"DROP MACRO IF EXISTS temp.main.{macro}")
 
 
 _STAGED_COLUMNS = """SELECT column_name FROM information_schema.columns

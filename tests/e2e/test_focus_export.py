@@ -357,17 +357,38 @@ def test_mandatory_columns_are_filled(sim_export):
             assert r["PricingQuantity"] is not None, r
 
 
+# The simulated bills' spellings FOCUS constrains, and the export's (docs/focus-export.md#values-focus-constrains):
+# UnitFormat's `<singular-unit>-<plural-time-units>` and `<plural-units>`, printable ASCII text.
+FOCUS_UNITS = {"GB-Month": "GB-Months", "Month": "Months"}
+
+
+def _focus_description(text: str | None) -> str | None:
+    return text and text.replace("€4", "EUR 4")     # the EUR provider's "€40.96575 per On Demand …"
+
+
 def test_dimensions_are_the_origin_lines(sim, sim_export):
     lines = {f"{rel}#{n}": row for rel, n, row in bill_lines(sim.landing)}
     carried = ("BillingAccountId", "BillingAccountName", "SubAccountId", "SubAccountName", "ProviderName",
-               "PublisherName", "InvoiceIssuerName", "InvoiceId", "PricingUnit", "ConsumedUnit", "ChargeDescription",
-               "ServiceCategory", "ServiceName", "RegionId", "SkuId", "ChargeFrequency", "PricingCategory")
+               "PublisherName", "InvoiceIssuerName", "InvoiceId", "ServiceCategory", "ServiceName", "RegionId",
+               "SkuId", "ChargeFrequency", "PricingCategory")
     bill_rows = _bill_rows(sim_export.parquet)
+    respelled = set()
     for r in bill_rows:
         line = lines[r["x_OriginLineKey"]]
         assert {c: r[c] for c in carried} == {c: line[c] or None for c in carried}, r["x_OriginLineKey"]
+        # units and descriptions as FOCUS spells them; the bills name no ServiceSubcategory: their
+        # category's `Other (…)`
+        for c in ("PricingUnit", "ConsumedUnit"):
+            assert r[c] == FOCUS_UNITS.get(line[c], line[c] or None), (c, r["x_OriginLineKey"])
+        assert r["ChargeDescription"] == _focus_description(line["ChargeDescription"] or None), r["x_OriginLineKey"]
+        assert not line.get("ServiceSubcategory") and r["ServiceSubcategory"] == f"Other ({r['ServiceCategory']})"
+        if r["PricingUnit"] != (line["PricingUnit"] or None):
+            respelled.add(line["PricingUnit"])
+        if r["ChargeDescription"] != (line["ChargeDescription"] or None):
+            respelled.add("description")
         # the bill names no host provider: the service provider hosts its own services
         assert r["ServiceProviderName"] == r["HostProviderName"] == line["ProviderName"]
+    assert respelled == {"GB-Month", "Month", "description"}     # the cases under test are in the simulated bills
     assert {r["InvoiceIssuerName"] for r in bill_rows} == {"AWS", "Kestrel GPU Cloud"}
 
 
@@ -452,8 +473,9 @@ def test_config_cost_lines_dimensions_and_quantities(sim, sim_export):
         seen.add((basis, first["SubAccountId"], first["PricingUnit"]))
         for r in rows:
             assert r["ListCost"] == r["ContractedCost"] == r["EffectiveCost"], r
+            # no provider invoices them: the ledger's monthly statement of them, per currency
             assert (r["ChargeCategory"], r["ChargeClass"], r["InvoiceId"], r["BillingAccountId"]) == \
-                ("Usage", None, None, "gpuledger-config"), r
+                ("Usage", None, f"gpuledger-config-{day:%Y-%m}-{r['BillingCurrency']}", "gpuledger-config"), r
             assert r["ProviderName"] == r["ServiceProviderName"] == r["HostProviderName"] == r["PublisherName"] \
                 == r["InvoiceIssuerName"] == cluster, r
             assert (r["ResourceId"], r["ResourceName"]) == (host, host), r
@@ -514,7 +536,7 @@ WEIGHTS = {  # hour → {(job or None, category): GPU-seconds}
 
 ACCOUNT = {"BillingAccountId": "000123456789", "BillingAccountName": "acme-payer", "ProviderName": "Acme Cloud",
            "PublisherName": "Acme Marketplace Seller", "InvoiceIssuerName": "Acme Cloud Inc.",
-           "SubAccountId": "0042", "SubAccountName": "ml-sub"}
+           "SubAccountId": "0042", "SubAccountName": "ml-sub", "InvoiceId": "INV-000123-2026-11"}
 
 
 def _metrics(list_cost: str, contracted: str, quantity: str | None = None, consumed: str | None = None) -> dict:
@@ -676,6 +698,8 @@ def test_multi_names_and_ids_are_the_bills_text(multi):
         for r in rows:
             if r["x_OriginQuarantined"] in (True, "true"):
                 assert r["BillingAccountId"] is r["PublisherName"] is r["ListCost"] is None
+                # but it is on the bill's invoice: its InvoiceId is the quarantined row's own
+                assert r["InvoiceId"] == ACCOUNT["InvoiceId"], r
                 continue
             assert {c: r[c] for c in ACCOUNT} == ACCOUNT, r   # 000123456789 stays text, zeros and all
             assert r["HostProviderName"] == r["ServiceProviderName"] == "Acme Cloud"

@@ -83,7 +83,11 @@ SELECT line_key, FALSE AS quarantined, billing_currency, cost_source, cost_basis
        NULL::VARCHAR AS commitment_discount_type, NULL::VARCHAR AS commitment_discount_category,
        provider AS provider_name, provider AS host_provider_name, provider AS publisher_name,
        provider AS invoice_issuer_name,
-       NULL::VARCHAR AS invoice_id, NULL::VARCHAR AS region_id, hostname AS resource_name,
+       -- no provider invoices these lines: the id names the statement of the month's config cost lines the
+       -- ledger keeps, per currency, which FOCUS allows ("InvoiceId MAY be generated prior to an invoice being
+       -- issued"); a file of bill and config rows then has an InvoiceId on every invoiced row, none NULL
+       'gpuledger-config-' || strftime($day::DATE, '%Y-%m') || '-' || billing_currency AS invoice_id,
+       NULL::VARCHAR AS region_id, hostname AS resource_name,
        CASE cost_basis WHEN 'rate_card' THEN 'GPU rate card' WHEN 'contract' THEN 'GPU contract'
                        WHEN 'depreciation' THEN 'Owned GPU hardware' WHEN 'facility' THEN 'GPU facility'
                        ELSE 'Energy' END AS service_name,
@@ -119,8 +123,14 @@ WITH line_pieces AS (
 ),
 quarantined AS (
     SELECT file || '#' || row_ref AS line_key, min(charge_period_start) AS ps,
-           max(greatest(coalesce(charge_period_end, charge_period_start), charge_period_start)) AS pe
-    FROM ops.quarantine
+           max(greatest(coalesce(charge_period_end, charge_period_start), charge_period_start)) AS pe,
+           -- the row never reached staging, but its invoice is the bill's: its InvoiceId (FOCUS, CUR 1.0 or
+           -- 2.0 spelling) keeps the row on it, as "InvoiceId MUST NOT be null when the charge is associated
+           -- with either an issued invoice or a pre-generated provisional invoice" asks
+           nullif(trim(any_value(coalesce(json_extract_string(raw, '$.InvoiceId'),
+                                          json_extract_string(raw, '$."bill/InvoiceId"'),
+                                          json_extract_string(raw, '$.bill_invoice_id')))), '') AS invoice_id
+    FROM (SELECT *, CASE WHEN json_valid(payload) THEN payload END AS raw FROM ops.quarantine)
     WHERE source IN ('focus', 'aws_cur') AND charge_period_start IS NOT NULL
     GROUP BY 1
 ),
@@ -140,7 +150,8 @@ SELECT p.*, 'bill' AS cost_source, FALSE AS zero_billed,
        s.billing_account_id, s.billing_account_name, s.billing_period_start, s.billing_period_end,
        s.charge_description, s.charge_frequency, s.pricing_category, s.pricing_unit, s.pricing_currency,
        s.consumed_unit, s.commitment_discount_type, s.commitment_discount_category, s.provider_name,
-       s.host_provider_name, s.publisher_name, s.invoice_issuer_name, s.invoice_id, s.region_id,
+       s.host_provider_name, s.publisher_name, s.invoice_issuer_name, coalesce(s.invoice_id, q.invoice_id) AS invoice_id,
+       s.region_id,
        s.resource_name, s.service_name, s.service_subcategory, s.sku_id, s.sub_account_id, s.sub_account_name,
        m.list_cost, m.contracted_cost, m.pricing_quantity, m.consumed_quantity
 FROM line_pieces p

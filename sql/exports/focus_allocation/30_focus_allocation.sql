@@ -25,6 +25,20 @@ piece_metrics AS (
 ),
 jobs AS (
     SELECT job_uid, any_value(job_id) AS job_id FROM intermediate.int_job_allocations WHERE day = $day GROUP BY job_uid
+),
+origins AS (
+    -- names, descriptions and units as FOCUS spells them, and a ServiceSubcategory on every origin
+    -- (00_focus_values.sql): once per origin, not per row. Ids stay the bill's own, to join back to it.
+    SELECT * REPLACE (
+        focus_ascii(billing_account_name) AS billing_account_name, focus_ascii(sub_account_name) AS sub_account_name,
+        focus_ascii(charge_description) AS charge_description, focus_ascii(service_name) AS service_name,
+        focus_ascii(provider_name) AS provider_name, focus_ascii(publisher_name) AS publisher_name,
+        focus_ascii(invoice_issuer_name) AS invoice_issuer_name, focus_ascii(host_provider_name) AS host_provider_name,
+        focus_ascii(resource_name) AS resource_name, focus_ascii(resource_type) AS resource_type,
+        focus_ascii(commitment_discount_type) AS commitment_discount_type,
+        focus_unit(pricing_unit) AS pricing_unit, focus_unit(consumed_unit) AS consumed_unit,
+        focus_service_subcategory(service_category, service_subcategory) AS service_subcategory)
+    FROM focus_origins
 )
 SELECT
     o.billing_account_id AS BillingAccountId,
@@ -101,7 +115,7 @@ SELECT
     -- where the origin came from: bill, or the config's rate_card, amortization, energy
     o.cost_source AS x_CostSource
 FROM focus_pieces r
-JOIN focus_origins o USING (line_key)
+JOIN origins o USING (line_key)
 LEFT JOIN piece_metrics m ON m.line_key = r.line_key AND m.piece_no = r.piece_no
 LEFT JOIN jobs j ON r.basis = 'gpu_seconds' AND j.job_uid = r.resource_key
 ORDER BY r.line_key, AllocatedResourceId NULLS LAST, r.category, r.team, r.project
