@@ -117,6 +117,9 @@ def _headline(d: ReportData, coverage: str) -> str:
     ]
     if d.team_effective_mfu is None:
         cards.append(("effective_mfu", "Effective MFU", "–", "no run logged tokens in this period", ""))
+    elif not d.runs:
+        # MFU has no currency; beside money in one where the team ran nothing it would read as this money's
+        cards.append(("effective_mfu", "Effective MFU", "–", f"no training run billed in {c}", ""))
     else:
         below = d.mfu_target is not None and d.team_effective_mfu < d.mfu_target
         gap = f" · below target cost {money(d.mfu_gap_cost, c)}" if d.mfu_gap_cost is not None and below else ""

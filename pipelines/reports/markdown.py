@@ -60,7 +60,7 @@ def _currency(d: ReportData, coverage: str, h: str) -> list[str]:
     c = d.currency
     out = []
     gpu_s = sum(d.gpu_seconds(k) for k in GPU_CATEGORIES)
-    mfu = ("no run logged tokens" if d.team_effective_mfu is None else
+    mfu = ("no run logged tokens" if d.team_effective_mfu is None else f"no training run billed in {c}" if not d.runs else
            f"{ratio_pct(d.team_effective_mfu)} (target {ratio_pct(d.mfu_target, 0)}, trainer-reported "
            f"{ratio_pct(d.team_mfu)}" + (f", below-target cost {money(d.mfu_gap_cost, c)})"
                                        if d.mfu_gap_cost is not None and d.mfu_target is not None

@@ -337,3 +337,16 @@ def test_headless_chromium_renders_every_currency(reports, tmp_path):
     assert re.findall(r"Billed in (\w+)</h2>", dom) == ["EUR", "NOK", "USD"]
     assert len(re.findall(r"<svg\b", dom)) >= 3 * 4   # every section draws its charts
     assert "<script" not in dom.lower()
+
+
+def test_a_currency_the_team_ran_no_training_in_shows_no_mfu_beside_its_money(reports):
+    con, page = reports["con"], reports["html"]
+    report = load(con, TEAM, date(2026, 11, 1), date(2026, 11, 30), "2026-11")
+    kpis = {(c, k): v for c, k, v in re.findall(
+        r'data-currency="(\w+)" data-kpi="(\w+)"><div class="k">[^<]*</div><div class="v">([^<]*)</div>', page)}
+    without_runs = [s.currency for s in report.sections if not s.runs]
+    assert without_runs, "the fixture's team bills some currency without a training run in it"
+    assert report.sections[0].team_effective_mfu is not None   # the team has an MFU: from its other currency's runs
+    for currency in without_runs:
+        assert kpis[(currency, "effective_mfu")] == "–", currency
+        assert "no training run billed in " + currency in _md_blocks(reports["md"])[currency]
