@@ -84,7 +84,8 @@ def combine(parts: Iterable[Parsed]) -> Parsed:
 def file_reject(source: str, file: str, reason: str) -> pl.DataFrame:
     """One quarantine row standing for a whole file that could not be read."""
     return pl.DataFrame(
-        [{"source": source, "file": file, "row_ref": "file", "reason": reason}], schema=QUARANTINE_SCHEMA
+        [{"source": source, "file": file, "row_ref": "file", "reason": reason or f"unreadable {source} file"}],
+        schema=QUARANTINE_SCHEMA,
     )
 
 
@@ -235,7 +236,11 @@ def split_by_contract(
         pl.lit(source).alias("source"),
         (pl.lit(file) if isinstance(file, str) else file).alias("file"),
         row_ref.alias("row_ref"),
-        listed.list.drop_nulls().list.unique(maintain_order=True).list.join("; ").alias("reason"),
+        # a check's reason worded from a NULL value is NULL and dropped: the row still says it failed
+        pl.when(listed.list.drop_nulls().list.len() > 0)
+        .then(listed.list.drop_nulls().list.unique(maintain_order=True).list.join("; "))
+        .otherwise(pl.lit(f"fails the {contract.name} contract (no reason could be worded from its values)"))
+        .alias("reason"),
         pl.struct([pl.col(c).alias(c.removeprefix(RAW)) for c in raw_columns if c in df.columns])
         .struct.json_encode()
         .alias("payload"),

@@ -68,3 +68,18 @@ def test_an_invalid_gpu_count_is_a_quarantined_job_not_one_without_gpus(tmp_path
     assert parsed.rows["job_key"].to_list() == ["102"]
     [reject] = parsed.rejects.to_dicts()
     assert reject["row_ref"] == "line 2" and reject["reason"] == why
+
+
+def test_a_failing_row_whose_reason_words_to_null_still_gets_a_named_reason(tmp_path):
+    """ops.quarantine.reason is NOT NULL: a reason formatted from a NULL value must not reach it as NULL."""
+    import polars as pl
+
+    from models.landing import SchedulerJobAllocation
+    from pipelines.ingest.common import split_by_contract
+
+    rows = _parse(tmp_path, _line("101")).rows
+    _, rejects = split_by_contract(
+        rows, SchedulerJobAllocation, source="slurm", file=FILE, staged_columns=slurm.STAGED, raw_columns=["job_id"],
+        row_ref=pl.lit("line 2"), checks=[(pl.lit(True), pl.lit(None, dtype=pl.String))])
+    assert rejects["reason"].to_list() == [
+        f"fails the {SchedulerJobAllocation.name} contract (no reason could be worded from its values)"]
