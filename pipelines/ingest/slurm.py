@@ -14,7 +14,9 @@ from pathlib import Path
 import polars as pl
 
 from models.landing import SchedulerJobAllocation
-from pipelines.ingest.common import Parsed, blank_to_null, cast_failures, file_reject, split_by_contract, to_utc
+from pipelines.ingest.common import (
+    Parsed, _has_undecodable, blank_to_null, cast_failures, file_reject, split_by_contract, to_utc,
+)
 from models.mig_profiles import SHARE_UNITS_PER_GPU, fraction_units, profile_of, profile_units, replica_units
 from pipelines.lib.config import SLURM_STATES, ClusterConfig
 
@@ -80,7 +82,7 @@ def read_sacct(path: Path, cfg: ClusterConfig) -> tuple[pl.DataFrame, dict[str, 
         header, body = list(cfg.columns), numbered
     else:
         (n0, first), body = numbered[0], numbered[1:]
-        if _undecodable(first):
+        if _has_undecodable(first):
             raise ValueError(f"header line {n0} has a byte that is not UTF-8 at byte offset "
                              f"{offsets[n0] + _bad_byte(first)} of the file")
         header = first.split(delimiter)
@@ -97,7 +99,7 @@ def read_sacct(path: Path, cfg: ClusterConfig) -> tuple[pl.DataFrame, dict[str, 
         if len(fields) != width:
             bad.append((n, _shown(line), f"{len(fields)} fields where the header has {width}"))
             continue
-        broken = [i for i, f in enumerate(fields) if _undecodable(f)]
+        broken = [i for i, f in enumerate(fields) if _has_undecodable(f)]
         if any(i not in replaceable for i in broken):
             i = next(i for i in broken if i not in replaceable)
             bad.append((n, _shown(line), f"{header[i]} has a byte that is not UTF-8 at byte offset "
@@ -120,10 +122,6 @@ def _lines(data: bytes) -> tuple[list[tuple[int, str]], dict[int, int]]:
         at += len(raw)
         numbered.append((n, raw.rstrip(b"\r\n").decode("utf-8", errors="surrogateescape")))
     return numbered, offsets
-
-
-def _undecodable(text: str) -> bool:
-    return any("\udc80" <= ch <= "\udcff" for ch in text)
 
 
 def _bad_byte(line: str) -> int:
