@@ -315,6 +315,29 @@ def _shape_reason(line: str, width: int) -> str:
     return f"{n} fields where the header has {width}"
 
 
+def numbered_lines(data: bytes) -> tuple[list[tuple[int, str]], dict[int, int]]:
+    """(line number, text) of every line of a landing file read as bytes, bytes that are not UTF-8 kept
+    as surrogates (so they can be found by field and put back), and each line's byte offset in the
+    file. Lines end at \\n, \\r\\n or \\r only: a Unicode line separator inside a value is text."""
+    numbered, offsets, at = [], {}, 0
+    for n, raw in enumerate(data.splitlines(keepends=True), start=1):
+        offsets[n] = at
+        at += len(raw)
+        numbered.append((n, raw.rstrip(b"\r\n").decode("utf-8", errors="surrogateescape")))
+    return numbered, offsets
+
+
+def first_bad_byte(line: str) -> int:
+    """The byte offset, within its line, of the line's first byte that is not UTF-8."""
+    first = next(i for i, ch in enumerate(line) if "\udc80" <= ch <= "\udcff")
+    return len(line[:first].encode("utf-8", errors="surrogateescape"))
+
+
+def shown(text: str) -> str:
+    """Text with its undecodable bytes as U+FFFD: what is staged, and what a quarantine payload shows."""
+    return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+
+
 def _has_undecodable(text: str) -> bool:
     return any("\udc80" <= ch <= "\udcff" for ch in text)
 

@@ -15,7 +15,10 @@ import polars as pl
 
 from models.landing import SchedulerJobAllocation
 from models.mig_profiles import fraction_units, profile_units, replica_units
-from pipelines.ingest.common import RAW, Parsed, cast_failures, clip, file_reject, json_line, split_by_contract, to_utc
+from pipelines.ingest.common import (
+    RAW, Parsed, _has_undecodable, cast_failures, clip, file_reject, first_bad_byte, json_line, numbered_lines, shown,
+    split_by_contract, to_utc,
+)
 from pipelines.ingest.slurm import STAGED
 from pipelines.lib.config import OrgConfig
 
@@ -75,12 +78,12 @@ _SCHEMA: dict[str, pl.DataType] = {
 
 def parse(path: Path, file: str, cluster: str, cfg: OrgConfig) -> Parsed:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except Exception as err:
         return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, f"unreadable pod file: {err}"))
     records: list[dict[str, Any]] = []
     dropped: dict[str, int] = {}
-    for line_no, item_no, obj, error in _objects(text):
+    for line_no, item_no, obj, error in _objects(data):
         if error is not None:
             records.append({"_row": line_no, "_item": item_no, "_pre_errors": [error], RAW + "line": obj})
             continue
@@ -94,9 +97,11 @@ def parse(path: Path, file: str, cluster: str, cfg: OrgConfig) -> Parsed:
     return parsed
 
 
-def _objects(text: str):
-    """Yields (line number, item number or None, pod object, None) or (line, item, raw text, reason)."""
-    lines = text.splitlines()
+def _objects(data: bytes):
+    """Yields (line number, item number or None, pod object, None) or (line, item, raw text, reason). A
+    line with a byte that is not UTF-8 is refused alone, naming the byte's offset in the file."""
+    numbered, offsets = numbered_lines(data)
+    lines = [line for _, line in numbered]
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is None:
         return
@@ -104,6 +109,7 @@ def _objects(text: str):
         json_line(lines[first])
     except ValueError:
         try:  # a pretty-printed document: the whole file is one record
+            text = data.decode("utf-8")
             whole = json.loads(text)
         except (ValueError, RecursionError):
             pass
@@ -112,6 +118,10 @@ def _objects(text: str):
             return
     for n, line in enumerate(lines, start=1):
         if not line.strip():
+            continue
+        if _has_undecodable(line):
+            yield n, None, clip(shown(line)), (f"a byte that is not UTF-8 at byte offset "
+                                               f"{offsets[n] + first_bad_byte(line)} of the file")
             continue
         try:
             obj = json_line(line)

@@ -15,7 +15,8 @@ import polars as pl
 
 from models.landing import SchedulerJobAllocation
 from pipelines.ingest.common import (
-    Parsed, _has_undecodable, blank_to_null, cast_failures, file_reject, split_by_contract, to_utc,
+    Parsed, _has_undecodable, blank_to_null, cast_failures, file_reject, first_bad_byte, numbered_lines, shown,
+    split_by_contract, to_utc,
 )
 from models.mig_profiles import SHARE_UNITS_PER_GPU, fraction_units, profile_of, profile_units, replica_units
 from pipelines.lib.config import SLURM_STATES, ClusterConfig
@@ -68,7 +69,7 @@ def read_sacct(path: Path, cfg: ClusterConfig) -> tuple[pl.DataFrame, dict[str, 
     records kept with bytes replaced. The file is read as bytes: a
     line with bytes that are not UTF-8 costs that line (or, in Comment and JobName, only those bytes),
     never the file."""
-    numbered, offsets = _lines(path.read_bytes())
+    numbered, offsets = numbered_lines(path.read_bytes())
     skipped = {"blank lines": sum(1 for _, line in numbered if not line.strip()),
                "comment lines": sum(1 for _, line in numbered if line.lstrip().startswith("#"))}
     numbered = [(n, line) for n, line in numbered if line.strip() and not line.lstrip().startswith("#")]
@@ -84,7 +85,7 @@ def read_sacct(path: Path, cfg: ClusterConfig) -> tuple[pl.DataFrame, dict[str, 
         (n0, first), body = numbered[0], numbered[1:]
         if _has_undecodable(first):
             raise ValueError(f"header line {n0} has a byte that is not UTF-8 at byte offset "
-                             f"{offsets[n0] + _bad_byte(first)} of the file")
+                             f"{offsets[n0] + first_bad_byte(first)} of the file")
         header = first.split(delimiter)
     # `-p` (and custom delimiters) end every line with the delimiter: one empty trailing field.
     if header and header[-1] == "":
@@ -97,42 +98,19 @@ def read_sacct(path: Path, cfg: ClusterConfig) -> tuple[pl.DataFrame, dict[str, 
         if len(fields) == width + 1 and fields[-1] == "":
             fields = fields[:-1]
         if len(fields) != width:
-            bad.append((n, _shown(line), f"{len(fields)} fields where the header has {width}"))
+            bad.append((n, shown(line), f"{len(fields)} fields where the header has {width}"))
             continue
         broken = [i for i, f in enumerate(fields) if _has_undecodable(f)]
         if any(i not in replaceable for i in broken):
             i = next(i for i in broken if i not in replaceable)
-            bad.append((n, _shown(line), f"{header[i]} has a byte that is not UTF-8 at byte offset "
-                                         f"{offsets[n] + _bad_byte(line)} of the file"))
+            bad.append((n, shown(line), f"{header[i]} has a byte that is not UTF-8 at byte offset "
+                                         f"{offsets[n] + first_bad_byte(line)} of the file"))
             continue
         for i in broken:
             replaced[header[i]] = replaced.get(header[i], 0) + 1
-        records.append([n, *(_shown(f) if i in broken else f for i, f in enumerate(fields))])
+        records.append([n, *(shown(f) if i in broken else f for i, f in enumerate(fields))])
     df = pl.DataFrame(records, schema=["_line", *header], orient="row")
     return _attach_bad(df, bad), skipped, replaced
-
-
-def _lines(data: bytes) -> tuple[list[tuple[int, str]], dict[int, int]]:
-    """(line number, text) of every line, bytes that are not UTF-8 kept as surrogates (so they can be
-    found by field and put back), and each line's byte offset in the file. Lines end at \\n, \\r\\n or
-    \\r only: a Unicode line separator inside a Comment is text."""
-    numbered, offsets, at = [], {}, 0
-    for n, raw in enumerate(data.splitlines(keepends=True), start=1):
-        offsets[n] = at
-        at += len(raw)
-        numbered.append((n, raw.rstrip(b"\r\n").decode("utf-8", errors="surrogateescape")))
-    return numbered, offsets
-
-
-def _bad_byte(line: str) -> int:
-    """The byte offset, within its line, of the line's first byte that is not UTF-8."""
-    first = next(i for i, ch in enumerate(line) if "\udc80" <= ch <= "\udcff")
-    return len(line[:first].encode("utf-8", errors="surrogateescape"))
-
-
-def _shown(text: str) -> str:
-    """Text with its undecodable bytes as U+FFFD: what is staged, and what a quarantine payload shows."""
-    return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
 
 
 def _attach_bad(df: pl.DataFrame, bad: list[tuple[int, str, str]]) -> pl.DataFrame:

@@ -84,3 +84,16 @@ def test_a_mig_resource_and_its_annotation_count_once(tmp_path):
                annotations={"nvidia.com/mig-3g.40gb": "1"})
     out = _parse(tmp_path, json.dumps(pod) + "\n")
     assert out.rows["gpu_slices"].to_list() == [[3000]]
+
+
+def test_a_byte_that_is_not_utf8_costs_its_line_not_the_file(tmp_path):
+    """Was: `unreadable pod file: 'utf-8' codec can't decode …`, every pod of the file refused."""
+    good = json.dumps(_pod("good")).encode()
+    bad = json.dumps(_pod("bad", labels={"user": "BADBYTE"})).encode().replace(b"BADBYTE", b"jos\xe9")
+    path = tmp_path / "pods.jsonl"
+    path.write_bytes(good + b"\n" + bad + b"\n")
+    out = kubernetes.parse(path, FILE, "k8s-east", OrgConfig())
+    assert out.rows["job_id"].to_list() == ["ml-research/good"]
+    [reject] = out.rejects.to_dicts()
+    offset = len(good) + 1 + bad.index(b"\xe9")
+    assert (reject["row_ref"], reject["reason"]) == ("line 2", f"a byte that is not UTF-8 at byte offset {offset} of the file")
