@@ -83,7 +83,11 @@ def parse(path: Path, file: str, cluster: str, cfg: OrgConfig) -> Parsed:
         return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, f"unreadable pod file: {err}"))
     records: list[dict[str, Any]] = []
     dropped: dict[str, int] = {}
-    for line_no, item_no, obj, error in _objects(data):
+    try:
+        objects = list(_objects(data))
+    except UnreadableDocument as err:  # refused whole: recorded unreadable, its days incomplete
+        return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, f"unreadable pod file: {err}"))
+    for line_no, item_no, obj, error in objects:
         if error is not None:
             records.append({"_row": line_no, "_item": item_no, "_pre_errors": [error], RAW + "line": obj})
             continue
@@ -95,6 +99,10 @@ def parse(path: Path, file: str, cluster: str, cfg: OrgConfig) -> Parsed:
     parsed = _stage(pl.DataFrame(records, schema=_SCHEMA), file, cluster)
     parsed.dropped.update(dropped)
     return parsed
+
+
+class UnreadableDocument(ValueError):
+    """A pod file that is one JSON document and cannot be read as one."""
 
 
 def _objects(data: bytes):
@@ -111,6 +119,10 @@ def _objects(data: bytes):
         try:  # a pretty-printed document: the whole file is one record
             text = data.decode("utf-8")
             whole = json.loads(text)
+        except UnicodeDecodeError as err:
+            if _is_json(data.decode("utf-8", errors="replace")):  # one record, with a bad byte in it
+                raise UnreadableDocument(f"a pretty-printed document (one record) with a byte that is not "
+                                         f"UTF-8 at byte offset {err.start} of the file") from None
         except (ValueError, RecursionError):
             pass
         else:
@@ -129,6 +141,14 @@ def _objects(data: bytes):
             yield n, None, clip(line), str(err)
             continue
         yield from _expand(n, obj, line)
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _expand(n: int, obj: Any, raw: str):

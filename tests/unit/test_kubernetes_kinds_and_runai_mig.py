@@ -97,3 +97,18 @@ def test_a_byte_that_is_not_utf8_costs_its_line_not_the_file(tmp_path):
     [reject] = out.rejects.to_dicts()
     offset = len(good) + 1 + bad.index(b"\xe9")
     assert (reject["row_ref"], reject["reason"]) == ("line 2", f"a byte that is not UTF-8 at byte offset {offset} of the file")
+
+
+def test_a_pretty_printed_document_with_a_bad_byte_is_refused_whole_by_its_offset(tmp_path):
+    """One document is one record: refused as a file (so ops.landed_files records it unreadable and its
+    days are not complete), naming the byte; was `'utf-8' codec can't decode …`."""
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": [_pod("a", labels={"user": "BADBYTE"})]}, indent=2)
+    data = text.encode().replace(b"BADBYTE", b"jos\xe9")
+    path = tmp_path / "pods.json"
+    path.write_bytes(data)
+    out = kubernetes.parse(path, FILE, "k8s-east", OrgConfig())
+    offset = data.index(b"\xe9")
+    assert out.rows.height == 0
+    assert out.rejects[["row_ref", "reason"]].rows() == [
+        ("file", "unreadable pod file: a pretty-printed document (one record) with a byte that is not UTF-8 at "
+                 f"byte offset {offset} of the file")]
