@@ -212,7 +212,7 @@ def _checked(path: Path, name: str, fields: tuple[str, ...]) -> pl.DataFrame:
     epoch seconds (SLURM_TIME_FORMAT did not reach sacct), naming the line."""
     if path.stat().st_size == 0:
         raise CollectError(f"{name}: sacct printed nothing, not even its header line")
-    frame, _ = read_sacct(path, ClusterConfig())
+    frame, _, _ = read_sacct(path, ClusterConfig())
     header = [c for c in frame.columns if not c.startswith("_")]
     if header != list(fields):
         raise CollectError(f"{name}: sacct printed the columns {'|'.join(header)}, not {'|'.join(fields)}")

@@ -84,7 +84,8 @@ def combine(parts: Iterable[Parsed]) -> Parsed:
 def file_reject(source: str, file: str, reason: str) -> pl.DataFrame:
     """One quarantine row standing for a whole file that could not be read."""
     return pl.DataFrame(
-        [{"source": source, "file": file, "row_ref": "file", "reason": reason}], schema=QUARANTINE_SCHEMA
+        [{"source": source, "file": file, "row_ref": "file", "reason": reason or f"unreadable {source} file"}],
+        schema=QUARANTINE_SCHEMA,
     )
 
 
@@ -235,7 +236,11 @@ def split_by_contract(
         pl.lit(source).alias("source"),
         (pl.lit(file) if isinstance(file, str) else file).alias("file"),
         row_ref.alias("row_ref"),
-        listed.list.drop_nulls().list.unique(maintain_order=True).list.join("; ").alias("reason"),
+        # a check's reason worded from a NULL value is NULL and dropped: the row still says it failed
+        pl.when(listed.list.drop_nulls().list.len() > 0)
+        .then(listed.list.drop_nulls().list.unique(maintain_order=True).list.join("; "))
+        .otherwise(pl.lit(f"fails the {contract.name} contract (no reason could be worded from its values)"))
+        .alias("reason"),
         pl.struct([pl.col(c).alias(c.removeprefix(RAW)) for c in raw_columns if c in df.columns])
         .struct.json_encode()
         .alias("payload"),
@@ -308,6 +313,29 @@ def _shape_reason(line: str, width: int) -> str:
     except csv.Error as err:
         return f"not CSV: {err}"
     return f"{n} fields where the header has {width}"
+
+
+def numbered_lines(data: bytes) -> tuple[list[tuple[int, str]], dict[int, int]]:
+    """(line number, text) of every line of a landing file read as bytes, bytes that are not UTF-8 kept
+    as surrogates (so they can be found by field and put back), and each line's byte offset in the
+    file. Lines end at \\n, \\r\\n or \\r only: a Unicode line separator inside a value is text."""
+    numbered, offsets, at = [], {}, 0
+    for n, raw in enumerate(data.splitlines(keepends=True), start=1):
+        offsets[n] = at
+        at += len(raw)
+        numbered.append((n, raw.rstrip(b"\r\n").decode("utf-8", errors="surrogateescape")))
+    return numbered, offsets
+
+
+def first_bad_byte(line: str) -> int:
+    """The byte offset, within its line, of the line's first byte that is not UTF-8."""
+    first = next(i for i, ch in enumerate(line) if "\udc80" <= ch <= "\udcff")
+    return len(line[:first].encode("utf-8", errors="surrogateescape"))
+
+
+def shown(text: str) -> str:
+    """Text with its undecodable bytes as U+FFFD: what is staged, and what a quarantine payload shows."""
+    return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
 
 
 def _has_undecodable(text: str) -> bool:

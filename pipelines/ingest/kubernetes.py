@@ -15,7 +15,10 @@ import polars as pl
 
 from models.landing import SchedulerJobAllocation
 from models.mig_profiles import fraction_units, profile_units, replica_units
-from pipelines.ingest.common import RAW, Parsed, cast_failures, clip, file_reject, json_line, split_by_contract, to_utc
+from pipelines.ingest.common import (
+    RAW, Parsed, _has_undecodable, cast_failures, clip, file_reject, first_bad_byte, json_line, numbered_lines, shown,
+    split_by_contract, to_utc,
+)
 from pipelines.ingest.slurm import STAGED
 from pipelines.lib.config import OrgConfig
 
@@ -36,6 +39,10 @@ FRACTION_ANNOTATION = "gpu-fraction"
 FRACTION_DEVICES_ANNOTATION = "gpu-fraction-num-devices"
 MIG_ANNOTATION = "mig-profile"
 GPU_INDEX_ANNOTATION = "runai-gpu"
+# Run:ai's MIG pods (its dynamic MIG) request no resource: the instance is stated in annotations, as
+# `nvidia.com/mig-<profile>: "N"` and as the device the scheduler gave, `runai-mig-device` (JSON: its
+# `name` is the MIG resource, `gpuindex` the physical GPU, `gpuamount` the profile's compute slices)
+RUNAI_MIG_DEVICE_ANNOTATION = "runai-mig-device"
 MEMORY_ANNOTATION = "gpu-memory"
 RESERVATION_NAMESPACE = "runai-reservation"
 TIMEOUT_REASONS = {"DeadlineExceeded"}
@@ -71,12 +78,16 @@ _SCHEMA: dict[str, pl.DataType] = {
 
 def parse(path: Path, file: str, cluster: str, cfg: OrgConfig) -> Parsed:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except Exception as err:
         return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, f"unreadable pod file: {err}"))
     records: list[dict[str, Any]] = []
     dropped: dict[str, int] = {}
-    for line_no, item_no, obj, error in _objects(text):
+    try:
+        objects = list(_objects(data))
+    except UnreadableDocument as err:  # refused whole: recorded unreadable, its days incomplete
+        return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, f"unreadable pod file: {err}"))
+    for line_no, item_no, obj, error in objects:
         if error is not None:
             records.append({"_row": line_no, "_item": item_no, "_pre_errors": [error], RAW + "line": obj})
             continue
@@ -90,9 +101,15 @@ def parse(path: Path, file: str, cluster: str, cfg: OrgConfig) -> Parsed:
     return parsed
 
 
-def _objects(text: str):
-    """Yields (line number, item number or None, pod object, None) or (line, item, raw text, reason)."""
-    lines = text.splitlines()
+class UnreadableDocument(ValueError):
+    """A pod file that is one JSON document and cannot be read as one."""
+
+
+def _objects(data: bytes):
+    """Yields (line number, item number or None, pod object, None) or (line, item, raw text, reason). A
+    line with a byte that is not UTF-8 is refused alone, naming the byte's offset in the file."""
+    numbered, offsets = numbered_lines(data)
+    lines = [line for _, line in numbered]
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is None:
         return
@@ -100,7 +117,12 @@ def _objects(text: str):
         json_line(lines[first])
     except ValueError:
         try:  # a pretty-printed document: the whole file is one record
+            text = data.decode("utf-8")
             whole = json.loads(text)
+        except UnicodeDecodeError as err:
+            if _is_json(data.decode("utf-8", errors="replace")):  # one record, with a bad byte in it
+                raise UnreadableDocument(f"a pretty-printed document (one record) with a byte that is not "
+                                         f"UTF-8 at byte offset {err.start} of the file") from None
         except (ValueError, RecursionError):
             pass
         else:
@@ -108,6 +130,10 @@ def _objects(text: str):
             return
     for n, line in enumerate(lines, start=1):
         if not line.strip():
+            continue
+        if _has_undecodable(line):
+            yield n, None, clip(shown(line)), (f"a byte that is not UTF-8 at byte offset "
+                                               f"{offsets[n] + first_bad_byte(line)} of the file")
             continue
         try:
             obj = json_line(line)
@@ -117,17 +143,39 @@ def _objects(text: str):
         yield from _expand(n, obj, line)
 
 
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def _expand(n: int, obj: Any, raw: str):
     if isinstance(obj, dict) and isinstance(obj.get("items"), list) and "spec" not in obj:  # List / PodList
         for k, item in enumerate(obj["items"], start=1):
-            if isinstance(item, dict):
-                yield n, k, item, None
-            else:
+            if not isinstance(item, dict):
                 yield n, k, clip(json.dumps(item)), "list item is not a pod object"
+            elif (why := _not_a_pod(item, f"item {k}")) is not None:
+                yield n, k, clip(json.dumps(item)), why
+            else:
+                yield n, k, item, None
+    elif isinstance(obj, dict) and (why := _not_a_pod(obj, f"line {n}")) is not None:
+        yield n, None, clip(raw), why
     elif isinstance(obj, dict):
         yield n, None, obj, None
     else:
         yield n, None, clip(raw), "not a pod object (a JSON object per line, or a List of pods)"
+
+
+def _not_a_pod(obj: dict[str, Any], where: str) -> str | None:
+    """Why an object is refused by its kind (a Node, a Deployment, ... landed among the pods), or None
+    for a Pod; an item without `kind` (as `jq '.items[]'` of a pod list can give) is read as one. A Node
+    read as a pod would be a job without GPUs on no node, silently."""
+    kind = obj.get("kind")
+    if kind is None or kind == "Pod":
+        return None
+    return f"{where} is a {_str(kind) or repr(kind)}, not a Pod: only pods (one a line, or a List of pods) are read"
 
 
 def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | str:
@@ -143,7 +191,8 @@ def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | str:
     annotations = {str(k): _str(v) for k, v in _dict(meta.get("annotations")).items()}
 
     gpus, mig, gpu_errors, has_gpu = _gpu_request(spec)
-    shared, shared_errors = _shared_gpu(annotations)
+    # a pod that requests its MIG instances as resources states them again in no annotation we count
+    shared, shared_errors, mig_gpu_index = _shared_gpu(annotations, mig_requested=bool(mig))
     if namespace == RESERVATION_NAMESPACE or labels.get("app") == RESERVATION_NAMESPACE:
         # it holds the physical GPU; the pods that share it are its consumers (docs/ledger.md#fractional-gpus)
         return "gpu_reservation_pod"
@@ -167,6 +216,7 @@ def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | str:
     elif replicated:
         slices += [replica_units(replicas)] * replicated
     gpu_index = _int(annotations.get(GPU_INDEX_ANNOTATION))
+    gpu_index = gpu_index if gpu_index is not None else mig_gpu_index
 
     if not name:
         errors.append("pod has no metadata.name")
@@ -201,7 +251,8 @@ def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | str:
     )
     tres = [f"gres/gpu={gpus if gpus is not None else '?'}", *(f"{k}={v}" for k, v in mig.items()),
             *([f"{SHARED_GPU_RESOURCE}={replicated}", f"gpu-replicas={replicas}"] if replicated and replicas else []),
-            *(f"{k}={annotations[k]}" for k in (FRACTION_ANNOTATION, MIG_ANNOTATION) if annotations.get(k)), "node=1"]
+            *(f"{k}={annotations[k]}" for k in (FRACTION_ANNOTATION, MIG_ANNOTATION) if annotations.get(k)),
+            *(f"{k}={v}" for k, v in annotations.items() if k.startswith(MIG_PREFIX) and not mig), "node=1"]
     return {
         "_pre_errors": errors,
         RAW + "namespace": namespace,
@@ -267,30 +318,68 @@ def _gpu_request(spec: dict[str, Any]) -> tuple[int | None, dict[str, int], list
     return (None if errors else max(main, init)), mig, errors, has_gpu
 
 
-def _shared_gpu(annotations: dict[str, str | None]) -> tuple[list[int], list[str]]:
-    """Share units of the GPU slices a pod's annotations state (Run:ai style), and errors: `gpu-fraction`
-    (a fraction of each of `gpu-fraction-num-devices` GPUs, default 1) or `mig-profile`. A `gpu-memory`
-    request alone states no fraction gpuledger can weigh, so it is an error."""
+def _shared_gpu(annotations: dict[str, str | None],
+                mig_requested: bool = False) -> tuple[list[int], list[str], int | None]:
+    """Share units of the GPU slices a pod's annotations state (Run:ai style), errors, and the physical
+    GPU they name: `gpu-fraction` (a fraction of each of `gpu-fraction-num-devices` GPUs, default 1),
+    `mig-profile`, or Run:ai's MIG annotations (`_runai_mig`; ignored when the pod requests its MIG
+    instances as resources, which are counted already). A `gpu-memory` request alone states no fraction
+    gpuledger can weigh, so it is an error."""
     fraction, profile = annotations.get(FRACTION_ANNOTATION), annotations.get(MIG_ANNOTATION)
     if fraction is not None:
         units = fraction_units(fraction)
         devices = _int(annotations.get(FRACTION_DEVICES_ANNOTATION) or 1)
         if units is None:
-            return [], [f"{FRACTION_ANNOTATION} '{fraction}' is not a fraction of a GPU in (0, 1]"]
+            return [], [f"{FRACTION_ANNOTATION} '{fraction}' is not a fraction of a GPU in (0, 1]"], None
         if devices is None or devices < 1:
             return [], [f"{FRACTION_DEVICES_ANNOTATION} '{annotations.get(FRACTION_DEVICES_ANNOTATION)}' "
-                        "is not a whole number of GPUs"]
-        return [units] * devices, []
+                        "is not a whole number of GPUs"], None
+        return [units] * devices, [], None
     if profile is not None:
         units = profile_units(profile)
         if units is None:
             return [], [f"{MIG_ANNOTATION}: MIG profile '{profile}' is not in the catalog of MIG profiles "
-                        "(models/mig_profiles.py)"]
-        return [units], []
+                        "(models/mig_profiles.py)"], None
+        return [units], [], None
+    stated = {k: v for k, v in annotations.items() if k.startswith(MIG_PREFIX)}
+    if not mig_requested and (stated or annotations.get(RUNAI_MIG_DEVICE_ANNOTATION) is not None):
+        return _runai_mig(stated, annotations.get(RUNAI_MIG_DEVICE_ANNOTATION))
     if annotations.get(MEMORY_ANNOTATION) is not None:
         return [], [f"{MEMORY_ANNOTATION} '{annotations[MEMORY_ANNOTATION]}' states GPU memory, not a fraction of "
-                    f"the GPU: annotate the pod with {FRACTION_ANNOTATION}"]
-    return [], []
+                    f"the GPU: annotate the pod with {FRACTION_ANNOTATION}"], None
+    return [], [], None
+
+
+def _runai_mig(stated: dict[str, str | None], device: str | None) -> tuple[list[int], list[str], int | None]:
+    """A Run:ai MIG pod's slices: N instances of each `nvidia.com/mig-<profile>: "N"` annotation, else the
+    one instance `runai-mig-device` names; the device's `gpuindex` is the physical GPU they are on."""
+    errors: list[str] = []
+    device_profile, gpu_index = None, None
+    if device is not None:
+        try:
+            info = json.loads(device)
+        except ValueError:
+            info = None
+        name = _str(info.get("name")) if isinstance(info, dict) else None
+        if name is None or not name.startswith(MIG_PREFIX):
+            errors.append(f"{RUNAI_MIG_DEVICE_ANNOTATION} '{clip(device)}' names no MIG device (JSON with a "
+                          f"`name` such as {MIG_PREFIX}1g.5gb)")
+        else:
+            device_profile, gpu_index = name[len(MIG_PREFIX):], _int(info.get("gpuindex"))
+    counts = {key[len(MIG_PREFIX):]: value for key, value in stated.items()}
+    if not counts and device_profile is not None:
+        counts = {device_profile: "1"}
+    slices: list[int] = []
+    for profile, value in counts.items():
+        n, units = _int(value), profile_units(profile)
+        if n is None or n < 0:
+            errors.append(f"{MIG_PREFIX}{profile} '{value}' is not a whole number of MIG instances")
+        elif units is None:
+            errors.append(f"{MIG_PREFIX}{profile}: MIG profile '{profile}' is not in the catalog of MIG profiles "
+                          "(models/mig_profiles.py)")
+        else:
+            slices += [units] * n
+    return ([] if errors else slices), errors, gpu_index
 
 
 def _state(phase: str | None, status: dict[str, Any]) -> str | None:

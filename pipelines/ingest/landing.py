@@ -23,7 +23,8 @@ import duckdb
 import polars as pl
 
 from models.contract import Contract
-from pipelines.ingest.common import Parsed
+from pipelines.ingest.common import Parsed, refuses_file
+from pipelines.ingest.deliveries import days_from_name
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import run_sql, sql, transaction
 
@@ -205,6 +206,10 @@ def sync(
     return report
 
 
+# sources whose records decide where money goes (a refused file of theirs leaves its days incomplete)
+SCHEDULER_SOURCES = ("slurm", "kubernetes")
+
+
 def _delete_file(con: duckdb.DuckDBPyConnection, source: Source, rel: str) -> None:
     """Takes out every staging and quarantine row a landing file gave (its table is a constant)."""
     con.execute(f"DELETE FROM {source.qualified_table} WHERE _file = $file", {"file": rel})
@@ -217,6 +222,14 @@ def _write_file(
     report: SyncReport,
 ) -> None:
     first, last = file_span(parsed.rows, source)
+    status, status_reason = "current", None
+    if source.name in SCHEDULER_SOURCES and refuses_file(parsed):
+        # A refused scheduler export hides jobs that move money between teams and idle: the days its
+        # name covers (every day, when it names none) are not complete (finance.reconciliation_daily
+        # reads `unreadable` files), and its quarantine row carries the first of them.
+        status, status_reason = "unreadable", parsed.rejects["reason"][0]
+        first, last = days_from_name(rel) or (None, None)
+        parsed.rejects = parsed.rejects.with_columns(pl.coalesce(pl.col("day"), pl.lit(first)).alias("day"))
     with transaction(con):
         _delete_file(con, source, rel)
         insert_rows(con, source, parsed.rows, rel)
@@ -226,11 +239,13 @@ def _write_file(
             con.unregister("incoming_rejects")
         con.execute(
             """INSERT OR REPLACE INTO ops.landed_files (source, file, size_bytes, sha256, rows_staged,
-                   rows_quarantined, first_day, last_day, loaded_at)
-               VALUES ($source, $file, $size, $sha, $staged, $quarantined, $first, $last, $loaded_at)""",
+                   rows_quarantined, first_day, last_day, loaded_at, status, status_reason)
+               VALUES ($source, $file, $size, $sha, $staged, $quarantined, $first, $last, $loaded_at,
+                       $status, $status_reason)""",
             {
                 "source": source.name, "file": rel, "size": size, "sha": sha, "staged": parsed.rows.height,
                 "quarantined": parsed.rejects.height, "first": first, "last": last,
+                "status": status, "status_reason": status_reason,
                 "loaded_at": datetime.now(timezone.utc).replace(tzinfo=None),
             },
         )

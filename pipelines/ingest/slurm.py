@@ -14,7 +14,10 @@ from pathlib import Path
 import polars as pl
 
 from models.landing import SchedulerJobAllocation
-from pipelines.ingest.common import Parsed, blank_to_null, cast_failures, file_reject, split_by_contract, to_utc
+from pipelines.ingest.common import (
+    Parsed, _has_undecodable, blank_to_null, cast_failures, file_reject, first_bad_byte, numbered_lines, shown,
+    split_by_contract, to_utc,
+)
 from models.mig_profiles import SHARE_UNITS_PER_GPU, fraction_units, profile_of, profile_units, replica_units
 from pipelines.lib.config import SLURM_STATES, ClusterConfig
 
@@ -31,7 +34,7 @@ STAGED = [
 def parse(path: Path, file: str, cluster: str, cfg: ClusterConfig,
           state_map: dict[str, str] | None = None) -> Parsed:
     try:
-        raw, skipped = read_sacct(path, cfg)
+        raw, skipped, replaced = read_sacct(path, cfg)
     except EmptyFile as err:
         return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, str(err)))
     except Exception as err:
@@ -45,6 +48,8 @@ def parse(path: Path, file: str, cluster: str, cfg: ClusterConfig,
         )
     parsed = from_sacct_frame(raw, file, cluster, cfg, state_map or {})
     parsed.dropped = skipped
+    # kept, with the bytes shown as U+FFFD: counted as a value that took a stand-in
+    parsed.defaulted = {column.lower(): {REPLACED_BYTES: n} for column, n in replaced.items()}
     return parsed
 
 
@@ -52,10 +57,19 @@ class EmptyFile(ValueError):
     """A sacct file with no header and no records."""
 
 
-def read_sacct(path: Path, cfg: ClusterConfig) -> tuple[pl.DataFrame, dict[str, int]]:
+# Text no costing reads: a byte in them that is not UTF-8 is replaced (U+FFFD) and the job kept. A bad
+# byte anywhere else (an id, a time, AllocTRES, NodeList, Account, ...) quarantines its line alone.
+REPLACEABLE_TEXT = ("Comment", "JobName")
+REPLACED_BYTES = "U+FFFD for bytes that are not UTF-8"
+
+
+def read_sacct(path: Path, cfg: ClusterConfig) -> tuple[pl.DataFrame, dict[str, int], dict[str, int]]:
     """The records (splitting lines ourselves: sacct does not quote, so a CSV reader would trip on
-    stray quotes), and the count of blank and `#` comment lines skipped."""
-    numbered = list(enumerate(path.read_text(encoding="utf-8").splitlines(), start=1))
+    stray quotes), the count of blank and `#` comment lines skipped, and per column the count of
+    records kept with bytes replaced. The file is read as bytes: a
+    line with bytes that are not UTF-8 costs that line (or, in Comment and JobName, only those bytes),
+    never the file."""
+    numbered, offsets = numbered_lines(path.read_bytes())
     skipped = {"blank lines": sum(1 for _, line in numbered if not line.strip()),
                "comment lines": sum(1 for _, line in numbered if line.lstrip().startswith("#"))}
     numbered = [(n, line) for n, line in numbered if line.strip() and not line.lstrip().startswith("#")]
@@ -68,37 +82,52 @@ def read_sacct(path: Path, cfg: ClusterConfig) -> tuple[pl.DataFrame, dict[str, 
     if cfg.columns:
         header, body = list(cfg.columns), numbered
     else:
-        header, body = numbered[0][1].split(delimiter), numbered[1:]
+        (n0, first), body = numbered[0], numbered[1:]
+        if _has_undecodable(first):
+            raise ValueError(f"header line {n0} has a byte that is not UTF-8 at byte offset "
+                             f"{offsets[n0] + first_bad_byte(first)} of the file")
+        header = first.split(delimiter)
     # `-p` (and custom delimiters) end every line with the delimiter: one empty trailing field.
     if header and header[-1] == "":
         header = header[:-1]
     width = len(header)
-    records, bad = [], []
+    replaceable = {i for i, name in enumerate(header) if name in REPLACEABLE_TEXT}
+    records, bad, replaced = [], [], {}
     for n, line in body:
         fields = line.split(delimiter)
         if len(fields) == width + 1 and fields[-1] == "":
             fields = fields[:-1]
         if len(fields) != width:
-            bad.append((n, line, len(fields)))
+            bad.append((n, shown(line), f"{len(fields)} fields where the header has {width}"))
             continue
-        records.append([n, *fields])
+        broken = [i for i, f in enumerate(fields) if _has_undecodable(f)]
+        if any(i not in replaceable for i in broken):
+            i = next(i for i in broken if i not in replaceable)
+            bad.append((n, shown(line), f"{header[i]} has a byte that is not UTF-8 at byte offset "
+                                         f"{offsets[n] + first_bad_byte(line)} of the file"))
+            continue
+        for i in broken:
+            replaced[header[i]] = replaced.get(header[i], 0) + 1
+        records.append([n, *(shown(f) if i in broken else f for i, f in enumerate(fields))])
     df = pl.DataFrame(records, schema=["_line", *header], orient="row")
-    return _attach_bad(df, bad, width), skipped
+    return _attach_bad(df, bad), skipped, replaced
 
 
-def _attach_bad(df: pl.DataFrame, bad: list[tuple[int, str, int]], width: int) -> pl.DataFrame:
-    """Lines with the wrong number of fields stay in the frame, marked, so they reach quarantine."""
+def _attach_bad(df: pl.DataFrame, bad: list[tuple[int, str, str]]) -> pl.DataFrame:
+    """Lines that cannot be a record (the wrong number of fields, a byte that is not UTF-8 where costing
+    reads) stay in the frame, marked with why, so they reach quarantine."""
     if not bad:
         return df.with_columns(pl.lit(None, dtype=pl.String).alias("_shape_error"))
     extra = pl.DataFrame(
         {
             "_line": [b[0] for b in bad],
-            "_shape_error": [f"{b[2]} fields where the header has {width}" for b in bad],
+            "_shape_error": [b[2] for b in bad],
             "_raw_line": [b[1] for b in bad],
-        }
+        },
+        schema={"_line": pl.Int64, "_shape_error": pl.String, "_raw_line": pl.String},
     )
     return pl.concat([df.with_columns(pl.lit(None, dtype=pl.String).alias("_shape_error")), extra],
-                     how="diagonal").sort("_line")
+                     how="diagonal_relaxed").sort("_line")
 
 
 def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, cfg: ClusterConfig,
@@ -204,8 +233,13 @@ def gpu_request_columns(tres: pl.Expr, values: pl.Series, cfg: ClusterConfig | N
             pl.lit(None, dtype=pl.Int32).alias("gpu_index"), pick(2, pl.String).alias("_gres_error")]
 
 
-_GRES_GPU = re.compile(r"(?:^|,)gres/gpu(?::([^=,]+))?=(\d+)")
-_GRES_SHARED = re.compile(r"(?:^|,)gres/(shard|mps)(?::[^=,]+)?=(\d+)")
+# the count is taken whole (`[^,]*`) and judged by `_gres_count`: `gres/gpu=-4` or `=1.5` is an error,
+# never a job without GPUs (which the ledger would give the whole node)
+_GRES_GPU = re.compile(r"(?:^|,)gres/gpu(?::([^=,]+))?=([^,]*)")
+_GRES_SHARED = re.compile(r"(?:^|,)gres/(shard|mps)(?::[^=,]+)?=([^,]*)")
+# No allocation holds more GPUs (or shards, or MPS units) than this; a larger count is a corrupt record.
+# A count the job's nodes cannot hold is the ledger's to refuse (int_job_conflicts), which knows the nodes.
+MAX_GRES_COUNT = 1_000_000
 # the cluster config key that says what one unit of a sharing GRES is of a GPU
 _SHARE_KEYS = {"shard": "gpu_shards", "mps": "mps_per_gpu"}
 
@@ -224,8 +258,10 @@ def gpu_request(tres: str, gpu_shards: int | None = None,
     untyped, whole_typed, slices, shared, errors, any_gpu = None, 0, [], [], [], False
     per_gpu = {"shard": gpu_shards, "mps": mps_per_gpu}
     for kind, count in _GRES_SHARED.findall(tres):
-        any_gpu, n, units = True, int(count), per_gpu[kind]
-        if units is None:
+        any_gpu, n, units = True, _gres_count(count), per_gpu[kind]
+        if isinstance(n, str):
+            errors.append(f"AllocTRES gres/{kind}={count}: {n}")
+        elif units is None:
             errors.append(f"gres/{kind}={n}: the cluster's {_SHARE_KEYS[kind]} (its gres.conf count per GPU) is not "
                           "in the config, so its share of a GPU is unknown")
         elif kind == "shard":
@@ -234,7 +270,10 @@ def gpu_request(tres: str, gpu_shards: int | None = None,
             whole_gpus, rest = divmod(n, units)
             shared += [SHARE_UNITS_PER_GPU] * whole_gpus + ([fraction_units(str(Decimal(rest) / units))] if rest else [])
     for gres_type, count in _GRES_GPU.findall(tres):
-        any_gpu, n = True, int(count)
+        any_gpu, n = True, _gres_count(count)
+        if isinstance(n, str):
+            errors.append(f"AllocTRES gres/gpu{':' + gres_type if gres_type else ''}={count}: {n}")
+            continue
         if not gres_type:
             untyped = n
             continue
@@ -252,7 +291,19 @@ def gpu_request(tres: str, gpu_shards: int | None = None,
         whole = max(0, untyped - len(slices))
     else:
         whole = whole_typed if whole_typed or slices or shared else None
-    return whole, (slices + shared) or None, "; ".join(errors) or None
+    if errors:  # a job whose GPUs are not known holds none: it is quarantined, with every reason
+        return None, None, "; ".join(errors)
+    return whole, (slices + shared) or None, None
+
+
+def _gres_count(text: str) -> int | str:
+    """A GRES count as a whole number of devices, or why it is none."""
+    if not re.fullmatch(r"\d+", text.strip()):
+        return "the count is not a whole number of devices"
+    n = int(text)
+    if n > MAX_GRES_COUNT:
+        return f"the count is more than {MAX_GRES_COUNT:,}, more than any allocation holds"
+    return n
 
 
 _HOSTLIST_ITEM = re.compile(r"([^,\[]+(?:\[[^\]]*\][^,\[]*)*)")

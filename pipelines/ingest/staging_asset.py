@@ -10,7 +10,7 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from pipelines.ingest.ignored import ignored_files
-from pipelines.ingest.landing import Source, sync
+from pipelines.ingest.landing import SCHEDULER_SOURCES, Source, sync
 from pipelines.lib.partitions import DAILY, daily_duckdb_asset
 from pipelines.lib.resources import LandingZone
 from pipelines.lib.warehouse import bootstrap, sql
@@ -105,12 +105,15 @@ def contract_check(asset: dg.AssetsDefinition, *sources: Source) -> dg.AssetChec
                     for check, n in err.failure_cases.group_by("check").len().iter_rows():
                         violations[str(check)] = violations.get(str(check), 0) + int(n)
             # Shares are counted in landing rows over the files that cover the day (for DCGM the
-            # staging rows are minutes, not samples, so the manifest is the common unit).
+            # staging rows are minutes, not samples, so the manifest is the common unit). A scheduler
+            # file refused whole is no share of rows: it is listed below and leaves its days
+            # incomplete (finance.reconciliation_daily), so the day still runs and says so.
             accepted, quarantined = con.execute(
                 """SELECT coalesce(sum(rows_staged), 0), coalesce(sum(rows_quarantined), 0)
                    FROM ops.landed_files
-                   WHERE list_contains($sources, source) AND first_day <= $day AND last_day >= $day""",
-                {"sources": names, "day": day},
+                   WHERE list_contains($sources, source) AND first_day <= $day AND last_day >= $day
+                     AND NOT (status = 'unreadable' AND list_contains($scheduler, source))""",
+                {"sources": names, "day": day, "scheduler": list(SCHEDULER_SOURCES)},
             ).fetchall()[0]
             unreadable = [f for (f,) in con.execute(
                 "SELECT file FROM ops.quarantine WHERE list_contains($sources, source) AND row_ref = 'file' ORDER BY file",

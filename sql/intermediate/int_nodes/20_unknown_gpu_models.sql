@@ -5,7 +5,8 @@ INSERT INTO ops.quarantine (source, file, row_ref, reason, payload, day, origin)
 SELECT CASE n.known_from WHEN 'inventory' THEN 'inventory' WHEN 'bill_tags' THEN 'focus' ELSE 'dcgm' END,
        coalesce(inv._file, tel._file, '(bill tags)'),
        coalesce('row ' || inv._row, 'host ' || n.hostname),
-       'GPU model ''' || n.gpu_model || ''' of node ' || n.hostname
+       -- never NULL (ops.quarantine.reason is NOT NULL: a NULL would fail the day), even without a hostname
+       'GPU model ''' || n.gpu_model || ''' of node ' || coalesce(n.hostname, '(no hostname)')
            || ' is not in the GPU catalog (models/gpu_catalog.py): its cost is attributed, but MFU on it stays NULL',
        json_object('hostname', n.hostname, 'gpu_model', n.gpu_model), $day::DATE, 'intermediate/int_nodes'
 FROM intermediate.int_nodes n
