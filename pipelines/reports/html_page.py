@@ -58,6 +58,11 @@ td.waste { color: var(--waste); font-weight:600; }
 .swatch { display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:6px; }
 .empty { color: var(--muted); font-style: italic; }
 .scroll { overflow-x:auto; }
+table.plan th { white-space:normal; }   /* nine columns: headers wrap so the table fits the page */
+td.wrap { min-width: 160px; }
+@media (max-width: 1100px) {             /* a narrow window: bars shorter, two cards a row */
+  main { padding: 20px 14px 40px; } .bar { width: 90px; } .kpis { grid-template-columns: repeat(2, 1fr); }
+}
 svg.chart { display:block; max-width:100%; height:auto; margin-top:8px; }
 h2.billed { font-size: 22px; margin: 36px 0 10px; padding-bottom: 6px; border-bottom: 3px solid var(--ink); }
 footer { color:var(--muted); font-size:12.5px; margin-top:24px; }
@@ -344,10 +349,17 @@ def _plan_against_actual(d: ReportData) -> str:
     if not d.run_budgets:
         return ""
     headers, rows = plan_table(d)
-    cells = [[("id" if i == 0 else "n", text) for i, text in enumerate(row)] for row in rows]
+    cells = []
+    for b, row in zip(d.run_budgets, rows):
+        # over budget (burn past 100 %) or heading over it (a projected overrun): in the waste colour
+        over = {2} if b.burn_pct is not None and b.burn_pct > 100 else set()
+        over |= {8} if b.projected_overrun_gpu_hours is not None and b.projected_overrun_gpu_hours > 0 else set()
+        cells.append([("id wrap" if i == 0 else "n waste" if i in over else "n", text) for i, text in enumerate(row)])
     return ("<section><h2>Plan against actual</h2><p class=\"note\">Runs with a plan (plans/*.yaml): GPU-hours "
             "and cost so far against the budget, the share of the planned tokens done, and the total at the pace "
-            "so far.</p>" + _table([(h, i > 0) for i, h in enumerate(headers)], cells, "") + "</section>")
+            "so far; past the budget in red.</p>"
+            + _table([(h, i > 0) for i, h in enumerate(headers)], cells, "").replace("<table>", '<table class="plan">', 1)
+            + "</section>")
 
 
 def _footer(d: Report) -> str:
