@@ -27,7 +27,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.ingest.common import read_csv_leniently
+from pipelines.ingest.common import UNDECODABLE, read_csv_leniently
 
 CHUNK_BYTES = 24 << 20  # about 30k rows of a legacy CUR; below glibc's 32 MB mmap ceiling, so blocks reuse memory
 CHUNK_ROWS = 100_000  # records per chunk of a Parquet file or a streamed CSV
@@ -69,9 +69,44 @@ def read_chunks(
     always seen). Header names are trimmed of surrounding spaces."""
     chunk_bytes = chunk_bytes or CHUNK_BYTES
     if path.name.lower().endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        _refuse_repeated_columns(pq.read_schema(path).names, pick)
         yield from _parquet_chunks(path, pick, render)
     else:  # a CSV, or a gzipped one: polars decompresses as it streams
+        _refuse_repeated_columns(_csv_header(path), pick)
         yield from _streamed_csv(path, pick, chunk_bytes)
+
+
+class RepeatedColumn(ValueError):
+    """A header that names a column twice: which of the two holds the amounts cannot be known (polars
+    would read the first and rename the second), so the file is refused whole, by name."""
+
+
+def _refuse_repeated_columns(names: list[str], pick: Picker | None) -> None:
+    """Raises RepeatedColumn for a column named twice in the header: exactly, or case-insensitively
+    for a column the parser reads (`EffectiveCost` and `effectivecost`)."""
+    names = [n.strip() for n in names]
+    read = {n.lower() for n in (pick(names) if pick else names)}
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names, start=1):
+        key = name.lower() if name.lower() in read else name
+        if key in seen:
+            first = names[seen[key] - 1]
+            also = "" if first == name else f" (as {first})"
+            raise RepeatedColumn(f"column {name} appears twice{also} (columns {seen[key]} and {i}): "
+                                 "which one holds the values cannot be known; re-export the file with each column once")
+        seen[key] = i
+
+
+def _csv_header(path: Path) -> list[str]:
+    """The names in a CSV's (or CSV.gz's) header record, as written (no renaming of repeats)."""
+    import csv
+
+    with (gzip.open(path, "rb") if path.name.lower().endswith(".gz") else path.open("rb")) as fh:
+        header, _ = _header(fh, 1 << 16)
+    text = header.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    return next(csv.reader([text.rstrip("\r\n")]), [])
 
 
 def read_ahead(chunks: Iterator[Chunk]) -> Iterator[Chunk]:
@@ -211,15 +246,17 @@ def _csv_chunks(fh, pick: Picker | None, chunk_bytes: int) -> Iterator[Chunk]:
 
 def _lenient(data: bytes, pick: Picker | None, first_line: int) -> Chunk:
     """A block (header first) read line by line; `first_line` is the file line of the block's header
-    line (1 for the file's own header), so line numbers are the file's."""
+    line (1 for the file's own header), so line numbers are the file's. Records that held bytes that
+    are not UTF-8 are read with U+FFFD for them and say where in `UNDECODABLE`."""
     full, broken = read_csv_leniently(data)
     shift = first_line - 1
     full = _trimmed(full)
     if full.width:
         # the header is line 1, so a one-line record's data row is its line number − 1
         full = full.with_columns((pl.col("_line") + shift - 1).cast(pl.Int64).alias("_row")).drop("_line")
-    names = [c for c in full.columns if c != "_row"]
-    frame = full.select("_row", *_chosen(names, pick)) if names else full
+    names = [c for c in full.columns if c not in ("_row", UNDECODABLE)]
+    kept = [UNDECODABLE] if UNDECODABLE in full.columns else []
+    frame = full.select("_row", *_chosen(names, pick), *kept) if names else full
     return Chunk(frame, broken=[(line + shift, text, reason) for line, text, reason in broken],
                  whole=frame.width == full.width, records=lambda rows: full)
 
