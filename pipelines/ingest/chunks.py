@@ -27,7 +27,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.ingest.common import UNDECODABLE, read_csv_leniently
+from pipelines.ingest.common import UNDECODABLE, read_csv_leniently, replaced_text, undecodable_at
 
 CHUNK_BYTES = 24 << 20  # about 30k rows of a legacy CUR; below glibc's 32 MB mmap ceiling, so blocks reuse memory
 CHUNK_ROWS = 100_000  # records per chunk of a Parquet file or a streamed CSV
@@ -139,14 +139,28 @@ def _parquet_chunks(path: Path, pick: Picker | None, render: Render) -> Iterator
     whole = len(chosen) == len(names)
 
     def records(rows: list[int]) -> pl.DataFrame:
-        found = pl.scan_parquet(path).with_row_index("_row", offset=1).filter(pl.col("_row").is_in(rows)).collect()
-        return _trimmed(pl.concat([found.select(pl.col("_row").cast(pl.Int64)), render(found.drop("_row"))],
-                                  how="horizontal"))
+        # through pyarrow, batch by batch, so strings that are not UTF-8 are mended here too
+        import pyarrow as pa
+
+        wanted, parts, start = sorted(set(rows)), [], 1
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=CHUNK_ROWS):
+            here = [r for r in wanted if start <= r < start + batch.num_rows]
+            if here:
+                found, _ = _valid_utf8(batch.take(pa.array([r - start for r in here])))
+                parts.append(pl.concat([pl.DataFrame({"_row": here}, schema={"_row": pl.Int64}),
+                                        render(pl.from_arrow(found))], how="horizontal"))
+            start += batch.num_rows
+        return _trimmed(pl.concat(parts)) if parts else _trimmed(
+            pl.concat([pl.DataFrame(schema={"_row": pl.Int64}),
+                       render(pl.from_arrow(file.schema_arrow.empty_table()))], how="horizontal"))
 
     offset = 1
     empty = True
     for batch in file.iter_batches(batch_size=CHUNK_ROWS, columns=chosen, use_threads=True):
+        batch, marks = _valid_utf8(batch)
         frame = _numbered(_trimmed(render(pl.from_arrow(batch))), offset)
+        if marks is not None:
+            frame = frame.with_columns(pl.Series(UNDECODABLE, marks, dtype=pl.String))
         offset += frame.height
         empty = False
         yield Chunk(frame, whole=whole, records=records)
@@ -154,6 +168,37 @@ def _parquet_chunks(path: Path, pick: Picker | None, render: Render) -> Iterator
         schema = pl.read_parquet_schema(path)
         frame = render(pl.DataFrame(schema={c: schema[c] for c in chosen}))
         yield Chunk(_numbered(_trimmed(frame), 1), whole=whole, records=records)
+
+
+def _valid_utf8(batch):
+    """A Parquet batch with the bytes of its strings that are not UTF-8 (the format says they must
+    be; a broken writer can still store them, and polars would crash on them) as U+FFFD, and per
+    row where they were (None when every string was UTF-8)."""
+    import pyarrow as pa
+
+    marks: list[str | None] | None = None
+    columns = list(batch.columns)
+    for i, column in enumerate(columns):
+        if not pa.types.is_string(column.type) and not pa.types.is_large_string(column.type):
+            continue
+        try:
+            column.validate(full=True)
+            continue
+        except pa.ArrowInvalid:
+            pass
+        raw = column.cast(pa.large_binary()).to_pylist()
+        texts = [None if b is None else b.decode("utf-8", "surrogateescape") for b in raw]
+        marks = marks or [None] * len(texts)
+        name = batch.schema.names[i].strip()
+        for row, text in enumerate(texts):
+            if text is not None and text != (fixed := replaced_text(text)):
+                why = undecodable_at(name, text)
+                marks[row] = why if marks[row] is None else f"{marks[row]}; {why}"
+                texts[row] = fixed
+        columns[i] = pa.array(texts, type=column.type)
+    if marks is None:
+        return batch, None
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema), marks
 
 
 def _streamed_csv(path: Path, pick: Picker | None, chunk_bytes: int) -> Iterator[Chunk]:

@@ -281,8 +281,8 @@ def read_csv_leniently(data: bytes) -> tuple[pl.DataFrame, list[tuple[int, str, 
             continue
         # a record with bytes that are not UTF-8 is still read (they become U+FFFD), so its amounts,
         # currency and dates reach the quarantine with it; `_undecodable` says where they were
-        undecodable = "; ".join(_undecodable_at(name, f) for name, f in zip(header, fields) if _has_undecodable(f))
-        records.append([str(i + 1), *[_replaced(f) for f in fields], undecodable or None])
+        undecodable = "; ".join(undecodable_at(name, f) for name, f in zip(header, fields) if _has_undecodable(f))
+        records.append([str(i + 1), *[replaced_text(f) for f in fields], undecodable or None])
         i += used
     columns = ["_line", *header, UNDECODABLE]
     frame = pl.DataFrame(records, schema={c: pl.String for c in columns}, orient="row") if records else pl.DataFrame(
@@ -292,12 +292,12 @@ def read_csv_leniently(data: bytes) -> tuple[pl.DataFrame, list[tuple[int, str, 
     return frame.with_columns(pl.col("_line").cast(pl.Int64)), broken
 
 
-def _replaced(text: str) -> str:
+def replaced_text(text: str) -> str:
     """Text decoded with surrogateescape, its undecodable bytes as U+FFFD."""
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace") if _has_undecodable(text) else text
 
 
-def _undecodable_at(column: str, text: str) -> str:
+def undecodable_at(column: str, text: str) -> str:
     """`ResourceName is not UTF-8: byte 0xE9 at byte 3 of its value (read as U+FFFD)`."""
     at = next(i for i, ch in enumerate(text) if "\udc80" <= ch <= "\udcff")
     offset = len(text[:at].encode("utf-8", "surrogateescape"))
