@@ -140,3 +140,24 @@ def test_exact_sum_of_terms_too_large_is_out_of_range():
         exact_money(pl.col("a")).alias("a"), exact_money(pl.col("b")).alias("b"))
     (got,) = exact_sum(parts, [(1, "a"), (1, "b")]).to_list()
     assert got["amount"] is None and "out of range" in got["problem"]
+
+
+def test_a_sum_of_the_documented_number_of_lines_at_the_limit_fits_decimal_38_18():
+    """docs/landing.md: a line is below 1e12, so any sum of up to 1e8 lines fits the DECIMAL(38,18)
+    that DuckDB sums it in (two lines of 6e19, under the old 1e20 limit, failed the day's SUM)."""
+    import duckdb
+
+    from pipelines.ingest.money import MAX_AMOUNT_DIGITS, MAX_SUMMED_LINES
+
+    largest = "9" * MAX_AMOUNT_DIGITS + "." + "9" * 18
+    (got,) = parse_amounts(pl.Series([largest, "1e12"])).to_list()[:1]
+    assert got["amount"] == Decimal(largest)
+    with duckdb.connect() as con:
+        total, kind = con.sql(f"SELECT sum(x)::VARCHAR, typeof(sum(x)) FROM (SELECT {largest}::DECIMAL(38, 18) AS x "
+                              f"FROM range({MAX_SUMMED_LINES}))").fetchall()[0]
+        assert kind == "DECIMAL(38,18)"
+        with localcontext(prec=60):
+            assert Decimal(total) == Decimal(largest) * MAX_SUMMED_LINES
+            assert -Decimal(total) == Decimal(largest) * -MAX_SUMMED_LINES
+        with pytest.raises(duckdb.OutOfRangeException):  # the old limit: two lines of 6e19
+            con.sql("SELECT sum(x) FROM (SELECT 6e19::DECIMAL(38, 18) AS x FROM range(2))").fetchall()
