@@ -3,7 +3,7 @@ difference 0. Day 2026-11-02 has a line with a latin-1 byte ($19), a line whose 
 ($2), a line in a made-up currency (XYZ 4) and two lines at the per-line limit (just under 1e12
 each); every one of them is on the bill side and in the ledger (as unattributed where quarantined),
 so the day reconciles. Day 2026-11-03's second bill file names EffectiveCost twice: it is refused,
-and the day is not complete."""
+and the day it covers (read from its charge period, its name saying none) is not complete."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def ledger(tmp_path_factory):
         HEADER.encode() + _line(DAY1, 21).encode() + _line(DAY1, 19, name="caf\u00e9-node").encode("latin-1")
         + _line(DAY1, 2, currency="usd").encode() + _line(DAY1, 4, currency="XYZ").encode()
         + (_line(DAY1, MAX) * 2).encode() + _line(DAY2, 5).encode())
-    (bills / f"dup-{DAY2}.csv").write_text(
+    (bills / "dup.csv").write_text(  # its name says no day: its rows do
         "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,ResourceName,EffectiveCost\n"
         f"{DAY2}T00:00:00Z,{DAY2}T01:00:00Z,Usage,31.50,31.50,n,3000\n")
     failed = run_pipeline(L.landing, L.warehouse, L.config_path, [DAY1, DAY2])
@@ -74,7 +74,7 @@ def test_the_bad_lines_are_quarantined_naming_file_row_and_reason(ledger):
 
 def test_a_bill_file_with_a_column_named_twice_is_refused_and_its_day_is_not_complete(ledger):
     recon, quarantine = ledger
-    dup = f"bills/focus/dup-{DAY2}.csv"
+    dup = "bills/focus/dup.csv"
     (reason,) = [r for f, ref, r, _, _ in quarantine if f == dup and ref == "file"]
     assert reason.startswith(f"file {dup}: column EffectiveCost appears twice (columns 5 and 7)")
     day2 = recon[(DAY2, "USD")]
