@@ -17,6 +17,7 @@ import polars as pl
 from models.landing import MONEY, ROUNDING, TS
 from pipelines.ingest import focus
 from pipelines.ingest.common import RAW, Parsed, blank_to_null, by_distinct, combine, file_reject, utc
+from pipelines.ingest.foreign_exports import focus_in_cur_folder
 from pipelines.ingest.money import EXACT, exact_money, exact_sum
 
 SOURCE = "aws_cur"
@@ -133,10 +134,8 @@ def parse_chunks(
     def parse_chunk(raw: pl.DataFrame, seen: focus.LineIds) -> Parsed:
         cols = resolve_columns(raw.columns)
         if cols["unblended_cost"] is None:
-            return Parsed(
-                rows=pl.DataFrame(),
-                rejects=file_reject(SOURCE, file, f"not an AWS CUR file: no {LEGACY_MARK} or {SNAKE_MARK} column"),
-            )
+            reason = focus_in_cur_folder(header) or f"not an AWS CUR file: no {LEGACY_MARK} or {SNAKE_MARK} column"
+            return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, reason))
         missing = [COLUMNS[c][0] for c in REQUIRED if cols[c] is None]
         if missing:
             return Parsed(
@@ -147,7 +146,12 @@ def parse_chunks(
         return focus.from_focus_frame(frame, file, SOURCE, default_currency=default_currency, given=given,
                                       clean=True, seen=seen)
 
-    pick = cur_columns if descriptive else (lambda header: cur_columns(header, descriptive=False))
+    header: list[str] = []
+
+    def pick(names: list[str]) -> list[str]:
+        header[:] = names  # the whole header, to tell a FOCUS file by (the frame has only CUR columns)
+        return cur_columns(names, descriptive=descriptive)
+
     return focus.parse_in_chunks(path, file, SOURCE, pick, parse_chunk, render=_parquet_as_text,
                                  payload_name=_payload_name)
 

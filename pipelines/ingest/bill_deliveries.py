@@ -150,11 +150,41 @@ def read_bill_file(path: Path, rel: str, source: Source, cfg: OrgConfig, size: i
     whole = parsed.rejects.filter(pl.col("row_ref") == "file")
     if parsed.rows.height == 0 and whole.height > 0:
         facts = bill_file(rel, sha, modified, parsed.rows, readable=False)
-        return Found(rel, path, size, sha, facts, None, days_from_name(rel) or (None, None), parsed,
-                     whole["reason"][0])
+        span = days_from_name(rel) or days_in_refused_file(path, source) or (None, None)
+        return Found(rel, path, size, sha, facts, None, span, parsed, whole["reason"][0])
     digests, sample = line_facts(parsed)
     facts = bill_file(rel, sha, modified, parsed.rows, readable=True, sample=sample)
     return Found(rel, path, size, sha, facts, digests, file_span(parsed.rows, source), parsed)
+
+
+# the charge period columns of a bill file, as written, by source
+_PERIOD_COLUMNS = {"focus": [("ChargePeriodStart", "ChargePeriodEnd")],
+                   "aws_cur": [("lineItem/UsageStartDate", "lineItem/UsageEndDate"),
+                               ("line_item_usage_start_date", "line_item_usage_end_date")]}
+
+
+def days_in_refused_file(path: Path, source: Source) -> tuple[date, date] | None:
+    """The days a refused bill file (a column named twice, say) covers, read from its charge period
+    as far as it can be, so those days are not complete (and not every day, as for a file that says
+    none); None when the file does not say."""
+    from pipelines.ingest.common import utc
+
+    try:
+        if path.name.lower().endswith(".parquet"):
+            frame = pl.scan_parquet(path)
+        else:  # polars renames a repeated column; bytes that are not UTF-8 do not matter here
+            frame = pl.scan_csv(path, infer_schema=False, encoding="utf8-lossy", glob=False, truncate_ragged_lines=True)
+        names = {n.strip(): n for n in frame.collect_schema().names()}
+        for start, end in _PERIOD_COLUMNS.get(source.name, []):
+            if start in names and end in names:
+                first, last = frame.select(
+                    utc(pl.col(names[start]).cast(pl.String).str.strip_chars()).min(),
+                    (utc(pl.col(names[end]).cast(pl.String).str.strip_chars()) - pl.duration(microseconds=1)).max(),
+                ).collect().row(0)
+                return (first.date(), last.date()) if first and last else None
+    except Exception:  # a file refused for being unreadable may well not say
+        return None
+    return None
 
 
 # What identifies a bill line from one delivery to the next: not its amounts or quantities (a

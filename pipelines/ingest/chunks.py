@@ -27,7 +27,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.ingest.common import read_csv_leniently
+from pipelines.ingest.common import UNDECODABLE, read_csv_leniently, replaced_text, undecodable_at
 
 CHUNK_BYTES = 24 << 20  # about 30k rows of a legacy CUR; below glibc's 32 MB mmap ceiling, so blocks reuse memory
 CHUNK_ROWS = 100_000  # records per chunk of a Parquet file or a streamed CSV
@@ -69,9 +69,44 @@ def read_chunks(
     always seen). Header names are trimmed of surrounding spaces."""
     chunk_bytes = chunk_bytes or CHUNK_BYTES
     if path.name.lower().endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        _refuse_repeated_columns(pq.read_schema(path).names, pick)
         yield from _parquet_chunks(path, pick, render)
     else:  # a CSV, or a gzipped one: polars decompresses as it streams
+        _refuse_repeated_columns(_csv_header(path), pick)
         yield from _streamed_csv(path, pick, chunk_bytes)
+
+
+class RepeatedColumn(ValueError):
+    """A header that names a column twice: which of the two holds the amounts cannot be known (polars
+    would read the first and rename the second), so the file is refused whole, by name."""
+
+
+def _refuse_repeated_columns(names: list[str], pick: Picker | None) -> None:
+    """Raises RepeatedColumn for a column named twice in the header: exactly, or case-insensitively
+    for a column the parser reads (`EffectiveCost` and `effectivecost`)."""
+    names = [n.strip() for n in names]
+    read = {n.lower() for n in (pick(names) if pick else names)}
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names, start=1):
+        key = name.lower() if name.lower() in read else name
+        if key in seen:
+            first = names[seen[key] - 1]
+            also = "" if first == name else f" (as {first})"
+            raise RepeatedColumn(f"column {name} appears twice{also} (columns {seen[key]} and {i}): "
+                                 "which one holds the values cannot be known; re-export the file with each column once")
+        seen[key] = i
+
+
+def _csv_header(path: Path) -> list[str]:
+    """The names in a CSV's (or CSV.gz's) header record, as written (no renaming of repeats)."""
+    import csv
+
+    with (gzip.open(path, "rb") if path.name.lower().endswith(".gz") else path.open("rb")) as fh:
+        header, _ = _header(fh, 1 << 16)
+    text = header.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    return next(csv.reader([text.rstrip("\r\n")]), [])
 
 
 def read_ahead(chunks: Iterator[Chunk]) -> Iterator[Chunk]:
@@ -104,14 +139,28 @@ def _parquet_chunks(path: Path, pick: Picker | None, render: Render) -> Iterator
     whole = len(chosen) == len(names)
 
     def records(rows: list[int]) -> pl.DataFrame:
-        found = pl.scan_parquet(path).with_row_index("_row", offset=1).filter(pl.col("_row").is_in(rows)).collect()
-        return _trimmed(pl.concat([found.select(pl.col("_row").cast(pl.Int64)), render(found.drop("_row"))],
-                                  how="horizontal"))
+        # through pyarrow, batch by batch, so strings that are not UTF-8 are mended here too
+        import pyarrow as pa
+
+        wanted, parts, start = sorted(set(rows)), [], 1
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=CHUNK_ROWS):
+            here = [r for r in wanted if start <= r < start + batch.num_rows]
+            if here:
+                found, _ = _valid_utf8(batch.take(pa.array([r - start for r in here])))
+                parts.append(pl.concat([pl.DataFrame({"_row": here}, schema={"_row": pl.Int64}),
+                                        render(pl.from_arrow(found))], how="horizontal"))
+            start += batch.num_rows
+        return _trimmed(pl.concat(parts)) if parts else _trimmed(
+            pl.concat([pl.DataFrame(schema={"_row": pl.Int64}),
+                       render(pl.from_arrow(file.schema_arrow.empty_table()))], how="horizontal"))
 
     offset = 1
     empty = True
     for batch in file.iter_batches(batch_size=CHUNK_ROWS, columns=chosen, use_threads=True):
+        batch, marks = _valid_utf8(batch)
         frame = _numbered(_trimmed(render(pl.from_arrow(batch))), offset)
+        if marks is not None:
+            frame = frame.with_columns(pl.Series(UNDECODABLE, marks, dtype=pl.String))
         offset += frame.height
         empty = False
         yield Chunk(frame, whole=whole, records=records)
@@ -119,6 +168,37 @@ def _parquet_chunks(path: Path, pick: Picker | None, render: Render) -> Iterator
         schema = pl.read_parquet_schema(path)
         frame = render(pl.DataFrame(schema={c: schema[c] for c in chosen}))
         yield Chunk(_numbered(_trimmed(frame), 1), whole=whole, records=records)
+
+
+def _valid_utf8(batch):
+    """A Parquet batch with the bytes of its strings that are not UTF-8 (the format says they must
+    be; a broken writer can still store them, and polars would crash on them) as U+FFFD, and per
+    row where they were (None when every string was UTF-8)."""
+    import pyarrow as pa
+
+    marks: list[str | None] | None = None
+    columns = list(batch.columns)
+    for i, column in enumerate(columns):
+        if not pa.types.is_string(column.type) and not pa.types.is_large_string(column.type):
+            continue
+        try:
+            column.validate(full=True)
+            continue
+        except pa.ArrowInvalid:
+            pass
+        raw = column.cast(pa.large_binary()).to_pylist()
+        texts = [None if b is None else b.decode("utf-8", "surrogateescape") for b in raw]
+        marks = marks or [None] * len(texts)
+        name = batch.schema.names[i].strip()
+        for row, text in enumerate(texts):
+            if text is not None and text != (fixed := replaced_text(text)):
+                why = undecodable_at(name, text)
+                marks[row] = why if marks[row] is None else f"{marks[row]}; {why}"
+                texts[row] = fixed
+        columns[i] = pa.array(texts, type=column.type)
+    if marks is None:
+        return batch, None
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema), marks
 
 
 def _streamed_csv(path: Path, pick: Picker | None, chunk_bytes: int) -> Iterator[Chunk]:
@@ -211,15 +291,17 @@ def _csv_chunks(fh, pick: Picker | None, chunk_bytes: int) -> Iterator[Chunk]:
 
 def _lenient(data: bytes, pick: Picker | None, first_line: int) -> Chunk:
     """A block (header first) read line by line; `first_line` is the file line of the block's header
-    line (1 for the file's own header), so line numbers are the file's."""
+    line (1 for the file's own header), so line numbers are the file's. Records that held bytes that
+    are not UTF-8 are read with U+FFFD for them and say where in `UNDECODABLE`."""
     full, broken = read_csv_leniently(data)
     shift = first_line - 1
     full = _trimmed(full)
     if full.width:
         # the header is line 1, so a one-line record's data row is its line number − 1
         full = full.with_columns((pl.col("_line") + shift - 1).cast(pl.Int64).alias("_row")).drop("_line")
-    names = [c for c in full.columns if c != "_row"]
-    frame = full.select("_row", *_chosen(names, pick)) if names else full
+    names = [c for c in full.columns if c not in ("_row", UNDECODABLE)]
+    kept = [UNDECODABLE] if UNDECODABLE in full.columns else []
+    frame = full.select("_row", *_chosen(names, pick), *kept) if names else full
     return Chunk(frame, broken=[(line + shift, text, reason) for line, text, reason in broken],
                  whole=frame.width == full.width, records=lambda rows: full)
 

@@ -20,6 +20,9 @@ MAX_JSON_LINE_BYTES = 1 << 20
 MAX_PAYLOAD_CHARS = 4096
 # Prefix for raw input columns whose names collide with a typed staging column of the same name.
 RAW = "raw."
+# A column `read_csv_leniently` adds to a block's records when some held bytes that are not UTF-8: per
+# record, where they were (null for the records that were UTF-8), for the quarantine reason.
+UNDECODABLE = "_undecodable"
 
 QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
     "source": pl.String,
@@ -281,15 +284,29 @@ def read_csv_leniently(data: bytes) -> tuple[pl.DataFrame, list[tuple[int, str, 
             broken.append((i + 1, line.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace"), reason))
             i += 1
             continue
-        if any(_has_undecodable(f) for f in fields):
-            broken.append((i + 1, "\n".join(lines[i:i + used]).encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
-                           "not UTF-8"))
-        else:
-            records.append([str(i + 1), *fields])
+        # a record with bytes that are not UTF-8 is still read (they become U+FFFD), so its amounts,
+        # currency and dates reach the quarantine with it; `_undecodable` says where they were
+        undecodable = "; ".join(undecodable_at(name, f) for name, f in zip(header, fields) if _has_undecodable(f))
+        records.append([str(i + 1), *[replaced_text(f) for f in fields], undecodable or None])
         i += used
-    frame = pl.DataFrame(records, schema=["_line", *header], orient="row") if records else pl.DataFrame(
-        schema={c: pl.String for c in ["_line", *header]})
+    columns = ["_line", *header, UNDECODABLE]
+    frame = pl.DataFrame(records, schema={c: pl.String for c in columns}, orient="row") if records else pl.DataFrame(
+        schema={c: pl.String for c in columns})
+    if frame.select(pl.col(UNDECODABLE).is_null().all()).item():
+        frame = frame.drop(UNDECODABLE)
     return frame.with_columns(pl.col("_line").cast(pl.Int64)), broken
+
+
+def replaced_text(text: str) -> str:
+    """Text decoded with surrogateescape, its undecodable bytes as U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace") if _has_undecodable(text) else text
+
+
+def undecodable_at(column: str, text: str) -> str:
+    """`ResourceName is not UTF-8: byte 0xE9 at byte 3 of its value (read as U+FFFD)`."""
+    at = next(i for i, ch in enumerate(text) if "\udc80" <= ch <= "\udcff")
+    offset = len(text[:at].encode("utf-8", "surrogateescape"))
+    return f"{column} is not UTF-8: byte 0x{ord(text[at]) - 0xDC00:02X} at byte {offset} of its value (read as U+FFFD)"
 
 
 def _record_at(lines: list[str], i: int, width: int, max_span: int = 20) -> tuple[list[str] | None, int]:

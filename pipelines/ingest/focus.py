@@ -13,8 +13,9 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from models.currencies import check_currency
 from models.landing import CHARGE_CATEGORIES, COMMITMENT_STATUSES, TS, FocusBillLine
-from pipelines.ingest.chunks import Chunk, Picker, Render, as_strings, read_ahead, read_chunks
+from pipelines.ingest.chunks import Chunk, Picker, RepeatedColumn, Render, as_strings, read_ahead, read_chunks
 from pipelines.ingest.common import (
     Check,
     Parsed,
@@ -29,7 +30,9 @@ from pipelines.ingest.common import (
     spread,
     utc,
 )
+from pipelines.ingest.foreign_exports import foreign_export
 from pipelines.ingest.money import EXACT, exact_money
+from pipelines.ingest.undecodable import quarantine_undecodable, without_undecodable
 from pipelines.lib.warehouse import sql
 
 SOURCE = "focus"
@@ -112,11 +115,17 @@ def parse_chunks(
     def parse_chunk(raw: pl.DataFrame, seen: LineIds) -> Parsed:
         missing = [c for c in REQUIRED if c not in raw.columns]
         if missing:
-            return Parsed(rows=pl.DataFrame(),
-                          rejects=file_reject(source, file, f"missing required FOCUS column(s): {', '.join(missing)}"))
+            reason = foreign_export(header) or f"missing required FOCUS column(s): {', '.join(missing)}"
+            return Parsed(rows=pl.DataFrame(), rejects=file_reject(source, file, reason))
         return from_focus_frame(raw, file, source, default_currency=default_currency, seen=seen)
 
-    return parse_in_chunks(path, file, source, focus_columns, parse_chunk)
+    header: list[str] = []
+
+    def pick(names: list[str]) -> list[str]:
+        header[:] = names  # the whole header, to tell another export by (the frame has only FOCUS columns)
+        return focus_columns(names)
+
+    return parse_in_chunks(path, file, source, pick, parse_chunk)
 
 
 @dataclass
@@ -149,14 +158,18 @@ def parse_in_chunks(
             chunk = next(chunks)
         except StopIteration:
             return
+        except RepeatedColumn as err:  # refused by name, not "unreadable"
+            yield Parsed(rows=pl.DataFrame(), rejects=file_reject(source, file, f"file {file}: {err}"))
+            return
         except Exception as err:  # any unreadable file is quarantined whole, never fatal
             yield Parsed(rows=pl.DataFrame(), rejects=file_reject(source, file, f"unreadable file: {err}"))
             return
-        parsed = parse_chunk(chunk.frame, seen)
+        parsed = parse_chunk(without_undecodable(chunk.frame), seen)
         if refuses_file(parsed):
             yield parsed
             return
         parsed.rejects = complete_payloads(parsed.rejects, chunk, payload_name)
+        parsed = quarantine_undecodable(parsed, chunk, source, file)
         yield add_broken_lines(parsed, source, file, chunk.broken)
 
 
@@ -234,13 +247,15 @@ def from_focus_frame(
         pl.col("charge_frequency").str.replace(r"(?i)^usage-based$", "Usage-Based"),
         normalize_tags(pl.col("tags")).alias("tags"),
         pl.col("billing_currency").is_null().alias("_currency_defaulted"),
-        pl.col("billing_currency").fill_null(default_currency),
+        pl.col("billing_currency").fill_null(default_currency).alias("_currency_as_written"),
+        # kept upper-cased, so a quarantined `usd` is never a currency of its own beside USD
+        pl.col("billing_currency").fill_null(default_currency).str.to_uppercase(),
     )
     casts = {col: (c, "a timestamp") for col, c in TIME_COLUMNS.items()}
     casts |= {col: (c, "a number") for col, c in FLOAT_COLUMNS.items()}
     casts["tags"] = ("Tags", "a JSON object")
     df, repeats = _repeated_line_ids(df, seen or LineIds())
-    checks = [*cast_checks(df, casts, clean=clean), *repeats]
+    checks = [*cast_checks(df, casts, clean=clean), *repeats, _currency_check(df, source)]
     for col, name in MONEY_COLUMNS.items():  # `BilledCost 'abc' is not a number`
         problem = pl.col(f"_amount.{col}").struct.field("problem")
         checks.append((problem.is_not_null(), pl.format("{} {}", pl.lit(name), problem)))
@@ -264,11 +279,25 @@ def from_focus_frame(
             "day": pl.col("charge_period_start").dt.date(),
         },
     )
-    defaulted = int(staged["_currency_defaulted"].sum())
+    # staged and quarantined rows alike: both carry the default as their currency
+    defaulted = int(df["_currency_defaulted"].sum())
     parsed = Parsed(rows=staged.drop("_currency_defaulted"), rejects=rejects)
     if defaulted:
         parsed.defaulted["billing_currency"] = {default_currency: defaulted}
     return parsed
+
+
+def _currency_check(df: pl.DataFrame, source: str) -> Check:
+    """`BillingCurrency 'dollars' is not an ISO 4217 currency code …` (models/currencies.py), worded
+    once per distinct value."""
+    name = "lineItem/CurrencyCode" if source == "aws_cur" else "BillingCurrency"
+    written = df["_currency_as_written"].drop_nulls().unique()
+    problems = {code: problem for code in written.to_list() if (problem := check_currency(code))}
+    if not problems:
+        return pl.lit(False), pl.lit(None, dtype=pl.String)
+    as_written = pl.col("_currency_as_written")
+    return (as_written.is_in(list(problems)),
+            pl.format("{} {}", pl.lit(name), as_written.replace_strict(problems, default=None, return_dtype=pl.String)))
 
 
 def _given_columns(given: dict[str, pl.Expr]) -> set[str]:

@@ -11,7 +11,11 @@ its rounding itself rounded half-even at 1e-38 (the residual's 39th decimal and 
 thing not kept).
 
 Nothing is refused for precision. A value is refused (`problem` says why) only when it is not a number
-at all (`1,5`, `NaN`, `inf`) or lies outside DECIMAL(38,18) (|amount| ≥ 1e20 once rounded).
+at all (`1,5`, `NaN`, `inf`) or is not below MAX_AMOUNT (1e12) in magnitude once rounded. DECIMAL(38,18)
+itself holds up to 1e20, but the books add lines up in that same type (DuckDB's SUM of a
+DECIMAL(38,18) is a DECIMAL(38,18), and fails the day past 1e20): a line below 1e12 leaves room for
+any sum of up to MAX_SUMMED_LINES (1e8) lines, a day's or a month's bill of a large fleet
+(docs/landing.md, "Amounts").
 
 All of it is column-wise polars, run once per distinct text of a column and joined back: bill amounts
 repeat a lot, and a column of a million lines is parsed at the cost of its distinct values.
@@ -29,12 +33,16 @@ from pipelines.ingest.common import null_spellings_to_null, spread
 EXACT = pl.Struct({"amount": MONEY, "rounding": ROUNDING, "problem": pl.String})
 
 NOT_A_NUMBER = "is not a number"
-OUT_OF_RANGE = "is out of range: an amount must be below 1e20 in magnitude"
+MAX_AMOUNT_DIGITS = 12  # an amount is below 1e12 in magnitude
+MAX_SUMMED_LINES = 10**8  # so any sum of this many lines is below 1e20, what DECIMAL(38,18) holds
+assert 10**MAX_AMOUNT_DIGITS * MAX_SUMMED_LINES <= 10**20
+OUT_OF_RANGE = (f"is out of range: an amount must be below 1e{MAX_AMOUNT_DIGITS} in magnitude "
+                f"(so that {MAX_SUMMED_LINES:.0e} lines still add up within DECIMAL(38,18))")
 
-# values the fixed scale holds as they are: no exponent, at most 20 integer and 18 fraction digits
-_PLAIN = r"^[+-]?(?:\d{1,20}(?:\.\d{0,18})?|\.\d{1,18})$"
+# values within the limit as they are: no exponent, at most MAX_AMOUNT_DIGITS integer and 18 fraction digits
+_PLAIN = rf"^[+-]?(?:\d{{1,{MAX_AMOUNT_DIGITS}}}(?:\.\d{{0,18}})?|\.\d{{1,18}})$"
 _NUMBER = r"^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$"
-_UNITS_LIMIT = 10**38  # 1e20 in units of 1e-18: the first amount DECIMAL(38,18) cannot hold
+_UNITS_LIMIT = 10 ** (MAX_AMOUNT_DIGITS + 18)  # 1e12 in units of 1e-18: the first amount refused
 _TAIL = 10**20  # 1e-18 in units of 1e-38
 
 
@@ -113,7 +121,7 @@ def _round_half_even(frame: pl.DataFrame) -> pl.DataFrame:
         .alias("point")
     )
     df = df.with_columns(
-        (pl.col("is_number") & (pl.col("digits") != "") & (pl.col("point") > 20)).alias("too_big"),
+        (pl.col("is_number") & (pl.col("digits") != "") & (pl.col("point") > MAX_AMOUNT_DIGITS)).alias("too_big"),
         # below 1e-40 nothing reaches the stored value or the 38 decimals of its rounding
         ((pl.col("digits") == "") | (pl.col("point") < -40)).alias("is_zero"),
         pl.col("point").clip(-40, 20).alias("p"),
@@ -183,9 +191,9 @@ def exact_sum(frame: pl.DataFrame, terms: list[tuple[int, str]]) -> pl.Series:
     """Σ sign·term over EXACT struct columns of `frame` (null terms count as 0), as EXACT structs of
     the exact totals: amounts and roundings are summed apart, then the rounding is brought back
     within ±0.5e-18 (half-even) by moving whole 1e-18 units onto the amount. A term too large for the
-    sum to be sure to fit DECIMAL(38,18) (|term| ≥ 1e20 / number of terms) makes the sum out of
-    range. Each step is its own column, so no term is worked out twice."""
-    limit = pl.lit(10**20 // len(terms), dtype=MONEY)
+    sum to be sure to be below the per-line limit (|term| ≥ 1e12 / number of terms) makes the sum
+    out of range. Each step is its own column, so no term is worked out twice."""
+    limit = pl.lit(10**MAX_AMOUNT_DIGITS // len(terms), dtype=MONEY)
     df = frame.select(
         pl.any_horizontal([pl.col(t).struct.field("amount").abs().fill_null(0) >= limit for _, t in terms])
         .alias("too_big"),

@@ -67,15 +67,17 @@ def test_a_bill_without_billing_currency_takes_the_default_and_says_so(tmp_path)
     path.write_text(FOCUS_HEADER + "\n"
                     "a,2026-11-02T00:00:00Z,2026-11-02T01:00:00Z,Usage,1.5,1.5\n"
                     "b,2026-11-02T01:00:00Z,2026-11-02T02:00:00Z,Usage,2,2\n"
-                    "c,2026-11-02T01:00:00Z,2026-11-02T02:00:00Z,Usage,x,2\n")  # quarantined: not counted
+                    "c,2026-11-02T01:00:00Z,2026-11-02T02:00:00Z,Usage,x,2\n")  # quarantined: counted too
     report = inspect_landing(tmp_path, OrgConfig())["focus"]
-    assert (report["currencies"], report["default_currency_rows"], report["effective_cost"]) == (["USD"], {"USD": 2}, "3.5")
+    assert (report["currencies"], report["default_currency_rows"], report["effective_cost"]) == (["USD"], {"USD": 3}, "3.5")
     report = inspect_landing(tmp_path, OrgConfig(default_currency="NOK"))["focus"]
-    assert (report["currencies"], report["default_currency_rows"]) == (["NOK"], {"NOK": 2})
+    assert (report["currencies"], report["default_currency_rows"]) == (["NOK"], {"NOK": 3})
     # the parser fills it, so staging never holds a NULL currency
     parsed = focus.parse(path, "bills/focus/plain.csv", default_currency="NOK")
     assert parsed.rows["billing_currency"].to_list() == ["NOK", "NOK"]
-    assert parsed.defaulted == {"billing_currency": {"NOK": 2}}
+    assert parsed.defaulted == {"billing_currency": {"NOK": 3}}
+    # the quarantined row carries the same default, explicitly
+    assert parsed.rejects["billing_currency"].to_list() == ["NOK"]
 
 
 def test_a_blank_currency_on_some_rows_takes_the_default_for_those_rows(tmp_path):

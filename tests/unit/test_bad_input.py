@@ -1,7 +1,11 @@
 """Bad input, tried on purpose: every fault gets a message naming file and row, lands in
 ops.quarantine, and never takes the rest of the file (or the run) with it."""
 
+import gzip
+from datetime import date
 from decimal import ROUND_HALF_EVEN, Decimal
+
+import pytest
 
 import polars as pl
 
@@ -27,14 +31,22 @@ def test_a_broken_quote_costs_one_line(tmp_path):
     assert reject["file"] == "bills/focus/b.csv" and "broken" in reject["payload"]
 
 
-def test_bytes_that_are_not_utf8_cost_their_line_only(tmp_path):
-    path = tmp_path / "e.csv"
-    bad = _good(2, "2").replace("i-2", "caf\u00e9").encode("latin-1")  # é as one latin-1 byte
-    path.write_bytes(HEADER.encode() + _good(1, "1").encode() + bad + _good(3, "3").encode())
-    parsed = focus.parse(path, "bills/focus/e.csv")
+@pytest.mark.parametrize("name", ["e.csv", "e.csv.gz"])
+def test_bytes_that_are_not_utf8_quarantine_their_line_with_its_money(tmp_path, name):
+    """A latin-1 byte in a text cell: the line is read with U+FFFD for it and quarantined naming the
+    column and byte, its amounts, currency and day kept (it was "not UTF-8" with no money at all)."""
+    path = tmp_path / name
+    bad = _good(2, "19").replace("i-2", "caf\u00e9").encode("latin-1")  # é as one latin-1 byte
+    data = HEADER.encode() + _good(1, "21").encode() + bad + _good(3, "3").encode()
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    parsed = focus.parse(path, f"bills/focus/{name}", default_currency="EUR")
     assert parsed.rows["resource_id"].to_list() == ["i-1", "i-3"]
     (reject,) = parsed.rejects.iter_rows(named=True)
-    assert (reject["row_ref"], reject["reason"]) == ("line 3", "unreadable CSV line: not UTF-8")
+    assert reject["row_ref"] == "row 2"
+    assert reject["reason"] == "ResourceId is not UTF-8: byte 0xE9 at byte 3 of its value (read as U+FFFD)"
+    assert (reject["effective_cost"], reject["billed_cost"], reject["billing_currency"]) == (19, 19, "EUR")
+    assert reject["day"] == date(2026, 11, 2) and "caf\ufffd" in reject["payload"]
+    assert parsed.defaulted == {"billing_currency": {"EUR": 3}}
 
 
 def test_a_truncated_parquet_file_is_one_quarantine_row(tmp_path):
@@ -114,15 +126,18 @@ def test_amounts_finer_than_1e18_are_kept_with_their_rounding(tmp_path):
     assert rows["billed_cost_rounding"].to_list()[4:] == [Decimal("5e-19"), Decimal("-5e-19"), Decimal("-5e-19")]
 
 
-def test_amounts_outside_decimal_38_18_are_quarantined(tmp_path):
+def test_amounts_beyond_the_per_line_limit_are_quarantined(tmp_path):
+    """The per-line limit is 1e12 (docs/landing.md, "Amounts"): 1e8 such lines still add up within
+    DECIMAL(38,18). 6e19 fits DECIMAL(38,18) but two of them do not fit a day's SUM."""
     path = tmp_path / "r.csv"
-    path.write_text(HEADER + _good(1, "1e20") + _good(2, "-123456789012345678901")
-                    + _good(3, "99999999999999999999.9999999999999999995") + _good(4, "99999999999999999999.5"))
+    path.write_text(HEADER + _good(1, "1e12") + _good(2, "-1234567890123")
+                    + _good(3, "999999999999.9999999999999999995") + _good(4, "999999999999.5") + _good(5, "6e19"))
     parsed = focus.parse(path, "r.csv")
     assert parsed.rows["resource_id"].to_list() == ["i-4"]
     reasons = dict(parsed.rejects.select("row_ref", "reason").iter_rows())
-    assert reasons["row 1"].startswith("BilledCost '1e20' is out of range")
-    assert reasons["row 2"].startswith("BilledCost '-123456789012345678901' is out of range")
-    # rounds (half-even) to 1e20, one unit past the largest DECIMAL(38,18)
-    assert reasons["row 3"].startswith("BilledCost '99999999999999999999.9999999999999999995' is out of range")
-    assert parsed.rows["billed_cost"].to_list() == [Decimal("99999999999999999999.5")]
+    assert reasons["row 1"].startswith("BilledCost '1e12' is out of range")
+    assert reasons["row 2"].startswith("BilledCost '-1234567890123' is out of range")
+    # rounds (half-even) to 1e12, one unit past the largest amount read
+    assert reasons["row 3"].startswith("BilledCost '999999999999.9999999999999999995' is out of range")
+    assert reasons["row 5"].startswith("BilledCost '6e19' is out of range")
+    assert parsed.rows["billed_cost"].to_list() == [Decimal("999999999999.5")]
