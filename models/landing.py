@@ -14,6 +14,12 @@ import polars as pl
 from models.contract import Column, Contract, RowCheck
 
 MONEY = pl.Decimal(38, 18)
+# The books' one money limit, for bill lines and config amounts alike: an amount is below
+# 10**MAX_AMOUNT_DIGITS in magnitude, so that any sum of up to MAX_SUMMED_LINES of them still fits MONEY
+# (DuckDB's and Spark's SUM of a DECIMAL(38,18) stays DECIMAL(38,18); docs/landing.md#amounts-and-currencies).
+MAX_AMOUNT_DIGITS = 12
+MAX_SUMMED_LINES = 10**8
+assert 10**MAX_AMOUNT_DIGITS * MAX_SUMMED_LINES <= 10 ** (38 - 18)
 # what rounding an amount to MONEY's 1e-18 took off (at most 0.5e-18 either way), so that
 # amount + rounding is exactly what the bill file says
 ROUNDING = pl.Decimal(38, 38)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from models.landing import MONEY, ROUNDING, decimal_lit
+from models.landing import MAX_AMOUNT_DIGITS, MAX_SUMMED_LINES, MONEY, ROUNDING, decimal_lit
 from pipelines.ingest.common import null_spellings_to_null, spread
 
 # an amount read from text: the stored value, what rounding to 1e-18 took off, and why it could not be
@@ -33,9 +33,6 @@ from pipelines.ingest.common import null_spellings_to_null, spread
 EXACT = pl.Struct({"amount": MONEY, "rounding": ROUNDING, "problem": pl.String})
 
 NOT_A_NUMBER = "is not a number"
-MAX_AMOUNT_DIGITS = 12  # an amount is below 1e12 in magnitude
-MAX_SUMMED_LINES = 10**8  # so any sum of this many lines is below 1e20, what DECIMAL(38,18) holds
-assert 10**MAX_AMOUNT_DIGITS * MAX_SUMMED_LINES <= 10**20
 OUT_OF_RANGE = (f"is out of range: an amount must be below 1e{MAX_AMOUNT_DIGITS} in magnitude "
                 f"(so that {MAX_SUMMED_LINES:.0e} lines still add up within DECIMAL(38,18))")
 

@@ -9,18 +9,22 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
 
-# The warehouse keeps money as DECIMAL(38,18) (models/landing.py MONEY; docs/landing.md#amounts-and-currencies):
-# below 1e20 in magnitude, to 1e-18. A config amount has no rounding record beside it, so one that the
-# type cannot hold exactly is refused rather than rounded, or left to fail every day's run.
+from models.landing import MAX_AMOUNT_DIGITS
+
+# The warehouse keeps money as DECIMAL(38,18), to 1e-18, and an amount of the books is below 1e12, the
+# limit bill lines have too (models/landing.py; docs/landing.md#amounts-and-currencies), so their sums fit.
+# A config amount has no rounding record beside it, so one the type cannot hold exactly is refused rather
+# than rounded, and one past the limit is refused rather than left to fail every day's run.
 MONEY_PRECISION, MONEY_SCALE = 38, 18
-MONEY_LIMIT = Decimal(10) ** (MONEY_PRECISION - MONEY_SCALE)
+MONEY_LIMIT = Decimal(10) ** MAX_AMOUNT_DIGITS
 
 
 def _exact_money(value: Decimal) -> Decimal:
     # pydantic has already refused NaN and infinities (a Decimal field allows no inf/nan). Both checks
     # are exact: copy_abs and as_tuple do not round to the context's 28 digits as abs() and quantize do.
     if value.copy_abs() >= MONEY_LIMIT:
-        raise ValueError(f"{value} is beyond what the books hold: an amount must be below 1e20 in magnitude")
+        raise ValueError(f"{value} is beyond what the books hold: an amount must be below 1e{MAX_AMOUNT_DIGITS} "
+                         f"in magnitude, as a bill line's")
     _, digits, exponent = value.as_tuple()
     significant = "".join(map(str, digits)).rstrip("0")
     if significant and exponent + (len(digits) - len(significant)) < -MONEY_SCALE:
