@@ -101,7 +101,7 @@ SELECT c.*,
        -- why the day is not reconciled, in sentences naming each file and run; NULL when it is
        nullif(concat_ws('; ',
            CASE s.status WHEN 'failed' THEN 'the day''s last run failed: ' || coalesce(s.reason, 'no reason recorded')
-                         WHEN 'running' THEN 'the day''s last run did not finish (killed, or still running)' END,
+                         WHEN 'running' THEN 'the day''s last run did not finish: it failed, was killed, or is still running' END,
            CASE WHEN f.n > 0 THEN f.n || ' landed file(s) covering the day were refused or not wholly read, '
                                   || 'so their money may be missing: ' || f.reasons END,
            CASE WHEN c.difference_effective_cost <> 0 OR c.difference_billed_cost <> 0
