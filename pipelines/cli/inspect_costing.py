@@ -32,7 +32,9 @@ def node_costing(cfg: OrgConfig, nodes: pl.DataFrame, bill_keys: pl.DataFrame, a
                                       else pl.lit(None, pl.String).alias(c) for c in ("resource_id", "tags")])
         con.register("nodes_in", nodes)
         con.register("bill_keys_in", bill_keys)
-        con.execute("CREATE OR REPLACE TABLE intermediate.int_nodes AS SELECT $d::DATE AS day, * FROM nodes_in",
+        # every node here is the inventory's, so it is priced as the ledger prices an inventory node
+        con.execute("CREATE OR REPLACE TABLE intermediate.int_nodes AS "
+                    "SELECT $d::DATE AS day, *, 'inventory' AS known_from FROM nodes_in",
                     {"d": as_of})
         con.execute("CREATE OR REPLACE TABLE intermediate.int_node_hours AS "
                     "SELECT NULL::DATE AS day, NULL::VARCHAR AS hostname, NULL::TIMESTAMP AS hour_ts WHERE FALSE")

@@ -248,6 +248,9 @@ def _run(args: argparse.Namespace) -> int:
     from pipelines.lib.warehouse import sql, warehouse_path
 
     days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
+    if (problem := _lost_days_problem(days)) is not None:
+        print(problem, file=sys.stderr)
+        return 2
     _stop_on_signals()
     try:
         failed = materialize_days(days)
@@ -283,6 +286,35 @@ def _run(args: argparse.Namespace) -> int:
         print(f'  {command} query "{q}"')
     _print_failures(failed)
     return 1 if failed else 0
+
+
+def _lost_days_problem(days: list[date]) -> str | None:
+    """Why the run would make the published file lose days — the live warehouse lacks days it has
+    (deleted, or an older copy) and the run does not rebuild them all — or None. Days the run does
+    rebuild are said on stderr: its publishes wait until they are all back (docs/operations.md#lost-days)."""
+    import duckdb
+
+    from pipelines.lib.ledger_days import PublishWouldLoseDays, days_of_books, describe_days
+    from pipelines.lib.publish import published_path
+    from pipelines.lib.warehouse import warehouse_path
+
+    published, live = published_path(), warehouse_path()
+    if not published.exists():
+        return None
+    try:
+        with duckdb.connect(str(published), read_only=True) as con:
+            missing = days_of_books(con)
+        if live.exists():
+            with duckdb.connect(str(live), read_only=True) as con:
+                missing -= days_of_books(con)
+    except duckdb.Error:
+        return None  # held by a writer: its publish step checks the same thing
+    if lost := sorted(missing - set(days)):
+        return str(PublishWouldLoseDays(lost, live, published))
+    if missing:
+        print(f"the live warehouse {live} lacks {describe_days(missing)}, which the published file has: this run "
+              "rebuilds them, and publishes once they are all back", file=sys.stderr)
+    return None
 
 
 def _engine_problem(args: argparse.Namespace) -> str | None:

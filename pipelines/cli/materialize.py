@@ -21,6 +21,7 @@ import dagster as dg
 from tqdm import tqdm
 
 from pipelines.lib.dead_runs import process_tags, reap_dead_runs
+from pipelines.lib.ledger_days import PENDING_DAYS_ENV, mark_live_day
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
@@ -94,10 +95,17 @@ def materialize_days(
         with _signals_seen() as received:
             for i, day in enumerate(bar):
                 bar.set_postfix_str(day.isoformat())
-                result = job.execute_in_process(
-                    partition_key=day.isoformat(), instance=instance, raise_on_error=False, run_config=QUIET,
-                    tags=tags,
-                )
+                # Until its publish step says `succeeded`, the day's books are not whole: a run that
+                # fails or is killed leaves it marked so, and it is never published as complete.
+                mark_live_day(day, "running")
+                os.environ[PENDING_DAYS_ENV] = ",".join(d.isoformat() for d in days[i + 1:])
+                try:
+                    result = job.execute_in_process(
+                        partition_key=day.isoformat(), instance=instance, raise_on_error=False, run_config=QUIET,
+                        tags=tags,
+                    )
+                finally:
+                    os.environ.pop(PENDING_DAYS_ENV, None)
                 signals = received()
                 if signals or _interrupted(result):
                     bar.close()
@@ -105,10 +113,32 @@ def materialize_days(
                                          days[i + 1:])
                 if not result.success:
                     failed.append((day, _failures(result)))
+                    _publish_failed_day(day, result.run_id, failed[-1][1])
     finally:
         if owned:
             instance.dispose()
     return failed
+
+
+def _publish_failed_day(day: date, run_id: str, reasons: list[str]) -> None:
+    """Marks the day failed, with why, and publishes again when there is a published file, so readers
+    see the day incomplete (finance.reconciliation_daily) rather than a half-written day as whole.
+    A publish that cannot happen (disk full, days lost) leaves the published file as it was."""
+    from pipelines.lib.config import load_config
+    from pipelines.lib.publish import create_finance_views, publish, published_path
+    from pipelines.lib.resources import warehouse_resource
+
+    mark_live_day(day, "failed", run_id, "; ".join(reasons))
+    if not published_path().exists():
+        return
+    try:
+        cfg = load_config(os.environ.get("GPULEDGER_CONFIG") or None)
+        with warehouse_resource().get_connection() as con:
+            create_finance_views(con, cfg)
+            publish(con, cfg)
+    except Exception as err:  # the day is failed already; the published file keeps its previous state
+        print(f"{day} failed and could not be published as incomplete ({err}): the published file is as "
+              "it was before this day ran", file=sys.stderr)
 
 
 def _interrupted(result: dg.ExecuteInProcessResult) -> bool:

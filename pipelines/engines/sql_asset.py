@@ -10,6 +10,7 @@ import duckdb
 from dagster_duckdb import DuckDBResource
 
 from pipelines.lib.config import OrgConfig
+from pipelines.lib.ledger_days import mark_day
 from pipelines.lib.partitions import daily_duckdb_asset
 from pipelines.lib.resources import LandingZone
 from pipelines.lib.sql_lineage import tables_read
@@ -37,6 +38,7 @@ def write_day(warehouse: DuckDBResource, table: str, params: dict[str, object], 
 
         with warehouse.get_connection() as con:
             bootstrap(con)
+            _day_in_progress(con, params)
             daily.prepare(con, table, cfg)
         computed = daily.compute(table, params, cfg)
         with warehouse.get_connection() as con:
@@ -45,8 +47,15 @@ def write_day(warehouse: DuckDBResource, table: str, params: dict[str, object], 
                 "spark_ended": dg.MetadataValue.timestamp(computed.ended)}
     with warehouse.get_connection() as con:
         bootstrap(con)
+        _day_in_progress(con, params)
         _table_again(con, table)
         return {"rows": write_day_on_duckdb(con, table, params), "engine": "duckdb"}
+
+
+def _day_in_progress(con: duckdb.DuckDBPyConnection, params: dict[str, object]) -> None:
+    """The day's books are being rewritten: until its publish step marks it `succeeded`, a run that
+    stops here, however it was started, leaves it incomplete (ops.ledger_days)."""
+    mark_day(con, params["day"], "running")
 
 
 def _table_again(con: duckdb.DuckDBPyConnection, table: str) -> None:

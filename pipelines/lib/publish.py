@@ -16,6 +16,7 @@ import polars as pl
 
 from pipelines.lib.atomic import replace_atomically
 from pipelines.lib.config import OrgConfig
+from pipelines.lib.ledger_days import PublishWouldLoseDays, days_of_books, pending_days
 from pipelines.lib.warehouse import SQL_ROOT, sql, warehouse_path
 
 PUBLISHED_SCHEMAS = ("marts", "ops")
@@ -59,9 +60,16 @@ def create_finance_views(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None
         con.execute(sql(f"finance/{view}"))
 
 
-def publish(con: duckdb.DuckDBPyConnection, cfg: OrgConfig, target: Path | None = None) -> Path:
-    """Copies the published schemas into a fresh file and swaps it in by rename."""
+def publish(con: duckdb.DuckDBPyConnection, cfg: OrgConfig, target: Path | None = None) -> Path | None:
+    """Copies the published schemas into a fresh file and swaps it in by rename. Never drops a day the
+    published file has: when the live warehouse lacks some, it raises PublishWouldLoseDays, or, when
+    the same `gpuledger run` is about to rebuild them all, publishes nothing yet and returns None."""
     target = target or published_path()
+    lost = sorted(_published_days(con, target) - days_of_books(con))
+    if lost:
+        if set(lost) <= pending_days():
+            return None
+        raise PublishWouldLoseDays(lost, warehouse_path(), target)
     con.execute("CHECKPOINT")
     replace_atomically(target, lambda staging_file: _build(con, cfg, staging_file))
     return target
@@ -92,6 +100,16 @@ def _build(con: duckdb.DuckDBPyConnection, cfg: OrgConfig, staging_file: Path) -
             out.execute(view)
         create_finance_views(out, cfg)
         out.execute("CHECKPOINT")
+
+
+def _published_days(con: duckdb.DuckDBPyConnection, target: Path) -> set:
+    if not target.exists():
+        return set()
+    con.execute(f"ATTACH '{_quoted(target)}' AS previously_published (READ_ONLY)")
+    try:
+        return days_of_books(con, "previously_published")
+    finally:
+        con.execute("DETACH previously_published")
 
 
 def _quoted(path: Path) -> str:

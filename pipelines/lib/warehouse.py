@@ -30,6 +30,7 @@ SCHEMAS = ("staging", "intermediate", "marts", "finance", "ops")
 BOOTSTRAP_TABLES = (
     "ops/landed_files",
     "ops/quarantine",
+    "ops/ledger_days",
     "staging/stg_focus__bill_lines",
     "staging/stg_scheduler__job_allocations",
     "staging/stg_dcgm__gpu_minutes",

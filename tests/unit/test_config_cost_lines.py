@@ -75,3 +75,24 @@ def test_the_bill_wins_and_the_most_specific_entry_costs_the_node():
     assert len(rows) == 22 and {r["entry_key"] for r in rows} == {'["rate_card","1"]'}
     assert all(r["effective_cost"] == Decimal("16.00") for r in rows)          # $2.00 × 8 GPUs an hour
     assert not {r["hour_ts"] for r in rows} & {h for _, h in bill}
+
+
+@pytest.mark.parametrize("unknown", ["pool", "cluster", "gpu_model"])
+def test_a_matcher_fits_only_a_node_whose_value_is_known(unknown):
+    # a node of unknown pool (cluster, GPU model) is not in the pool a rate card names: no cost at all
+    node = {**NODE, unknown: None}
+    entry = {"pool": "p", "cluster": "onprem", "gpu_model": "NVIDIA H100 80GB HBM3"}
+    rows = _lines({"rate_cards": [{unknown: entry[unknown], "price_per_gpu_hour": "2.10"}]},
+                  [date(2026, 10, 29)], nodes=(node,))
+    assert rows == []
+
+
+def test_a_host_known_from_telemetry_alone_is_priced_only_when_the_config_names_it():
+    day = date(2026, 10, 29)
+    ghost = {**NODE, "hostname": "ghost-gpu-999", "cluster": None, "pool": None, "known_from": "telemetry"}
+    twin = {**NODE, "hostname": "n1.ec2.internal", "known_from": "telemetry"}  # n1 spelt by its exporter
+    by_model = {"rate_cards": [{"gpu_model": "NVIDIA H100 80GB HBM3", "price_per_gpu_hour": "2.10"}]}
+    rows = _lines(by_model, [day], nodes=(NODE, ghost, twin))
+    assert {r["hostname"] for r in rows} == {"n1"}
+    named = {"rate_cards": [{"hostname": "ghost-gpu-999", "price_per_gpu_hour": "1.00"}]}
+    assert {r["hostname"] for r in _lines(named, [day], nodes=(ghost,))} == {"ghost-gpu-999"}

@@ -3,6 +3,7 @@ from datetime import date
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
+from pipelines.lib.ledger_days import mark_day
 from pipelines.lib.partitions import daily_duckdb_asset
 from pipelines.lib.publish import create_finance_views, publish
 from pipelines.lib.resources import LandingZone
@@ -28,18 +29,24 @@ def published_warehouse(
     context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: LandingZone
 ) -> dg.MaterializeResult:
     cfg = landing.org_config()
+    day = date.fromisoformat(context.partition_key)
     with duckdb.get_connection() as con:
+        # every step before this one succeeded: the day's books are whole (written before the copy, so
+        # the published file says so too; a failure after it is marked by `gpuledger run`)
+        mark_day(con, day, "succeeded", context.run.run_id)
         create_finance_views(con, cfg)
         target = publish(con, cfg)
-        day = date.fromisoformat(context.partition_key)
         recon = con.execute(
             "SELECT difference_effective_cost, difference_billed_cost FROM finance.reconciliation_daily WHERE day = $day",
             {"day": day},
         ).fetchall()
     diff = recon[0] if recon else (None, None)
+    if target is None:
+        context.log.info(f"{day}: not published yet: the live warehouse lacks days the published file has, "
+                         "and this run rebuilds them next")
     return dg.MaterializeResult(
         metadata={
-            "path": str(target),
+            "path": str(target or "(held back until the lost days are rebuilt)"),
             "difference_effective_cost": str(diff[0]),
             "difference_billed_cost": str(diff[1]),
         }

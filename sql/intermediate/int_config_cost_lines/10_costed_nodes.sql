@@ -31,11 +31,17 @@ SELECT n.hostname, n.cluster AS node_cluster, n.pool AS node_pool, n.gpu_model A
 -- canonical models named in projections, not in the join condition: Spark joins on no subquery
 FROM (SELECT n.*, gpu_model_canonical(n.gpu_model) AS canonical_gpu_model
       FROM intermediate.int_nodes n WHERE n.day = $day) n
+-- Matchers fail closed: a matcher the entry gives fits only a node whose value is known and equal (a
+-- node of unknown pool never fits a pool's rate card). A node known from telemetry alone — no inventory
+-- row, no bill line, so perhaps a stray line or another spelling of a billed node's name — is costed
+-- only by an entry naming its hostname; otherwise int_nodes reports it in ops.quarantine, unpriced.
 JOIN cost_entries e
-  ON coalesce(e.hostname = n.hostname, TRUE) AND coalesce(e.cluster = n.cluster, TRUE)
- AND coalesce(e.pool = n.pool, TRUE)
- AND (e.gpu_model IS NULL OR lower(e.gpu_model) = lower(n.gpu_model)
+  ON (e.hostname IS NULL OR coalesce(e.hostname = n.hostname, FALSE))
+ AND (e.cluster IS NULL OR coalesce(e.cluster = n.cluster, FALSE))
+ AND (e.pool IS NULL OR coalesce(e.pool = n.pool, FALSE))
+ AND (e.gpu_model IS NULL OR coalesce(lower(e.gpu_model) = lower(n.gpu_model), FALSE)
       OR coalesce(e.canonical_gpu_model = n.canonical_gpu_model, FALSE))
+ AND (n.known_from <> 'telemetry' OR e.hostname IS NOT NULL)
 WHERE n.day = $day
 QUALIFY row_number() OVER (PARTITION BY n.hostname ORDER BY e.specificity DESC, e.kind_rank, e.idx) = 1;
 

@@ -15,3 +15,24 @@ LEFT JOIN (SELECT hostname, min(_file) AS _file, min(_row) AS _row FROM staging.
 LEFT JOIN (SELECT hostname, min(_file) AS _file FROM staging.stg_dcgm__gpu_minutes WHERE day = $day GROUP BY 1) tel
        ON tel.hostname = n.hostname
 WHERE n.day = $day AND n.gpu_model IS NOT NULL AND gpu_model_canonical(n.gpu_model) IS NULL;
+;
+-- A host only telemetry knows (no inventory row, no bill line tagged with it) and that no config entry
+-- names by hostname: perhaps a stray line, perhaps another spelling of a billed node's name
+-- (`node-001.ec2.internal` for `node-001`, or its case). It is never priced by a rate card, contract or
+-- owned entry (int_config_cost_lines), so it cannot be costed twice; said here once per day and host.
+INSERT INTO ops.quarantine (source, file, row_ref, reason, payload, day, origin)
+SELECT 'dcgm', coalesce(tel._file, '(telemetry)'), 'host ' || n.hostname,
+       'host ' || n.hostname || ' sends telemetry but is in no inventory, bill line or config hostname: it is '
+           || 'not priced by any rate card, contract or owned entry'
+           || coalesce(' (it looks like known node ' || twin.hostname || ': add that spelling to the inventory, '
+                       || 'or fix the exporter''s hostname)', ''),
+       json_object('hostname', n.hostname, 'looks_like', twin.hostname), $day::DATE, 'intermediate/int_nodes'
+FROM intermediate.int_nodes n
+LEFT JOIN (SELECT hostname, min(_file) AS _file FROM staging.stg_dcgm__gpu_minutes WHERE day = $day GROUP BY 1) tel
+       ON tel.hostname = n.hostname
+LEFT JOIN (SELECT lower(split_part(hostname, '.', 1)) AS short, min(hostname) AS hostname
+           FROM intermediate.int_nodes WHERE day = $day AND known_from <> 'telemetry' GROUP BY 1) twin
+       ON twin.short = lower(split_part(n.hostname, '.', 1))
+WHERE n.day = $day AND n.known_from = 'telemetry'
+  AND NOT EXISTS (SELECT 1 FROM (SELECT unnest(from_json($cost_entries, '[{"hostname": "VARCHAR"}]'), recursive := true)) e
+                  WHERE e.hostname = n.hostname)
