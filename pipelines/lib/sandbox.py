@@ -83,13 +83,16 @@ def allowed_roots(opened: Path, cfg: OrgConfig | None = None) -> list[str]:
 
     Never the roots the file lists (`ops.parquet_roots`, which the Spark engine writes for people to
     read): whoever can hand a reader a file could list `/` there."""
-    from pipelines.engines.spark.daily import spark_root
     from pipelines.lib.config import load_config
+    from pipelines.lib.warehouse import warehouse_path
 
     cfg = cfg if cfg is not None else load_config(os.environ.get("GPULEDGER_CONFIG") or None)
+    # the Spark engine's own rule (pipelines/engines/spark/daily.py, spark_root), which lib may not import
+    live = warehouse_path().resolve()
+    configured = Path(cfg.spark.root).resolve() if cfg.spark.root else live.with_name(f"{live.stem}.spark")
     opened = opened.resolve()
-    stem = opened.stem.removesuffix(".published")
-    return sorted({str(spark_root(cfg)).rstrip("/") + "/", str(opened.with_name(f"{stem}.spark")) + "/"})
+    beside = opened.with_name(f"{opened.stem.removesuffix('.published')}.spark")
+    return sorted({str(configured).rstrip("/") + "/", f"{beside}/"})
 
 
 # Settings, in the order they are set: external access off after allowed_paths, the lock last.
