@@ -95,8 +95,9 @@ def allowed_roots(opened: Path, cfg: OrgConfig | None = None) -> list[str]:
     return sorted({str(configured).rstrip("/") + "/", f"{beside}/"})
 
 
-# Settings, in the order they are set: external access off after allowed_paths, the lock last.
-_SANDBOX = (("autoinstall_known_extensions", False), ("autoload_known_extensions", False),
+# Settings, in the order they are set: external access off after allowed_paths, the lock last. The
+# progress bar is off because DuckDB draws it on stdout, into the CSV a long query prints.
+_SANDBOX = (("enable_progress_bar", False), ("autoinstall_known_extensions", False), ("autoload_known_extensions", False),
             ("allow_community_extensions", False), ("enable_external_access", False), ("lock_configuration", True))
 
 
