@@ -611,11 +611,17 @@ def _query(args: argparse.Namespace) -> int:
             print(f"query refused: {refused}", file=sys.stderr)
             return 2
         roots = allowed_roots(path, cfg)  # of the file named, not of a copy of it
+        _stop_on_signals()  # the query is interrupted and the live file's copy removed
         with readable_copy(path, limits) as readable:
             frame, cut = run_query(readable, args.sql, limits, roots)
+    except KeyboardInterrupt as stop:
+        return _stopped(stop)
     except QueryStopped as stop:
         print(stop, file=sys.stderr)
         return 3
+    except OSError as err:
+        print(f"query failed: {err}", file=sys.stderr)
+        return 1
     except duckdb.PermissionException as err:  # the sandbox: a file, extension or setting out of reach
         detail = _one_line(err).removeprefix("Permission Error: ")
         print(f"query refused: a SELECT that reaches outside the warehouse: {detail} (readers may read Parquet "

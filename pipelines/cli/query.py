@@ -3,8 +3,9 @@
 SQL typed by people and by the tools that wrap the command must not run for ever, fill the
 machine's memory, print a billion rows, or stop the daily run. So each query
 
-- runs under a time limit: a timer thread interrupts DuckDB (`con.interrupt()`), which stops the
-  query wherever it is, cross joins and sorts included;
+- runs under a time limit: the command's main thread waits for the query's thread that long, then
+  interrupts DuckDB (`con.interrupt()`), which stops the query wherever it is, cross joins and sorts
+  included; SIGINT and SIGTERM interrupt it the same way, so the copy below is always removed;
 - runs under DuckDB's memory limit, the smaller of `query.memory_limit` and $GPULEDGER_MEMORY_LIMIT
   (the operator's cap on DuckDB in this deployment, which the writer obeys too);
 - is fetched in batches, and fetching stops past the row limit: the rows DuckDB never produced cost
@@ -76,46 +77,69 @@ def memory_bytes(size: str) -> float:
 def run_query(path: Path, text: str, limits: QueryLimits, roots: list[str]) -> tuple[pl.DataFrame | None, bool]:
     """The rows of `text` on the sandboxed file `path` (None for a statement without a result), at
     most the row limit of them, and whether there were more. Raises QueryStopped at the time or
-    memory limit, duckdb.Error for SQL that fails."""
+    memory limit, duckdb.Error for SQL that fails, KeyboardInterrupt (after stopping the query) for
+    a signal.
+
+    The query runs in a thread of its own while this one waits: DuckDB holds a thread it runs on
+    until the query ends, so this one is the thread left free to interrupt it at the time limit or
+    when SIGINT or SIGTERM arrives (their handlers run only in the main thread, between bytecodes)."""
     from pipelines.lib.sandbox import open_read_only
 
     max_rows = int(limits.rows.value)
     with open_read_only(path, roots=roots, memory_limit=str(limits.memory.value)) as con:
-        stopped = threading.Event()
+        outcome: dict[str, object] = {}
+        done = threading.Event()  # waited on, not Thread.join: a join a signal interrupts can wrongly
+        # report the thread finished (Python before 3.13), and the connection would close under the query
 
-        def interrupt() -> None:
-            stopped.set()
-            con.interrupt()
+        def fetch() -> None:
+            try:
+                outcome["rows"] = _fetch(con, text, max_rows)
+            except BaseException as err:  # handed to the waiting thread, which raises it
+                outcome["error"] = err
+            finally:
+                done.set()
 
-        timer = threading.Timer(float(limits.timeout.value), interrupt)
-        timer.daemon = True
-        timer.start()
+        threading.Thread(target=fetch, name="gpuledger-query", daemon=True).start()
         try:
-            result = con.sql(text)
-            if result is None:
-                return None, False
-            reader = result.to_arrow_reader(BATCH_ROWS)
-            batches, rows = [], 0
-            for batch in reader:  # pulled from DuckDB one batch at a time: stopping here stops the query
-                batches.append(batch)
-                rows += batch.num_rows
-                if rows > max_rows:
-                    break
-            import pyarrow as pa
-
-            frame = pl.from_arrow(pa.Table.from_batches(batches, schema=reader.schema))
-        except duckdb.InterruptException:
-            if stopped.is_set():
-                raise QueryStopped(f"query stopped after {_seconds(limits.timeout.value)} s ({limits.timeout.source}); "
-                                   "narrow it or raise the limit") from None
+            timed_out = not done.wait(float(limits.timeout.value))
+        except BaseException:  # a signal while waiting: stop the query, then let the caller unwind
+            con.interrupt()
+            done.wait()
             raise
-        except duckdb.OutOfMemoryException:
-            raise QueryStopped(f"query stopped: it needs more memory than its limit of {limits.memory.value} "
-                               f"({limits.memory.source}); narrow it or raise the limit") from None
-        finally:
-            timer.cancel()
-    assert isinstance(frame, pl.DataFrame)
+        if timed_out:
+            con.interrupt()
+            done.wait()
+    error = outcome.get("error")
+    if isinstance(error, duckdb.InterruptException) and timed_out:
+        raise QueryStopped(f"query stopped after {_seconds(limits.timeout.value)} s ({limits.timeout.source}); "
+                           "narrow it or raise the limit")
+    if isinstance(error, duckdb.OutOfMemoryException):
+        raise QueryStopped(f"query stopped: it needs more memory than its limit of {limits.memory.value} "
+                           f"({limits.memory.source}); narrow it or raise the limit")
+    if error is not None:
+        raise error
+    frame = outcome["rows"]
+    if frame is None:
+        return None, False
     return frame.head(max_rows), frame.height > max_rows
+
+
+def _fetch(con: duckdb.DuckDBPyConnection, text: str, max_rows: int) -> pl.DataFrame | None:
+    """At most one batch past `max_rows` rows of `text`, pulled from DuckDB a batch at a time:
+    stopping here stops the query."""
+    import pyarrow as pa
+
+    result = con.sql(text)
+    if result is None:
+        return None
+    reader = result.to_arrow_reader(BATCH_ROWS)
+    batches, rows = [], 0
+    for batch in reader:
+        batches.append(batch)
+        rows += batch.num_rows
+        if rows > max_rows:
+            break
+    return pl.from_arrow(pa.Table.from_batches(batches, schema=reader.schema))
 
 
 def _seconds(value: float | int | str) -> str:
@@ -152,4 +176,8 @@ def readable_copy(path: Path, limits: QueryLimits) -> Iterator[Path]:
             raise QueryStopped(f"query stopped after waiting {_seconds(limits.timeout.value)} s "
                                f"({limits.timeout.source}) to read the live warehouse: {busy}; query the "
                                "published file instead (no --warehouse), or try again when the run is done") from None
+        except OSError as err:  # no room for the copy, most likely (LockBusy, a TimeoutError, is one too: above)
+            raise OSError(f"the live warehouse {path} could not be copied to {folder} to be read ({err}); "
+                          "query the published file instead (no --warehouse), or set TMPDIR to a roomier "
+                          "folder") from None
         yield copy

@@ -155,12 +155,14 @@ def test_the_parquet_a_spark_warehouse_reads_stays_readable(tmp_path):
 
 def test_a_run_started_during_a_long_query_on_the_live_file_succeeds(simulated_ledger, tmp_path):
     """A query held open on the live warehouse (in a process of its own, as a person's would be) does not
-    make the next run fail with DuckDB's "Conflicting lock": it reads a copy."""
+    make the next run fail with DuckDB's "Conflicting lock": it reads a copy, which SIGTERM removes."""
     from tests.support.pipeline import run_pipeline
 
     live = tmp_path / "warehouse.duckdb"
     shutil.copyfile(simulated_ledger.warehouse, live)
-    env = {**os.environ, "GPULEDGER_WAREHOUSE": str(live)}
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "GPULEDGER_WAREHOUSE": str(live), "TMPDIR": str(scratch)}
     query = subprocess.Popen(
         [sys.executable, "-m", "pipelines.cli", "query", "--warehouse", str(live), "--timeout", "300",
          "SELECT max(a.range + b.range + c.cost) FROM range(100000) a, range(100000) b, "
@@ -169,9 +171,28 @@ def test_a_run_started_during_a_long_query_on_the_live_file_succeeds(simulated_l
     try:
         time.sleep(3)  # started, and opened what it reads
         assert query.poll() is None, query.communicate()
+        assert [p.name for p in scratch.glob("gpuledger-query-*/*")] == ["warehouse.duckdb"]  # the copy it reads
         failed = run_pipeline(simulated_ledger.landing, live, simulated_ledger.config, simulated_ledger.days[:1])
         assert not failed, failed
         assert query.poll() is None  # the query was running all along
+        query.terminate()
+        assert query.wait(timeout=20) == 128 + 15 and "stopped by SIGTERM" in query.communicate()[1]
+        assert not list(scratch.iterdir())  # the copy went with it
     finally:
         query.kill()
         query.wait()
+
+
+def test_a_query_on_the_live_file_waits_for_a_writing_run_no_longer_than_its_time_limit(small, tmp_path):
+    from pipelines.lib.writer_lock import warehouse_lock
+
+    live = tmp_path / "w.duckdb"
+    shutil.copyfile(small, live)
+    with warehouse_lock(live, run_id="run-7"):
+        r = _query("--warehouse", live, "--timeout", "1", "SELECT count(*) FROM marts.t")
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith(
+        f"query stopped after waiting 1 s (--timeout) to read the live warehouse: the warehouse lock ({live}) "
+        "is held by run run-7 (pid ")
+    r = _query("--warehouse", live, "--csv", "SELECT count(*) AS n FROM marts.t")
+    assert r.returncode == 0 and r.stdout.splitlines() == ["n", "5"], r.stderr
