@@ -602,7 +602,7 @@ def _query(args: argparse.Namespace) -> int:
     cfg = load_config(config)
     try:
         limits = QueryLimits.of(cfg, args.timeout, args.max_rows)
-    except QueryStopped as bad:  # $GPULEDGER_MEMORY_LIMIT that is no size
+    except ValueError as bad:  # $GPULEDGER_MEMORY_LIMIT that is no size
         print(bad, file=sys.stderr)
         return 2
     try:
@@ -653,8 +653,8 @@ def _positive(kind: type) -> object:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole ' if kind is int else ''}number") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"{text} is not above 0")
+        if not 0 < value < float("inf"):  # nan and inf included
+            raise argparse.ArgumentTypeError(f"{text} is not a number above 0")
         return value
 
     return parse

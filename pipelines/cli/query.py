@@ -56,11 +56,12 @@ class QueryLimits:
 
     @classmethod
     def of(cls, cfg: OrgConfig, timeout: float | None = None, max_rows: int | None = None) -> QueryLimits:
-        """The config's limits, with the command's flags over them and $GPULEDGER_MEMORY_LIMIT as a cap."""
+        """The config's limits, with the command's flags over them and $GPULEDGER_MEMORY_LIMIT as a cap.
+        Raises ValueError, in a sentence, for a $GPULEDGER_MEMORY_LIMIT that is no memory size."""
         memory = Limit(cfg.query.memory_limit, "query.memory_limit")
         if (env := os.environ.get(MEMORY_ENV)) is not None:
             if not MEMORY_SIZE.match(env):
-                raise QueryStopped(f"${MEMORY_ENV}={env!r} is not a memory size: a number and a unit, e.g. 2GB")
+                raise ValueError(f"${MEMORY_ENV}={env!r} is not a memory size: a number and a unit, e.g. 2GB")
             if memory_bytes(env) < memory_bytes(memory.value):
                 memory = Limit(env.strip(), f"${MEMORY_ENV}")
         return cls(Limit(timeout, "--timeout") if timeout is not None

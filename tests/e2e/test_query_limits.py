@@ -87,7 +87,9 @@ def test_a_huge_result_is_cut_at_the_row_limit_and_says_so(small, tmp_path):
 
 def test_bad_limits_are_refused_naming_them(small, tmp_path):
     r = _query("--warehouse", small, "--timeout", "0", "SELECT 1")
-    assert r.returncode == 2 and "argument --timeout: 0 is not above 0" in r.stderr
+    assert r.returncode == 2 and "argument --timeout: 0 is not a number above 0" in r.stderr
+    r = _query("--warehouse", small, "--timeout", "nan", "SELECT 1")
+    assert r.returncode == 2 and "argument --timeout: nan is not a number above 0" in r.stderr
     r = _query("--warehouse", small, "--max-rows", "many", "SELECT 1")
     assert r.returncode == 2 and "argument --max-rows: 'many' is not a whole number" in r.stderr
     r = _query("--warehouse", small, "--config", _config(tmp_path, "query:\n  memory_limit: plenty\n"), "SELECT 1")
@@ -196,3 +198,15 @@ def test_a_query_on_the_live_file_waits_for_a_writing_run_no_longer_than_its_tim
         "is held by run run-7 (pid ")
     r = _query("--warehouse", live, "--csv", "SELECT count(*) AS n FROM marts.t")
     assert r.returncode == 0 and r.stdout.splitlines() == ["n", "5"], r.stderr
+
+
+def test_the_sandbox_lets_through_the_root_the_spark_engine_writes(tmp_path, monkeypatch):
+    """lib may not import the engine, so the sandbox restates its rule: the two must agree."""
+    from pipelines.engines.spark.daily import spark_root
+    from pipelines.lib.config import load_config
+    from pipelines.lib.sandbox import allowed_roots
+
+    monkeypatch.setenv("GPULEDGER_WAREHOUSE", str(tmp_path / "live" / "w.duckdb"))
+    for cfg in (load_config(None), load_config(_config(tmp_path, f"spark:\n  root: {tmp_path / 'pq'}\n"))):
+        roots = allowed_roots(tmp_path / "elsewhere" / "x.published.duckdb", cfg)
+        assert roots == sorted({f"{spark_root(cfg)}/", f"{tmp_path / 'elsewhere' / 'x.spark'}/"})
