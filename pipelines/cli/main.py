@@ -69,6 +69,12 @@ def _main(argv: list[str] | None = None) -> int:
     query.add_argument("sql")
     query.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
     query.add_argument("--csv", action="store_true", help="print CSV instead of a table")
+    query.add_argument("--config", type=Path, help="organisation config YAML: the query.* limits and spark.root "
+                                                   "(default: $GPULEDGER_CONFIG, else defaults)")
+    query.add_argument("--timeout", type=_positive(float), metavar="SECONDS",
+                       help="stop the query after this long (default: query.timeout_seconds, 60)")
+    query.add_argument("--max-rows", type=_positive(int), metavar="N",
+                       help="fetch at most this many rows and say the result was cut (default: query.max_rows, 100000)")
 
     insp = sub.add_parser("inspect", help="parse every landing file and report, without writing the warehouse")
     insp.add_argument("--landing", required=True, type=Path)
@@ -659,41 +665,82 @@ def _readable(path: Path) -> bool:
 
 def _query(args: argparse.Namespace) -> int:
     """Runs one statement that only reads, on a sandboxed read-only connection (what is allowed, and
-    why: pipelines/lib/sandbox.py). Exit 2 and one line for what it refuses, 1 for SQL that fails."""
+    why: pipelines/lib/sandbox.py), within its time, memory and row limits (pipelines/cli/query.py).
+    Exit 2 and one line for what it refuses, 1 for SQL that fails, 3 when a limit stopped it or cut
+    its rows (the rows it got are printed)."""
     import duckdb
 
     from pipelines.cli.console import print_table
+    from pipelines.cli.query import QueryLimits, QueryStopped, readable_copy, run_query
+    from pipelines.lib.config import load_config
     from pipelines.lib.publish import published_path
-    from pipelines.lib.sandbox import open_read_only, refusal
+    from pipelines.lib.sandbox import allowed_roots, refusal
 
+    config = args.config or (Path(os.environ["GPULEDGER_CONFIG"]) if os.environ.get("GPULEDGER_CONFIG") else None)
+    if not _valid_config(config):
+        return 2
     path = args.warehouse or published_path()
     if not _readable(path):
+        return 2
+    cfg = load_config(config)
+    try:
+        limits = QueryLimits.of(cfg, args.timeout, args.max_rows)
+    except ValueError as bad:  # $GPULEDGER_MEMORY_LIMIT that is no size
+        print(bad, file=sys.stderr)
         return 2
     try:
         refused = refusal(args.sql)
         if refused:
             print(f"query refused: {refused}", file=sys.stderr)
             return 2
-        with open_read_only(path) as con:
-            result = con.sql(args.sql)
-            if result is None:
-                print("the statement returned no rows", file=sys.stderr)
-                return 0
-            frame = result.pl()
+        roots = allowed_roots(path, cfg)  # of the file named, not of a copy of it
+        _stop_on_signals()  # the query is interrupted and the live file's copy removed
+        with readable_copy(path, limits) as readable:
+            frame, cut = run_query(readable, args.sql, limits, roots)
+    except KeyboardInterrupt as stop:
+        return _stopped(stop)
+    except QueryStopped as stop:
+        print(stop, file=sys.stderr)
+        return 3
+    except OSError as err:
+        print(f"query failed: {err}", file=sys.stderr)
+        return 1
     except duckdb.PermissionException as err:  # the sandbox: a file, extension or setting out of reach
         detail = _one_line(err).removeprefix("Permission Error: ")
-        print(f"query refused: a SELECT that reaches outside the warehouse: {detail}", file=sys.stderr)
+        print(f"query refused: a SELECT that reaches outside the warehouse: {detail} (readers may read Parquet "
+              f"only under {', '.join(roots)}: spark.root of the config, or <warehouse>.spark/)", file=sys.stderr)
         return 2
     except duckdb.Error as err:
         print(f"query failed: {err}", file=sys.stderr)
         return 1
+    if frame is None:
+        print("the statement returned no rows", file=sys.stderr)
+        return 0
     if args.csv:
         from pipelines.lib.csv_cells import guard_frame
 
         sys.stdout.write(guard_frame(frame).write_csv())
     else:
         print_table(frame)
+    if cut:
+        print(f"query result cut at its first {frame.height:,} rows ({limits.rows.source}); the query has more: "
+              "narrow it or raise the limit", file=sys.stderr)
+        return 3
     return 0
+
+
+def _positive(kind: type) -> object:
+    """An argparse type: a number of `kind` above 0, else a sentence naming the value."""
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole ' if kind is int else ''}number") from None
+        if not 0 < value < float("inf"):  # nan and inf included
+            raise argparse.ArgumentTypeError(f"{text} is not a number above 0")
+        return value
+
+    return parse
 
 
 def _one_line(err: Exception) -> str:

@@ -423,6 +423,26 @@ class SparkConfig(_Section):
     conf: dict[str, str] = Field(default_factory=dict, description="more Spark settings, e.g. spark.executor.memory")
 
 
+# "512MB", "2GB", "1.5GiB": DuckDB's own spelling of a memory size
+MEMORY_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$", re.IGNORECASE)
+
+
+class QueryConfig(_Section):
+    """Limits of one `gpuledger query` (docs/operations.md#query-limits): SQL typed by people and by
+    tools must not run for ever, fill the machine's memory or print a billion rows."""
+
+    timeout_seconds: float = Field(60, gt=0, le=24 * 3600)
+    memory_limit: str = Field("2GB", description="DuckDB's memory limit for the query, e.g. 512MB, 2GB")
+    max_rows: int = Field(100_000, ge=1, le=100_000_000)
+
+    @field_validator("memory_limit")
+    @classmethod
+    def _memory_size(cls, value: str) -> str:
+        if not MEMORY_SIZE.match(value):
+            raise ValueError(f"{value!r} is not a memory size: a number and a unit, e.g. 512MB or 2GB")
+        return value
+
+
 class OrgConfig(_Section):
     teams: dict[str, TeamConfig] = Field(default_factory=dict)
     slurm_accounts: dict[str, str] = Field(default_factory=dict, description="sacct Account -> project")
@@ -448,6 +468,7 @@ class OrgConfig(_Section):
     # where the intermediate tables and marts are computed (docs/spark.md); `gpuledger run --engine` overrides
     engine: Literal["duckdb", "spark"] = "duckdb"
     spark: SparkConfig = SparkConfig()
+    query: QueryConfig = QueryConfig()
 
     _check_currency = field_validator("default_currency")(lambda cls, v: _currency(v))
 

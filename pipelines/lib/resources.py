@@ -14,7 +14,7 @@ from pydantic import PrivateAttr
 
 from pipelines.lib.config import OrgConfig, load_config
 from pipelines.lib.warehouse import PROJECT_ROOT, warehouse_path
-from pipelines.lib.writer_lock import warehouse_lock
+from pipelines.lib.writer_lock import connect_writer, warehouse_lock
 
 # The ledger's first day (YYYY-MM-DD), fixed before the daily partitions are defined.
 LEDGER_START_ENV = "GPULEDGER_LEDGER_START"
@@ -47,8 +47,8 @@ class WarehouseResource(DuckDBResource):
     @contextmanager
     def get_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
         with warehouse_lock(self.database, run_id=self._run_id):
-            con = duckdb.connect(self.database, read_only=False,
-                                 config={"custom_user_agent": "dagster", **self.connection_config})
+            con = connect_writer(self.database, {"custom_user_agent": "dagster", **self.connection_config},
+                                 run_id=self._run_id)  # waits for a reader outside gpuledger to close it
             try:
                 yield con
             finally:

@@ -9,8 +9,10 @@ connection (`open_read_only`) therefore
 - opens the file with `read_only=True`: no table of it can change;
 - turns `enable_external_access` off: no file or network other than the database itself, so no
   ATTACH, COPY … TO, EXPORT DATABASE, INSTALL, LOAD or file-reading function; the one way through
-  is the Parquet folders a Spark-built warehouse's marts are views over (`ops.parquet_roots`, read
-  from the file itself, which the reader cannot change), readable and nothing else;
+  is the Parquet folders a Spark-built warehouse's marts are views over, readable and nothing else.
+  Those folders come from the config and from where the file is (`allowed_roots`), never from the
+  file's own contents: a DuckDB file is data anybody can write, `/` into its ops.parquet_roots too;
+- caps DuckDB's memory (`memory_limit`), when the caller gives one: `gpuledger query`'s limit;
 - never autoloads or autoinstalls an extension, and refuses community ones;
 - sets `lock_configuration`: no SET, RESET or PRAGMA can change a setting (and undo the above).
 
@@ -25,19 +27,26 @@ SUMMARIZE, UNPIVOT) and EXPLAIN of one — one statement per call.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
+
+if TYPE_CHECKING:
+    from pipelines.lib.config import OrgConfig
 
 READ_ONLY_KINDS = "SELECT (also WITH, VALUES, FROM, TABLE, DESCRIBE, SHOW, SUMMARIZE) and EXPLAIN of one"
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:ANALY[SZ]E\s+)?(?:\([^)]*\)\s*)?", re.IGNORECASE)
 _KEYWORD = re.compile(r"[A-Za-z]+")
 
 
-def open_read_only(path: str | Path, writable: Path | None = None) -> duckdb.DuckDBPyConnection:
+def open_read_only(path: str | Path, writable: Path | None = None, *, roots: list[str] | None = None,
+                   memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
     """A read-only, sandboxed connection to the DuckDB file at `path`; `writable` is the one file
-    that COPY … TO may write, if any.
+    that COPY … TO may write, if any; `roots` the folders it may read Parquet from (default:
+    `allowed_roots(path)`); `memory_limit` DuckDB's cap on the memory it uses (default: DuckDB's).
 
     The restrictions are SET after connecting, not passed as the connection's config: DuckDB shares
     one database instance among a process's connections to a file, and refuses a second connection
@@ -54,8 +63,10 @@ def open_read_only(path: str | Path, writable: Path | None = None) -> duckdb.Duc
             return con
         if writable is not None:
             con.execute("SET allowed_paths = $paths", {"paths": [str(Path(writable).resolve())]})
-        if roots := parquet_roots(con):  # marts a Spark run wrote are views over Parquet there
-            con.execute("SET allowed_directories = $dirs", {"dirs": roots})
+        if dirs := (allowed_roots(Path(path)) if roots is None else roots):  # a Spark run's marts read Parquet there
+            con.execute("SET allowed_directories = $dirs", {"dirs": dirs})
+        if memory_limit is not None:
+            con.execute("SET memory_limit = $limit", {"limit": memory_limit})
         for name, value in _SANDBOX:  # constants below
             con.execute(f"SET {name} = {'true' if value else 'false'}")
     except BaseException:
@@ -64,19 +75,29 @@ def open_read_only(path: str | Path, writable: Path | None = None) -> duckdb.Duc
     return con
 
 
-def parquet_roots(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The folders whose Parquet the file's views read (`ops.parquet_roots`, written by the Spark
-    engine), each ending in '/' so a sibling folder of a longer name is not let through too."""
-    # asked of the catalog first: a missing table would be looked up among Python's variables
-    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-                       "AND schema_name = 'ops' AND table_name = 'parquet_roots'").fetchall()[0][0]:
-        return []
-    rows = con.execute("SELECT root FROM ops.parquet_roots ORDER BY root").fetchall()
-    return [root.rstrip("/") + "/" for (root,) in rows]
+def allowed_roots(opened: Path, cfg: OrgConfig | None = None) -> list[str]:
+    """The folders a reader of the file `opened` may read Parquet from: the Spark root of the config
+    (`spark.root`, else `<warehouse>.spark/` beside the live warehouse) and the one beside `opened`
+    itself (`X.spark/` for `X.duckdb` and for its published `X.published.duckdb`). Each ends in '/'
+    so a sibling folder of a longer name is not let through too. `cfg` defaults to $GPULEDGER_CONFIG's.
+
+    Never the roots the file lists (`ops.parquet_roots`, which the Spark engine writes for people to
+    read): whoever can hand a reader a file could list `/` there."""
+    from pipelines.lib.config import load_config
+    from pipelines.lib.warehouse import warehouse_path
+
+    cfg = cfg if cfg is not None else load_config(os.environ.get("GPULEDGER_CONFIG") or None)
+    # the Spark engine's own rule (pipelines/engines/spark/daily.py, spark_root), which lib may not import
+    live = warehouse_path().resolve()
+    configured = Path(cfg.spark.root).resolve() if cfg.spark.root else live.with_name(f"{live.stem}.spark")
+    opened = opened.resolve()
+    beside = opened.with_name(f"{opened.stem.removesuffix('.published')}.spark")
+    return sorted({str(configured).rstrip("/") + "/", f"{beside}/"})
 
 
-# Settings, in the order they are set: external access off after allowed_paths, the lock last.
-_SANDBOX = (("autoinstall_known_extensions", False), ("autoload_known_extensions", False),
+# Settings, in the order they are set: external access off after allowed_paths, the lock last. The
+# progress bar is off because DuckDB draws it on stdout, into the CSV a long query prints.
+_SANDBOX = (("enable_progress_bar", False), ("autoinstall_known_extensions", False), ("autoload_known_extensions", False),
             ("allow_community_extensions", False), ("enable_external_access", False), ("lock_configuration", True))
 
 

@@ -214,4 +214,6 @@ def connect(path: str | Path | None = None, read_only: bool = False) -> duckdb.D
 
         return open_read_only(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    return duckdb.connect(str(path))
+    from pipelines.lib.writer_lock import connect_writer
+
+    return connect_writer(path)  # a reader holding the file open is waited for, bounded

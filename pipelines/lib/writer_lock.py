@@ -36,6 +36,12 @@ Details that matter:
 - Waiting is a loop of non-blocking attempts and short sleeps, so SIGTERM and SIGINT stop it at
   once: inside a Dagster step their handler raises Dagster's interruption, in `gpuledger run`
   outside a step KeyboardInterrupt.
+- A reader outside gpuledger (a notebook, a SQL client) may hold the live file open read-only, and
+  with it DuckDB's own lock, without this one. A writer that finds the file so held waits for it to
+  close (`connect_writer`), saying who holds it, for at most $GPULEDGER_READER_WAIT_SECONDS (600),
+  and then fails with a sentence naming the file and the process; it never fails at the first try
+  with DuckDB's "Conflicting lock". gpuledger's own readers never hold it: `query` reads a copy of
+  the live file, `export focus` takes this lock shared.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import socket
 import sys
 import threading
@@ -53,7 +60,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
 
+import duckdb
+
 POLL_SECONDS = 0.2
+READER_WAIT_ENV = "GPULEDGER_READER_WAIT_SECONDS"
+_DUCKDB_HOLDER = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
 
 
 class LockBusy(TimeoutError):
@@ -212,6 +223,39 @@ def _release(path: Path) -> None:
     if mine.exclusive:
         os.ftruncate(mine.fd, 0)  # released cleanly: nobody to name
     os.close(mine.fd)  # closing the last descriptor releases the lock
+
+
+def connect_writer(warehouse: str | Path, config: dict | None = None, *, run_id: str | None = None,
+                   report: Callable[[str], None] | None = None,
+                   wait_seconds: float | None = None) -> duckdb.DuckDBPyConnection:
+    """A read-write DuckDB connection to `warehouse`, for a caller under its exclusive lock. While
+    another process has the file open (DuckDB's own lock: "Conflicting lock"), waits, saying so
+    through `report` at once and then every `report_every_seconds()`, for at most `wait_seconds`
+    (default $GPULEDGER_READER_WAIT_SECONDS, else 600), then raises LockBusy naming the file and the
+    process that keeps it open."""
+    wait = float(os.environ.get(READER_WAIT_ENV, "600")) if wait_seconds is None else wait_seconds
+    report = report or _to_stderr
+    started = time.monotonic()
+    next_report = started
+    while True:
+        try:
+            return duckdb.connect(str(warehouse), read_only=False, config=config or {})
+        except duckdb.IOException as err:
+            held = _DUCKDB_HOLDER.search(str(err))
+            if held is None:
+                raise
+        holder = f"{held.group(1)} (pid {held.group(2)})"
+        now = time.monotonic()
+        if now - started >= wait:
+            raise LockBusy(f"the warehouse {warehouse} stayed open in {holder} for {wait:g} s, so it cannot be "
+                           f"written: close that reader (readers belong on the published file), or raise "
+                           f"${READER_WAIT_ENV}")
+        if now >= next_report:
+            me = f"run {run_id}" if run_id else "this process"
+            report(f"waiting {now - started:.0f}s for {holder} to close the warehouse {warehouse}, which it has "
+                   f"open; {me} (pid {os.getpid()}) writes it when that reader is gone")
+            next_report = now + report_every_seconds()
+        time.sleep(POLL_SECONDS)
 
 
 def _to_stderr(message: str) -> None:

@@ -119,3 +119,61 @@ def test_uses_within_one_process_share_its_hold(tmp_path):
     with warehouse_lock(w, shared=True), pytest.raises(RuntimeError, match="cannot upgrade"):
         with warehouse_lock(w):
             pass
+
+
+def _duckdb_reader(warehouse, seconds: float) -> subprocess.Popen:
+    """A reader outside gpuledger (a notebook): the file open read-only, DuckDB's lock and not ours,
+    for `seconds`."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c",
+         "import time, duckdb\n"
+         f"con = duckdb.connect({str(warehouse)!r}, read_only=True)\n"
+         "print('open', flush=True)\n"
+         f"time.sleep({seconds})\n"
+         "con.close()\n"],
+        stdout=subprocess.PIPE, text=True, cwd=PROJECT_ROOT)
+    assert proc.stdout.readline().strip() == "open"
+    return proc
+
+
+def test_a_writer_waits_for_a_reader_that_holds_the_file_open_then_writes(tmp_path, monkeypatch):
+    """DuckDB's "Conflicting lock" from a reader that has the live file open is waited out, said,
+    never the writer's failure at the first try."""
+    import duckdb
+
+    from pipelines.lib.writer_lock import connect_writer
+
+    monkeypatch.setenv("GPULEDGER_LOCK_REPORT_SECONDS", "0.2")
+    w = tmp_path / "w.duckdb"
+    duckdb.connect(str(w)).close()
+    reader = _duckdb_reader(w, 1.5)
+    try:
+        messages = []
+        started = time.monotonic()
+        con = connect_writer(w, run_id="r1", report=messages.append, wait_seconds=30)
+        con.execute("CREATE TABLE t AS SELECT 1 AS x")
+        con.close()
+        assert time.monotonic() - started < 15
+        assert messages and f"(pid {reader.pid}) to close the warehouse {w}" in messages[0], messages
+        assert "run r1" in messages[0]
+    finally:
+        reader.kill()
+        reader.wait()
+
+
+def test_a_writer_gives_up_on_a_reader_that_stays_with_a_sentence_naming_it(tmp_path):
+    import duckdb
+
+    from pipelines.lib.writer_lock import LockBusy, connect_writer
+
+    w = tmp_path / "w.duckdb"
+    duckdb.connect(str(w)).close()
+    reader = _duckdb_reader(w, 60)
+    try:
+        with pytest.raises(LockBusy) as busy:
+            connect_writer(w, report=lambda _: None, wait_seconds=0.5)
+        assert f"the warehouse {w} stayed open in " in str(busy.value)
+        assert f"(pid {reader.pid}) for 0.5 s" in str(busy.value) and "GPULEDGER_READER_WAIT_SECONDS" in str(busy.value)
+    finally:
+        reader.kill()
+        reader.wait()
