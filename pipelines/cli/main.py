@@ -68,7 +68,12 @@ def _main(argv: list[str] | None = None) -> int:
     query = sub.add_parser("query", help="run read-only SQL against the published warehouse")
     query.add_argument("sql")
     query.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
-    query.add_argument("--csv", action="store_true", help="print CSV instead of a table")
+    form = query.add_mutually_exclusive_group()
+    form.add_argument("--csv", action="store_true", help="print CSV instead of a table: exact values, lists and "
+                                                       "structs as JSON text")
+    form.add_argument("--json", action="store_true", help="print a JSON array of objects: DECIMAL as strings, "
+                                                        "times ISO 8601")
+    form.add_argument("--parquet", type=Path, metavar="FILE", help="write the result to a Parquet file (- for stdout)")
     query.add_argument("--config", type=Path, help="organisation config YAML: the query.* limits and spark.root "
                                                    "(default: $GPULEDGER_CONFIG, else defaults)")
     query.add_argument("--timeout", type=_positive(float), metavar="SECONDS",
@@ -670,13 +675,13 @@ def _query(args: argparse.Namespace) -> int:
     its rows (the rows it got are printed)."""
     import duckdb
 
-    from pipelines.cli.console import print_table
+    from pipelines.cli.console import print_table, write_csv, write_json, write_parquet
     from pipelines.cli.query import QueryLimits, QueryStopped, readable_copy, run_query
     from pipelines.lib.config import load_config
     from pipelines.lib.publish import published_path
     from pipelines.lib.sandbox import allowed_roots, refusal
 
-    config = args.config or (Path(os.environ["GPULEDGER_CONFIG"]) if os.environ.get("GPULEDGER_CONFIG") else None)
+    config = args.config
     if not _valid_config(config):
         return 2
     path = args.warehouse or published_path()
@@ -717,9 +722,11 @@ def _query(args: argparse.Namespace) -> int:
         print("the statement returned no rows", file=sys.stderr)
         return 0
     if args.csv:
-        from pipelines.lib.csv_cells import guard_frame
-
-        sys.stdout.write(guard_frame(frame).write_csv())
+        sys.stdout.write(write_csv(frame))
+    elif args.json:
+        sys.stdout.write(write_json(frame))
+    elif args.parquet:
+        write_parquet(frame, args.parquet)
     else:
         print_table(frame)
     if cut:

@@ -140,7 +140,30 @@ def _fetch(con: duckdb.DuckDBPyConnection, text: str, max_rows: int) -> pl.DataF
         rows += batch.num_rows
         if rows > max_rows:
             break
-    return pl.from_arrow(pa.Table.from_batches(batches, schema=reader.schema))
+    table = pa.Table.from_batches(batches, schema=reader.schema)
+    # polars has no type for an interval with months: its text, as DuckDB writes it
+    for i, field in enumerate(table.schema):
+        if pa.types.is_interval(field.type):
+            text = pa.array([None if v is None else interval_text(v) for v in table.column(i).to_pylist()], pa.string())
+            table = table.set_column(i, field.name, text)
+    return pl.from_arrow(table)
+
+
+def interval_text(value) -> str:
+    """A month-day-nanosecond interval as DuckDB prints it: `1 year 2 months 3 days 04:05:06.5`."""
+    months, days, nanos = value.months, value.days, value.nanoseconds
+    parts = []
+    years, months = divmod(months, 12) if months >= 0 else (-((-months) // 12), -((-months) % 12))
+    for n, unit in ((years, "year"), (months, "month"), (days, "day")):
+        if n:
+            parts.append(f"{n} {unit}{'s' if abs(n) != 1 else ''}")
+    if nanos or not parts:
+        sign, nanos = ("-" if nanos < 0 else ""), abs(nanos)
+        seconds, frac = divmod(nanos, 10**9)
+        hours, rest = divmod(seconds, 3600)
+        clock = f"{sign}{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+        parts.append(clock + (f".{frac // 1000:06d}".rstrip("0") if frac else ""))
+    return " ".join(parts)
 
 
 def _seconds(value: float | int | str) -> str:

@@ -25,12 +25,17 @@ efficiency AS (
            sum(tokens_kept * flops_per_token) / nullif(sum(gpu_seconds * peak_flops) FILTER (tokens > 0), 0) AS effective_mfu
     FROM marts.fct_run_efficiency_daily WHERE day BETWEEN $start AND $end GROUP BY team
 )
+-- the headline first (an 80-column terminal shows those and names the rest), then the waste by kind
 SELECT c.team, c.billing_currency AS currency, round(c.total, 2) AS total_cost,
+       round(coalesce(c.idle_unallocated, 0) + coalesce(c.allocated_idle, 0) + coalesce(c.rerun_loss, 0)
+             + coalesce(c.failed_job, 0) + coalesce(c.unmonitored, 0), 2) AS waste,
+       round(100 * (coalesce(c.idle_unallocated, 0) + coalesce(c.allocated_idle, 0) + coalesce(c.rerun_loss, 0)
+             + coalesce(c.failed_job, 0) + coalesce(c.unmonitored, 0)) / nullif(c.gpu_cost, 0), 1) AS "waste_%",
+       round(f.effective_mfu, 3) AS effective_mfu, round(r.cost_per_mtok, 2) AS cost_per_mtok,
        round(coalesce(c.idle_unallocated, 0), 2) AS idle_unallocated, round(100 * coalesce(c.idle_unallocated, 0) / nullif(c.gpu_cost, 0), 1) AS "idle_unallocated_%",
        round(coalesce(c.allocated_idle, 0), 2) AS allocated_idle, round(100 * coalesce(c.allocated_idle, 0) / nullif(c.gpu_cost, 0), 1) AS "allocated_idle_%",
        round(coalesce(c.rerun_loss, 0), 2) AS rerun_loss, round(100 * coalesce(c.rerun_loss, 0) / nullif(c.gpu_cost, 0), 1) AS "rerun_loss_%",
        round(coalesce(c.failed_job, 0), 2) AS failed_job, round(100 * coalesce(c.failed_job, 0) / nullif(c.gpu_cost, 0), 1) AS "failed_job_%",
-       round(coalesce(c.unmonitored, 0), 2) AS unmonitored,
-       round(f.effective_mfu, 3) AS effective_mfu, round(r.cost_per_mtok, 2) AS cost_per_mtok
+       round(coalesce(c.unmonitored, 0), 2) AS unmonitored
 FROM cost c LEFT JOIN runs r USING (team, billing_currency) LEFT JOIN efficiency f USING (team)
 ORDER BY c.billing_currency, c.total DESC
