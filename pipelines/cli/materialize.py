@@ -97,7 +97,13 @@ def materialize_days(
                 bar.set_postfix_str(day.isoformat())
                 # Until its publish step says `succeeded`, the day's books are not whole: a run that
                 # fails or is killed leaves it marked so, and it is never published as complete.
-                mark_live_day(day, "running")
+                try:
+                    mark_live_day(day, "running")
+                except KeyboardInterrupt:  # stopped while waiting for the warehouse, before the day's run began
+                    bar.close()
+                    signals = received()
+                    raise RunInterrupted(day, "not started", False, signals[-1] if signals else None,
+                                         days[i + 1:]) from None
                 os.environ[PENDING_DAYS_ENV] = ",".join(d.isoformat() for d in days[i + 1:])
                 try:
                     result = job.execute_in_process(
@@ -128,17 +134,17 @@ def _publish_failed_day(day: date, run_id: str, reasons: list[str]) -> None:
     from pipelines.lib.publish import create_finance_views, publish, published_path
     from pipelines.lib.resources import warehouse_resource
 
-    mark_live_day(day, "failed", run_id, "; ".join(reasons))
-    if not published_path().exists():
-        return
     try:
+        mark_live_day(day, "failed", run_id, "; ".join(reasons))
+        if not published_path().exists():
+            return
         cfg = load_config(os.environ.get("GPULEDGER_CONFIG") or None)
         with warehouse_resource().get_connection() as con:
             create_finance_views(con, cfg)
             publish(con, cfg)
-    except Exception as err:  # the day is failed already; the published file keeps its previous state
-        print(f"{day} failed and could not be published as incomplete ({err}): the published file is as "
-              "it was before this day ran", file=sys.stderr)
+    except Exception as err:  # the day stays marked unfinished (`running`); the published file as it was
+        print(f"{day} failed and could not be recorded or published as incomplete ({err}): the published "
+              "file is as it was before this day ran", file=sys.stderr)
 
 
 def _interrupted(result: dg.ExecuteInProcessResult) -> bool:

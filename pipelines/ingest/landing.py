@@ -58,13 +58,14 @@ def _holds_a_file(folder: Path) -> bool:
 
 
 def check_not_vanished(root: Path, source: "Source", landed: Iterable[str]) -> None:
-    """Refuses to take out a source's rows when every file it was read from is gone at once: that is a
-    moved or unmounted folder far more often than a deliberate removal, which has to be said
-    (`gpuledger run --accept-removed-sources`). Files gone one by one are removals as usual."""
+    """Refuses to take out a source's rows when every file it was read from is gone and none is there
+    in their place: that is a moved or unmounted folder far more often than a deliberate removal, which
+    has to be said (`gpuledger run --accept-removed-sources`). Files gone one by one, or renamed, are
+    removals as usual."""
     landed = sorted(landed)
     if not landed or os.environ.get(ACCEPT_REMOVED_ENV) == "1":
         return
-    if any((root / rel).exists() for rel in landed):
+    if any((root / rel).exists() for rel in landed) or discover(root, source):   # renamed, or some remain
         return
     raise LandingUnusable(
         f"every file of source {source.name} the warehouse took in ({len(landed)}, e.g. {landed[0]}) is gone "

@@ -17,8 +17,8 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 import pytest
-import yaml
 
+from pipelines.lib.strict_yaml import dump_yaml
 from pipelines.alerts.deliver import delivery_pass
 from pipelines.lib.config import load_config
 from tests.support.alert_servers import RecordingHttp, RecordingSmtp, alert, free_port, warehouse_with_alerts
@@ -53,7 +53,7 @@ def smtp():
 
 def _config(tmp_path: Path, alerts: dict) -> Path:
     path = tmp_path / "gpuledger.yaml"
-    path.write_text(yaml.safe_dump({"alerts": alerts}))
+    path.write_text(dump_yaml({"alerts": alerts}))
     return path
 
 

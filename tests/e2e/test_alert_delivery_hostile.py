@@ -22,6 +22,7 @@ import duckdb
 import pytest
 import yaml
 
+from pipelines.lib.strict_yaml import dump_yaml
 from pipelines.alerts.deliver import delivery_pass
 from pipelines.lib.config import load_config
 from tests.e2e.test_alert_delivery import T0, Clock, _alerts, _config, _deliveries
@@ -102,7 +103,7 @@ def test_no_secret_of_a_channel_is_stored_published_printed_or_logged(tmp_path, 
         # the simulated fleet's config and ledger (publishing needs its marts), with the channels added
         org = yaml.safe_load(simulated_ledger.config.read_text()) if simulated_ledger.config else {}
         config = tmp_path / "gpuledger.yaml"
-        config.write_text(yaml.safe_dump({**org, "alerts": {**org.get("alerts", {}),
+        config.write_text(dump_yaml({**org, "alerts": {**org.get("alerts", {}),
                                                             "channels": _secret_channels(http, smtp)}}))
         env = _secret_env(http)
         for name, value in env.items():

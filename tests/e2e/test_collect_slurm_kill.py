@@ -14,8 +14,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import yaml
-
+from pipelines.lib.strict_yaml import dump_yaml
 from tests.conftest import PROJECT_ROOT
 from tests.support import fake_sacct
 
@@ -45,7 +44,7 @@ def _record(sacct_dir: Path) -> None:
 
 def _landing_config(root: Path, sacct: Path) -> Path:
     cfg = root / "gpuledger.yaml"
-    cfg.write_text(yaml.safe_dump({"collect": {"slurm": {"sacct": [str(sacct)]}}}))
+    cfg.write_text(dump_yaml({"collect": {"slurm": {"sacct": [str(sacct)]}}}))
     return cfg
 
 

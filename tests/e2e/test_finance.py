@@ -13,6 +13,8 @@ import yaml
 import duckdb
 import pytest
 
+from pipelines.lib.strict_yaml import dump_yaml, load_yaml
+
 from tests.support.bill_truth import day_shares
 from tests.conftest import PROJECT_ROOT
 from tests.support.pipeline import run_pipeline, simulate_and_run
@@ -168,7 +170,9 @@ def test_budget_burn_thresholds(ledger, tmp_path):
     budgets = {"under 30%": spent[top] * 4, "30%": spent[top] / Decimal("0.4"), "50%": spent[top] / Decimal("0.6"),
                "80%": spent[top]}
     for expected, budget in budgets.items():
-        config.write_text(ledger.config.read_text() + f"\nbudgets:\n  {top}: {budget:.2f}\n")
+        # the simulator's config has budgets of its own: this one replaces them (a second `budgets:` is refused)
+        org = load_yaml(ledger.config.read_text()).data
+        config.write_text(dump_yaml({**org, "budgets": {top: f"{budget:.2f}"}}))
         assert not run_pipeline(ledger.landing, ledger.warehouse, config, [ledger.days[-1]])
         with duckdb.connect(str(ledger.warehouse.with_name(f"{ledger.warehouse.stem}.published.duckdb")), read_only=True) as con:
             rows = con.execute(
@@ -184,7 +188,8 @@ def test_readme_finance_queries_run(published):
     with duckdb.connect(str(published), read_only=True) as con:
         results = [con.execute(q).fetchall() for q in queries]
     reconciliation, chargeback, unit_economics, budgets = results
-    assert len(reconciliation) == 3 * 2 and all(r[4] == 0 and r[5] == 0 for r in reconciliation)
+    # day, currency, bill, config, allocated, difference, complete
+    assert len(reconciliation) == 3 * 2 and all(r[4] == r[2] + r[3] and r[5] == 0 and r[6] for r in reconciliation)
     assert chargeback and all(charged >= (waste or 0) for _, _, charged, waste in chargeback)
     assert unit_economics
     # budgets come from whichever config ran last (the budget test sets some): only thresholds reached

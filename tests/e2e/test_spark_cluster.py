@@ -10,6 +10,7 @@ import duckdb
 import pytest
 import yaml
 
+from pipelines.lib.strict_yaml import dump_yaml
 from tests.e2e.test_spark_equal import MARTS, _spark_or_skip, engine
 from tests.support.pipeline import run_pipeline
 from tests.support.spark_cluster import SparkStandalone
@@ -31,7 +32,7 @@ def test_a_day_on_a_standalone_cluster_equals_duckdb(simulated_ledger, cluster, 
 
     config = yaml.safe_load(simulated_ledger.config.read_text()) or {}
     config["spark"] = {"master": cluster.url, "conf": {"spark.executor.memory": "1g"}}
-    (tmp_path / "gpuledger.yaml").write_text(yaml.safe_dump(config))
+    (tmp_path / "gpuledger.yaml").write_text(dump_yaml(config))
     day = simulated_ledger.days[0]
     daily.stop_sessions()  # a session of another master in this process would be reused
     try:
