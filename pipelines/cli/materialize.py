@@ -95,15 +95,9 @@ def materialize_days(
         with _signals_seen() as received:
             for i, day in enumerate(bar):
                 bar.set_postfix_str(day.isoformat())
-                # Until its publish step says `succeeded`, the day's books are not whole: a run that
-                # fails or is killed leaves it marked so, and it is never published as complete.
-                try:
-                    mark_live_day(day, "running")
-                except KeyboardInterrupt:  # stopped while waiting for the warehouse, before the day's run began
-                    bar.close()
-                    signals = received()
-                    raise RunInterrupted(day, "not started", False, signals[-1] if signals else None,
-                                         days[i + 1:]) from None
+                # Until its publish step says `succeeded`, the day's books are not whole: each step that
+                # rewrites a day's table marks it `running` first (pipelines/engines/sql_asset.py), so a
+                # run that fails or is killed leaves it so, never published as complete.
                 os.environ[PENDING_DAYS_ENV] = ",".join(d.isoformat() for d in days[i + 1:])
                 try:
                     result = job.execute_in_process(
