@@ -53,10 +53,11 @@ ui: setup
 	$(BIN)/gpuledger ui --landing $(DEMO)/landing --config $(DEMO)/gpuledger.yaml --port $(UI_PORT)
 
 # The tests run on every core (pytest-xdist); a file's tests stay on one worker, so the ledger a module
-# builds once is built once. TEST_WORKERS=0 runs them in this process.
+# builds once is built once, and the longest files go first (tests/conftest.py says how). TEST_WORKERS=0
+# runs them in this process.
 TEST_WORKERS ?= auto
 test: $(VENV)/.dev
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The system packages tests use (each test skips with one line without its package): Chromium renders
 # the HTML report; Prometheus (`prometheus`, `promtool`) serves telemetry to `collect dcgm`; Slurm

@@ -30,3 +30,32 @@ def simulated_ledger(tmp_path_factory):
     from tests.support.pipeline import simulate_and_run
 
     return simulate_and_run(tmp_path_factory.mktemp("simulated_ledger"), date(2026, 11, 2), 2, 4, seed=5)
+
+
+# How `make test` shares the files between its workers (pytest-xdist, `--dist loadfile
+# --no-loadscope-reorder`): a file's tests stay on one worker, so what a module builds once is built
+# once; the two Spark files share a worker, one after the other (two JVMs at once on two cores were
+# slower); and the longest files go out first — Spark's, then those with `slow` tests — so the suite
+# does not end on one worker running a long file alone while the other has nothing left. (xdist's
+# `loadgroup` would say the same with marks, but does not group under pytest 9: it renames node ids.)
+SPARK_FILES = {"test_spark_equal.py", "test_spark_cluster.py"}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFileSparkTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "spark" if path.rsplit("/", 1)[-1] in SPARK_FILES else path
+
+    return ByFileSparkTogether(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+
+    def rank(item) -> int:
+        return 0 if item.path.name in SPARK_FILES else 1 if item.path in slow_files else 2
+
+    items.sort(key=rank)  # stable: a file's tests keep their order, and stay together
