@@ -43,7 +43,7 @@ demo: setup
 	@echo "  open one in a browser, e.g.  xdg-open data/reports/pretrain/$(shell echo $(END) | cut -c1-7).html"
 	@echo
 	@echo "Finance SQL against the published warehouse (bill + config costs = allocated, per day and currency):"
-	@echo "  $(BIN)/gpuledger query \"SELECT day, billing_currency, bill_effective_cost, config_effective_cost, allocated_effective_cost, complete FROM finance.reconciliation_daily\""
+	@echo "  $(BIN)/gpuledger query \"SELECT day, billing_currency AS cur, bill_effective_cost AS bill, config_effective_cost AS config, allocated_effective_cost AS allocated, complete FROM finance.reconciliation_daily ORDER BY 1, 2\""
 	@echo "Open the same definitions in the Dagster UI:   make ui   (then http://127.0.0.1:$(UI_PORT))"
 
 # The Dagster UI (webserver and daemon) over the demo's landing zone, config and warehouse; Ctrl-C stops it.
