@@ -51,19 +51,10 @@ def print_table(frame: pl.DataFrame, max_rows: int = 200, width: int | None = No
 
 
 def _for_people(frame: pl.DataFrame) -> pl.DataFrame:
-    """Money to the cent, nested values and intervals as text: what a table cell can show."""
-    out = []
-    for name, dtype in frame.schema.items():
-        col = pl.col(name)
-        if isinstance(dtype, pl.Decimal) and (dtype.scale or 0) >= MONEY_SCALE_AT_LEAST:
-            out.append(col.round(2).cast(pl.Decimal(38, 2)))
-        elif dtype.is_nested() or dtype == pl.Object:
-            out.append(pl.Series(name, [_json_text(v) for v in frame[name].to_list()], dtype=pl.String))
-        elif dtype == pl.Duration or isinstance(dtype, pl.Duration):
-            out.append(col.cast(pl.String))
-        else:
-            out.append(col)
-    return frame.with_columns(out) if out else frame
+    """What a table cell can show: the CSV's text for nested values and intervals, money to the cent."""
+    return _flat(frame).with_columns(
+        pl.col(name).round(2).cast(pl.Decimal(38, 2)) for name, dtype in frame.schema.items()
+        if isinstance(dtype, pl.Decimal) and (dtype.scale or 0) >= MONEY_SCALE_AT_LEAST)
 
 
 def write_csv(frame: pl.DataFrame) -> str:
