@@ -85,6 +85,11 @@ def test_a_killed_collect_then_run_again_leaves_what_an_uninterrupted_one_leaves
     state_before = (folder / ".collect-state.json").read_bytes()
     _kill_during(landing, cfg, sacct_dir, d0, d2)
     assert (folder / ".collect-state.json").read_bytes() == state_before
+    # the watermark is the collect's start in whole UTC seconds: the next one must start a second later
+    # than the first to be seen to move it (two inside one second gave equal ones: a flaky test)
+    before = datetime.fromisoformat(json.loads(state_before)["collected_until"])
+    while datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0) <= before:
+        time.sleep(0.05)
     _collect(landing, cfg, d0)
     got = _files(landing)
     _same_as_reference(got, expected)
