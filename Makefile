@@ -54,10 +54,10 @@ ui: setup
 
 # The tests run on every core (pytest-xdist); a file's tests stay on one worker, so the ledger a module
 # builds once is built once, and the longest files go first (tests/conftest.py says how). TEST_WORKERS=0
-# runs them in this process.
+# runs them in this process. The 40 slowest tests are listed at the end: where CI's time goes.
 TEST_WORKERS ?= auto
 test: $(VENV)/.dev
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=40
 
 # The system packages tests use (each test skips with one line without its package): Chromium renders
 # the HTML report; Prometheus (`prometheus`, `promtool`) serves telemetry to `collect dcgm`; Slurm
