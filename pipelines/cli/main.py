@@ -145,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     config_kinds = config.add_subparsers(dest="kind", required=True)
     check = config_kinds.add_parser("check", help="validate a config file and print it as it will be used")
     check.add_argument("file", type=Path, help="the config YAML to check (docs/config.md)")
+    check.add_argument("--warehouse", type=Path,
+                       help="also check the names of budgets:, pools: and clusters: against this published "
+                            "warehouse, each one it lacks a warning (default: names are not checked)")
     return parser
 
 
@@ -189,13 +192,33 @@ def _version() -> str:
 
 
 def _config_check(args: argparse.Namespace) -> int:
+    """Exit 0 for a valid config (with --warehouse, each name the ledger lacks a warning on stderr: a budget
+    may be set before its project's first GPU-hour), 2 for an invalid one or a missing warehouse."""
+    import duckdb
+
     from pipelines.lib.config import ConfigError, load_config
+    from pipelines.lib.ledger_names import config_name_warnings, read_ledger_names
+    from pipelines.lib.strict_yaml import load_yaml, read_yaml_text
 
     try:
         cfg = load_config(args.file)
     except ConfigError as err:
         print(err, file=sys.stderr)
         return 2
+    if args.warehouse and not args.warehouse.exists():
+        print(f"no warehouse at {args.warehouse}: pass a published warehouse to check the config's names "
+              "against", file=sys.stderr)
+        return 2
+    try:
+        ledger = read_ledger_names(args.warehouse) if args.warehouse else None
+    except duckdb.Error as err:
+        print(f"config check: cannot read the warehouse {args.warehouse}: {_one_line(err)}", file=sys.stderr)
+        return 2
+    if ledger is not None:
+        lines = load_yaml(read_yaml_text(args.file), args.file).key_lines  # load_config has read it: it loads
+        for key, problem in config_name_warnings(cfg, ledger):
+            where = f"{args.file}:{lines[key]}" if key in lines else str(args.file)
+            print(f"warning: {where}: `{'.'.join(key)}`: {problem}", file=sys.stderr)
     print(f"# {args.file}: valid. The config as it will be used, defaults filled in:")
     sys.stdout.write(cfg.as_yaml())
     return 0
@@ -522,12 +545,17 @@ def _export_focus(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     """Exit 0 with the estimate, 1 when an input is missing (what can be computed is still shown), 2
-    when the plan file or the config cannot be used."""
+    when the plan file or the config cannot be used, or the plan names a GPU nobody knows the speed of.
+    A project the ledger and the config lack is a warning on stderr (docs/plans.md#names-checked)."""
     import json
 
+    import duckdb
+
     from pipelines.cli.plan import PlanError, as_json, as_text, estimate
+    from pipelines.cli.plan_names import check_plan_names
     from pipelines.ingest.plans import MAX_PLAN_BYTES, read_plan
     from pipelines.lib.config import load_config
+    from pipelines.lib.ledger_names import read_ledger_names
     from pipelines.lib.publish import published_path
     from pipelines.lib.strict_yaml import StrictYamlError, read_yaml_text
 
@@ -548,8 +576,22 @@ def _plan(args: argparse.Namespace) -> int:
     if args.warehouse and not args.warehouse.exists():
         print(f"no warehouse at {args.warehouse}", file=sys.stderr)
         return 2
+    cfg, warehouse = load_config(config), args.warehouse or published_path()
     try:
-        row = estimate(plan, str(args.file), load_config(config), args.warehouse or published_path())
+        ledger = read_ledger_names(warehouse)
+    except duckdb.Error as err:
+        print(f"plan failed: cannot read the warehouse {warehouse}: {_one_line(err)}", file=sys.stderr)
+        return 2
+    errors, warnings = check_plan_names(plan, text, str(args.file), cfg, ledger)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if errors:
+        print(f"plan {args.file} names what is not there:", file=sys.stderr)
+        for error in errors:
+            print(f"  {error}", file=sys.stderr)
+        return 2
+    try:
+        row = estimate(plan, str(args.file), cfg, warehouse, config, ledger)
     except PlanError as err:
         print(f"plan failed: {err}", file=sys.stderr)
         return 2
