@@ -61,7 +61,7 @@ class PlanFile(_Strict):
     restart_seconds: float | None = Field(None, ge=0)
     mtbf_gpu_hours: float | None = Field(None, gt=0)
     start: date | None = None
-    # per GPU, FLOP/s, dense, in the plan's dtype (docs/plans.md#peak_flops): for a GPU outside the catalog
+    # per GPU, FLOP/s, dense, in the plan's dtype (docs/plans.md#peak-flops): for a GPU outside the catalog
     peak_flops: float | None = Field(None, gt=0)
 
     @field_validator("currency")
