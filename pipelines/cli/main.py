@@ -175,10 +175,10 @@ def _main(argv: list[str] | None = None) -> int:
         return _plan(args)
     if args.command == "alerts":
         return _alerts(args)
-    if args.command == "collect":
-        return collect.run(args)
-    if args.command == "ui":
-        return ui.run(args)
+    if args.command in ("collect", "ui"):
+        from pipelines.cli import collect, ui
+
+        return (collect if args.command == "collect" else ui).run(args)
     return _run(args)
 
 
