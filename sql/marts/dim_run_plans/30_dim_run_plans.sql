@@ -1,8 +1,8 @@
 -- Each plan and its estimate as of $day (docs/plans.md#the-estimate): the plan's inputs, else the
 -- config's, else what the warehouse observed (plan_defaults), else the built-in defaults, each with its
--- source ($mfu_target_source and $default_currency_source say whether a config file set them); then the arithmetic
--- of sql/lib/plan_estimate.sql. An input nobody has leaves the figures that need it NULL and is named in
--- `missing_inputs`.
+-- source (the parameters mfu_target_source and default_currency_source say whether a config file set
+-- them); then the arithmetic of sql/lib/plan_estimate.sql. An input nobody has leaves the figures that
+-- need it NULL and is named in `missing_inputs`.
 WITH inputs AS (
     SELECT k.*, d.* EXCLUDE (run_id),
            coalesce(config_lookup($project_teams, k.project), k.project) AS team,
