@@ -78,7 +78,7 @@ class PlanFile(_Strict):
     @field_validator("peak_flops")
     @classmethod
     def _one_gpu(cls, value: float | None) -> float | None:
-        # the fastest GPU is near 1e16: a figure past 1e17 is a node's or a cluster's, planned as one GPU's
+        # the catalog's fastest is 5e15 (GB200, fp8): a figure past 1e17 is a node's or a cluster's
         if value is not None and value > MAX_PEAK_FLOPS:
             raise ValueError(f"is one GPU's peak FLOP/s, at most {MAX_PEAK_FLOPS:.0e}: divide a node's or "
                              "cluster's by its GPUs")
