@@ -151,5 +151,6 @@ RunPlan = Contract(
         "redundancy": Column(pl.Float64, nullable=True, ge=1),
         "mfu_target": Column(pl.Float64, nullable=True, gt=0, le=1),
         "price_per_gpu_hour": Column(MONEY, nullable=True, gt=0),
+        "peak_flops": Column(pl.Float64, nullable=True, gt=0),
     },
 )

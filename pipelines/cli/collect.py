@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     collect = sub.add_parser("collect", help="pull telemetry and scheduler data into the landing zone")
     kinds = collect.add_subparsers(dest="kind", required=True)
     dcgm = kinds.add_parser("dcgm", help="DCGM telemetry from Prometheus' HTTP API into DIR/telemetry/dcgm/")
-    dcgm.add_argument("--landing", required=True, type=Path)
+    dcgm.add_argument("--landing", required=True, type=Path, metavar="DIR", help="the landing zone to write into")
     dcgm.add_argument("--prometheus", metavar="URL", help="base URL, e.g. http://prometheus:9090 "
                       "(default: collect.prometheus.url of the config)")
     dcgm.add_argument("--start", required=True, type=day_argument, help="first UTC day, YYYY-MM-DD")
@@ -31,7 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     dcgm.add_argument("--json", action="store_true", help="one JSON object per day, a line each")
     slurm = kinds.add_parser(
         "slurm", help="sacct -> LANDING/scheduler/slurm/CLUSTER/, a file per UTC day, with a watermark")
-    slurm.add_argument("--landing", required=True, type=Path)
+    slurm.add_argument("--landing", required=True, type=Path, help="the landing zone to write into")
     slurm.add_argument("--cluster", required=True, help="the Slurm ClusterName (also the landing folder)")
     slurm.add_argument("--since", type=day_argument,
                        help="first UTC day to collect (default: the watermark less collect.slurm.lookback_hours)")

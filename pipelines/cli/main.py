@@ -6,10 +6,10 @@ import argparse
 import os
 import signal
 import sys
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, timedelta, timezone
 from pathlib import Path
 
-from pipelines.lib.dates import day_argument
+from pipelines.lib.dates import day_argument, time_argument
 
 from pipelines.lib.warehouse import PROJECT_ROOT
 
@@ -37,26 +37,33 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + signal.SIGPIPE
 
 
-def _main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """Every command, flag and help text, built without running anything (tests walk it)."""
     parser = argparse.ArgumentParser(prog="gpuledger", description="GPU cost ledger for LLM training.")
     parser.add_argument("--version", action="version", version=f"gpuledger {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     sim = sub.add_parser("simulate", help="write a simulated fleet's landing zone and its ground truth")
-    sim.add_argument("--out", required=True, type=Path)
-    sim.add_argument("--start", required=True, type=day_argument)
-    sim.add_argument("--days", required=True, type=int)
-    sim.add_argument("--nodes", type=int, default=16)
-    sim.add_argument("--seed", type=int, default=7)
-    sim.add_argument("--kubernetes-cluster", help="write this cluster's jobs as Kubernetes pods instead of sacct")
+    sim.add_argument("--out", required=True, type=Path, metavar="DIR",
+                     help="folder to write: DIR/landing (the landing zone), DIR/gpuledger.yaml (its config) "
+                          "and DIR/truth (what really happened)")
+    sim.add_argument("--start", required=True, type=day_argument, help="first UTC day, YYYY-MM-DD")
+    sim.add_argument("--days", required=True, type=_positive(int), help="how many days to simulate")
+    sim.add_argument("--nodes", type=_positive(int), default=16, help="GPU nodes in the fleet (default: 16)")
+    sim.add_argument("--seed", type=int, default=7,
+                     help="random seed: the same seed writes the same files (default: 7)")
+    sim.add_argument("--kubernetes-cluster", metavar="CLUSTER",
+                     help="write this cluster's jobs as Kubernetes pods instead of sacct (default: none, every "
+                          "cluster's as sacct)")
     sim.add_argument("--mig-node", action="store_true",
                      help="add east-mig-001, whose GPUs are split into MIG instances for inference and debugging jobs")
 
     run = sub.add_parser("run", help="materialize daily partitions through Dagster")
-    run.add_argument("--landing", required=True, type=Path)
-    run.add_argument("--warehouse", type=Path)
+    run.add_argument("--landing", required=True, type=Path, metavar="DIR", help="the landing zone to read (docs/landing.md)")
+    run.add_argument("--warehouse", type=Path, help="the live warehouse to write (default: $GPULEDGER_WAREHOUSE, "
+                                                   "else data/warehouse.duckdb); readers read the copy it publishes beside it")
     run.add_argument("--config", type=Path, help="organisation config YAML (default: $GPULEDGER_CONFIG, else defaults)")
-    run.add_argument("--start", required=True, type=day_argument)
+    run.add_argument("--start", required=True, type=day_argument, help="first UTC day to run, YYYY-MM-DD")
     run.add_argument("--end", type=day_argument, help="last day, inclusive (default: --start)")
     run.add_argument("--engine", choices=("duckdb", "spark"),
                      help="where the intermediate tables and marts are computed (default: the config's `engine`, "
@@ -66,14 +73,15 @@ def _main(argv: list[str] | None = None) -> int:
                           "(refused without it: a moved or unmounted folder looks the same)")
 
     query = sub.add_parser("query", help="run read-only SQL against the published warehouse")
-    query.add_argument("sql")
+    query.add_argument("sql", help="one read-only statement (SELECT, WITH, DESCRIBE …), quoted")
     query.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
     form = query.add_mutually_exclusive_group()
     form.add_argument("--csv", action="store_true", help="print CSV instead of a table: exact values, lists and "
                                                        "structs as JSON text")
     form.add_argument("--json", action="store_true", help="print a JSON array of objects: DECIMAL as strings, "
                                                         "times ISO 8601")
-    form.add_argument("--parquet", type=Path, metavar="FILE", help="write the result to a Parquet file (- for stdout)")
+    form.add_argument("--parquet", type=Path, metavar="FILE", help="write the result to a Parquet file (- for "
+                                                                   "stdout) (default: print a table)")
     query.add_argument("--config", type=Path, help="organisation config YAML: the query.* limits and spark.root "
                                                    "(default: $GPULEDGER_CONFIG, else defaults)")
     query.add_argument("--timeout", type=_positive(float), metavar="SECONDS",
@@ -82,23 +90,23 @@ def _main(argv: list[str] | None = None) -> int:
                        help="fetch at most this many rows and say the result was cut (default: query.max_rows, 100000)")
 
     insp = sub.add_parser("inspect", help="parse every landing file and report, without writing the warehouse")
-    insp.add_argument("--landing", required=True, type=Path)
+    insp.add_argument("--landing", required=True, type=Path, metavar="DIR", help="the landing zone to read")
     insp.add_argument("--config", type=Path, help="organisation config YAML: cluster time zones, sacct columns "
                                                    "(default: $GPULEDGER_CONFIG, else defaults)")
     insp.add_argument("--json", action="store_true", help="one JSON object, a key per source")
 
     report = sub.add_parser("report", help="write a team's waste report (HTML, Markdown, CSV)")
-    report.add_argument("--team", required=True)
+    report.add_argument("--team", required=True, help="the team, as the ledger names it (marts.dim_projects)")
     when = report.add_mutually_exclusive_group(required=True)
-    when.add_argument("--day", help="YYYY-MM-DD")
-    when.add_argument("--month", help="YYYY-MM")
+    when.add_argument("--day", help="one UTC day, YYYY-MM-DD (this or --month)")
+    when.add_argument("--month", help="one month, YYYY-MM (this or --day)")
     report.add_argument("--out", type=Path, help="folder (default: data/reports under the current directory)")
     report.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
 
     export = sub.add_parser("export", help="export the ledger's attribution")
     export_kinds = export.add_subparsers(dest="kind", required=True)
     focus = export_kinds.add_parser("focus", help="FOCUS 1.3 split-cost allocation rows")
-    focus.add_argument("--start", required=True, type=day_argument)
+    focus.add_argument("--start", required=True, type=day_argument, help="first UTC day, YYYY-MM-DD")
     focus.add_argument("--end", type=day_argument, help="last day, inclusive (default: --start)")
     focus.add_argument("--out", required=True, type=Path, help="FILE.csv or FILE.parquet")
     focus.add_argument("--warehouse", type=Path, help="the live warehouse (default: $GPULEDGER_WAREHOUSE or data/warehouse.duckdb)")
@@ -121,8 +129,9 @@ def _main(argv: list[str] | None = None) -> int:
     alerts.add_argument("--live", action="store_true",
                         help="raise hung jobs and step-time regressions now from today's landing files, as the "
                              "live sensor does, and print what was found")
-    alerts.add_argument("--as-of", type=datetime.fromisoformat,
-                        help="with --live: consider only data up to this UTC time (default: now)")
+    alerts.add_argument("--as-of", type=time_argument, metavar="TIME",
+                        help="with --live: consider only data up to this time, YYYY-MM-DDTHH:MM:SS, UTC unless "
+                             "it names its offset (default: now)")
     alerts.add_argument("--landing", type=Path, help="with --live: the landing zone (default: $GPULEDGER_LANDING)")
     alerts.add_argument("--config", type=Path, help="with --deliver or --live: organisation config YAML "
                                                      "(default: $GPULEDGER_CONFIG)")
@@ -135,9 +144,15 @@ def _main(argv: list[str] | None = None) -> int:
     config = sub.add_parser("config", help="the organisation config")
     config_kinds = config.add_subparsers(dest="kind", required=True)
     check = config_kinds.add_parser("check", help="validate a config file and print it as it will be used")
-    check.add_argument("file", type=Path)
+    check.add_argument("file", type=Path, help="the config YAML to check (docs/config.md)")
+    check.add_argument("--warehouse", type=Path,
+                       help="also check the names of budgets:, pools: and clusters: against this published "
+                            "warehouse, each one it lacks a warning (default: names are not checked)")
+    return parser
 
-    args = parser.parse_args(argv)
+
+def _main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     if hasattr(args, "config") and args.command != "config":
         from pipelines.lib.config import config_file
 
@@ -160,10 +175,10 @@ def _main(argv: list[str] | None = None) -> int:
         return _plan(args)
     if args.command == "alerts":
         return _alerts(args)
-    if args.command == "collect":
-        return collect.run(args)
-    if args.command == "ui":
-        return ui.run(args)
+    if args.command in ("collect", "ui"):
+        from pipelines.cli import collect, ui
+
+        return (collect if args.command == "collect" else ui).run(args)
     return _run(args)
 
 
@@ -177,13 +192,33 @@ def _version() -> str:
 
 
 def _config_check(args: argparse.Namespace) -> int:
+    """Exit 0 for a valid config (with --warehouse, each name the ledger lacks a warning on stderr: a budget
+    may be set before its project's first GPU-hour), 2 for an invalid one or a missing warehouse."""
+    import duckdb
+
     from pipelines.lib.config import ConfigError, load_config
+    from pipelines.lib.ledger_names import config_name_warnings, read_ledger_names
+    from pipelines.lib.strict_yaml import load_yaml, read_yaml_text
 
     try:
         cfg = load_config(args.file)
     except ConfigError as err:
         print(err, file=sys.stderr)
         return 2
+    if args.warehouse and not args.warehouse.exists():
+        print(f"no warehouse at {args.warehouse}: pass a published warehouse to check the config's names "
+              "against", file=sys.stderr)
+        return 2
+    try:
+        ledger = read_ledger_names(args.warehouse) if args.warehouse else None
+    except duckdb.Error as err:
+        print(f"config check: cannot read the warehouse {args.warehouse}: {_one_line(err)}", file=sys.stderr)
+        return 2
+    if ledger is not None:
+        lines = load_yaml(read_yaml_text(args.file), args.file).key_lines  # load_config has read it: it loads
+        for key, problem in config_name_warnings(cfg, ledger):
+            where = f"{args.file}:{lines[key]}" if key in lines else str(args.file)
+            print(f"warning: {where}: `{'.'.join(key)}`: {problem}", file=sys.stderr)
     print(f"# {args.file}: valid. The config as it will be used, defaults filled in:")
     sys.stdout.write(cfg.as_yaml())
     return 0
@@ -510,12 +545,17 @@ def _export_focus(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     """Exit 0 with the estimate, 1 when an input is missing (what can be computed is still shown), 2
-    when the plan file or the config cannot be used."""
+    when the plan file or the config cannot be used, or the plan names a GPU nobody knows the speed of.
+    A project the ledger and the config lack is a warning on stderr (docs/plans.md#names-checked)."""
     import json
 
+    import duckdb
+
     from pipelines.cli.plan import PlanError, as_json, as_text, estimate
+    from pipelines.cli.plan_names import check_plan_names
     from pipelines.ingest.plans import MAX_PLAN_BYTES, read_plan
     from pipelines.lib.config import load_config
+    from pipelines.lib.ledger_names import read_ledger_names
     from pipelines.lib.publish import published_path
     from pipelines.lib.strict_yaml import StrictYamlError, read_yaml_text
 
@@ -536,8 +576,22 @@ def _plan(args: argparse.Namespace) -> int:
     if args.warehouse and not args.warehouse.exists():
         print(f"no warehouse at {args.warehouse}", file=sys.stderr)
         return 2
+    cfg, warehouse = load_config(config), args.warehouse or published_path()
     try:
-        row = estimate(plan, str(args.file), load_config(config), args.warehouse or published_path())
+        ledger = read_ledger_names(warehouse)
+    except duckdb.Error as err:
+        print(f"plan failed: cannot read the warehouse {warehouse}: {_one_line(err)}", file=sys.stderr)
+        return 2
+    errors, warnings = check_plan_names(plan, text, str(args.file), cfg, ledger)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if errors:
+        print(f"plan {args.file} names what is not there:", file=sys.stderr)
+        for error in errors:
+            print(f"  {error}", file=sys.stderr)
+        return 2
+    try:
+        row = estimate(plan, str(args.file), cfg, warehouse, config, ledger)
     except PlanError as err:
         print(f"plan failed: {err}", file=sys.stderr)
         return 2

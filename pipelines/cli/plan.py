@@ -9,14 +9,17 @@ and marts.dim_run_plans can never disagree on a formula.
 from __future__ import annotations
 
 import math
+import textwrap
 from datetime import date, datetime, timezone
 from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 
+from pipelines.cli.plan_names import plan_team
 from pipelines.ingest.plans import PlanFile, plan_frame, plan_row
 from pipelines.lib.config import OrgConfig
+from pipelines.lib.ledger_names import LedgerNames
 from pipelines.lib.warehouse import _bound, bootstrap, run_sql, sql, table_sql
 
 STEPS = table_sql("marts/dim_run_plans")
@@ -40,6 +43,7 @@ ESTIMATE_KEYS = ("flops", "ideal_gpu_hours", "run_mtbf_hours", "checkpoint_inter
 # Each input: (the estimate's column, its source column, the unit shown)
 INPUTS = {
     "dtype": ("dtype", "dtype_source", ""),
+    "peak_flops": ("peak_flops", "peak_flops_source", "FLOP/s"),
     "mfu_target": ("mfu_target", "mfu_target_source", ""),
     "redundancy": ("redundancy", "redundancy_source", ""),
     "price_per_gpu_hour": ("price_per_gpu_hour", "price_source", "per GPU-hour"),
@@ -53,9 +57,12 @@ class PlanError(ValueError):
     """A plan that cannot be estimated as asked (an unreadable warehouse)."""
 
 
-def estimate(plan: PlanFile, file: str, cfg: OrgConfig, warehouse: Path | None) -> dict:
+def estimate(plan: PlanFile, file: str, cfg: OrgConfig, warehouse: Path | None, config: Path | None = None,
+             ledger: LedgerNames | None = None) -> dict:
     """The estimate of `plan` as one row of marts.dim_run_plans would hold it, with `warehouse` (the
-    published file; None or absent: no defaults from data) as of its last day."""
+    published file; None or absent: no defaults from data) as of its last day; `cfg` read from the file
+    `config` (None: the built-in defaults). Its team is said with its source (plan_team), from `ledger`
+    (the names of that warehouse) where the config has none."""
     con = duckdb.connect()
     try:
         bootstrap(con)
@@ -85,6 +92,8 @@ def estimate(plan: PlanFile, file: str, cfg: OrgConfig, warehouse: Path | None) 
     finally:
         con.close()
     row["defaults_from"] = str(source) if source else None
+    row["config_from"] = str(config) if config else None
+    row["team"], row["team_source"] = plan_team(plan.project, cfg, ledger)
     return row
 
 
@@ -113,7 +122,7 @@ def missing_reasons(row: dict) -> dict[str, str]:
     where = (f"the warehouse {row['defaults_from']} has" if row["defaults_from"] else "no warehouse was found, so there is")
     why = {
         "peak_flops": f"the GPU catalog (models/gpu_catalog.py) has no peak FLOP/s for gpu_model {row['gpu_model']!r} "
-                      f"in {row['dtype']}: use a model it knows (H100-SXM, A100, B200, …)",
+                      f"in {row['dtype']}: use a model it knows (H100-SXM, A100, B200, …), or set peak_flops",
         "price_per_gpu_hour": f"not in the plan, and {where} no {row['gpu_model_canonical'] or row['gpu_model']} "
                               f"GPU-hours billed in {days}: set price_per_gpu_hour (and currency)",
         "checkpoint_seconds": f"not in the plan, and {where} no checkpoint save in {days}: set checkpoint_seconds",
@@ -129,6 +138,7 @@ def as_json(row: dict) -> dict:
     """`plan --json`: the estimate's keys, then every input with its value and source. Money is a
     decimal string; figures that a missing input prevents are null."""
     out: dict = {"run_id": row["run_id"], "project": row["project"], "team": row["team"],
+                 "team_source": row["team_source"],
                  "gpu_model": row["gpu_model"], "gpu_model_catalog": row["gpu_model_canonical"], "gpus": row["gpus"],
                  "tokens": row["tokens"], "flops_per_token": row["flops_per_token"],
                  "attention_flops": row["attention_flops"], "peak_flops": row["peak_flops"]}
@@ -138,8 +148,8 @@ def as_json(row: dict) -> dict:
     out["inputs"] = {name: {"value": _plain(row[value]), "source": row[source]}
                      for name, (value, source, _) in INPUTS.items()}
     out["inputs"]["price_per_gpu_hour"]["currency"] = row["billing_currency"]
-    out["defaults"] = {"warehouse": row["defaults_from"], "first_day": str(row["defaults_first_day"]),
-                       "last_day": str(row["defaults_last_day"])}
+    out["defaults"] = {"warehouse": row["defaults_from"], "config": row["config_from"],
+                       "first_day": str(row["defaults_first_day"]), "last_day": str(row["defaults_last_day"])}
     out["missing_inputs"] = missing_reasons(row)
     return out
 
@@ -154,23 +164,37 @@ def _plain(value: object) -> object:
     return value
 
 
+WIDTH = 80  # a terminal's: a longer line is wrapped, its continuation indented
+
+
+def _wrapped(line: str, indent: int = 4) -> list[str]:
+    if len(line) <= WIDTH:
+        return [line]
+    return textwrap.wrap(line, WIDTH, subsequent_indent=" " * indent, break_long_words=False,
+                         break_on_hyphens=False)
+
+
 def as_text(row: dict) -> str:
-    """The readable estimate: the figures, then each input with its source."""
+    """The readable estimate: the run, where its inputs came from, the figures, then each input with
+    its source, within 80 columns."""
     c = row["billing_currency"] or ""
 
     def num(v: object, fmt: str, unit: str = "") -> str:
         return "–" if v is None else format(v, fmt) + (f" {unit}" if unit else "")
 
-    lines = [
-        f"plan {row['run_id']} (project {row['project']}, team {row['team']}): {row['gpus']:,} × {row['gpu_model']}"
-        f" ({row['gpu_model_canonical'] or 'not in the GPU catalog'}), {row['dtype']}, {row['tokens']:.4g} tokens",
+    team = f"team {row['team']}" if row["team"] else "no team"
+    head = [
+        f"plan {row['run_id']}: project {row['project']}, {team}",
+        f"  {row['gpus']:,} × {row['gpu_model']} ({row['gpu_model_canonical'] or 'not in the GPU catalog'}), "
+        f"{row['dtype']}, {row['tokens']:.4g} tokens",
         f"estimated as of {row['day']}" + (f", inputs the plan leaves out from {row['defaults_from']} "
                                            f"({row['defaults_first_day']}..{row['defaults_last_day']})"
                                            if row["defaults_from"] else ", without a warehouse"),
-        "",
+        f"config {row['config_from']}" if row["config_from"] else "no config file: the built-in defaults",
     ]
+    lines = [wrapped for line in head for wrapped in _wrapped(line)] + [""]
     figures = [
-        ("FLOPs", num(row["flops"], ".4e") + f"   ({row['flops_per_token']:.4e} per token, {row['attention_flops']} attention)"),
+        ("FLOPs", num(row["flops"], ".4e") + f"  ({row['flops_per_token']:.4e}/token, {row['attention_flops']} attention)"),
         ("ideal GPU-hours", num(row["ideal_gpu_hours"], ",.1f")
          + (f"   (at {row['mfu_target']:.0%} MFU of {row['peak_flops'] / 1e12:,.0f} TFLOP/s)" if row["peak_flops"] else "")),
         ("run MTBF", num(row["run_mtbf_hours"], ",.2f", "h") + "   (mtbf_gpu_hours / gpus)"),
@@ -185,16 +209,26 @@ def as_text(row: dict) -> str:
     ]
     width = max(len(name) for name, _ in figures)
     lines += [f"  {name:<{width}}  {value}" for name, value in figures]
-    lines += ["", "inputs:"]
+    lines += ["", "inputs (value, then where it came from):"]
+    shown = {"team": (row["team"] or "–", row["team_source"])}
     for name, (value, source, unit) in INPUTS.items():
         v = row[value]
         if v is None:
-            shown = "–"
+            text = "–"
         elif name == "price_per_gpu_hour":
-            shown = f"{_plain(v)} {c} {unit}"
+            text = f"{_plain(v)} {c} {unit}"
         else:
-            shown = (f"{v:g}" if isinstance(v, float) else str(v)) + (f" {unit}" if unit else "")
-        lines.append(f"  {name:<19} {shown:<26} {row[source] or 'missing'}")
+            text = (f"{v:g}" if isinstance(v, float) else str(v)) + (f" {unit}" if unit else "")
+        shown[name] = (text, row[source] or "missing")
+    value_width = max(len(text) for text, _ in shown.values())
+    for name, (text, source) in shown.items():
+        line = f"  {name:<19} {text:<{value_width}}  {source}"
+        if len(line) > WIDTH:  # the source on lines of its own, under the value
+            lines.append(f"  {name:<19} {text}")
+            lines += textwrap.wrap(source, WIDTH, initial_indent=" " * 22, subsequent_indent=" " * 22,
+                                   break_long_words=False, break_on_hyphens=False)
+        else:
+            lines.append(line)
     for name, why in missing_reasons(row).items():
-        lines.append(f"missing {name}: {why}")
+        lines += _wrapped(f"missing {name}: {why}")
     return "\n".join(lines)

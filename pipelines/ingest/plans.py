@@ -24,6 +24,7 @@ from pipelines.lib.strict_yaml import MAX_YAML_BYTES, StrictYamlError, load_yaml
 
 SOURCE = "plans"
 MAX_PLAN_BYTES = MAX_YAML_BYTES  # a plan is a few hundred bytes; a megabyte is not a plan
+MAX_PEAK_FLOPS = 1e17  # per GPU: a B200 is 2.25e15 in bf16
 
 
 class _Strict(BaseModel):
@@ -60,6 +61,8 @@ class PlanFile(_Strict):
     restart_seconds: float | None = Field(None, ge=0)
     mtbf_gpu_hours: float | None = Field(None, gt=0)
     start: date | None = None
+    # per GPU, FLOP/s, dense, in the plan's dtype (docs/plans.md#peak-flops): for a GPU outside the catalog
+    peak_flops: float | None = Field(None, gt=0)
 
     @field_validator("currency")
     @classmethod
@@ -71,6 +74,15 @@ class PlanFile(_Strict):
     def _price_text(cls, value: Any) -> Any:
         # a YAML float is read through its shortest round-trip text (3.12, not 3.1200000000000001)
         return repr(value) if isinstance(value, float) else value
+
+    @field_validator("peak_flops")
+    @classmethod
+    def _one_gpu(cls, value: float | None) -> float | None:
+        # the catalog's fastest is 5e15 (GB200, fp8): a figure past 1e17 is a node's or a cluster's
+        if value is not None and value > MAX_PEAK_FLOPS:
+            raise ValueError(f"is one GPU's peak FLOP/s, at most {MAX_PEAK_FLOPS:.0e}: divide a node's or "
+                             "cluster's by its GPUs")
+        return value
 
     @field_validator("dtype")
     @classmethod
@@ -86,7 +98,7 @@ STAGED_SCHEMA: dict[str, pl.DataType] = {
     "tokens": pl.Float64, "gpu_model": pl.String, "gpus": pl.Int32, "dtype": pl.String,
     "mfu_target": pl.Float64, "redundancy": pl.Float64, "price_per_gpu_hour": pl.Decimal(38, 18),
     "currency": pl.String, "checkpoint_seconds": pl.Float64, "restart_seconds": pl.Float64,
-    "mtbf_gpu_hours": pl.Float64, "start": pl.Date,
+    "mtbf_gpu_hours": pl.Float64, "start": pl.Date, "peak_flops": pl.Float64,
 }
 
 
@@ -136,6 +148,7 @@ def plan_row(plan: PlanFile, file: str) -> dict:
         "mfu_target": plan.mfu_target, "redundancy": plan.redundancy, "price_per_gpu_hour": plan.price_per_gpu_hour,
         "currency": plan.currency, "checkpoint_seconds": plan.checkpoint_seconds,
         "restart_seconds": plan.restart_seconds, "mtbf_gpu_hours": plan.mtbf_gpu_hours, "start": plan.start,
+        "peak_flops": plan.peak_flops,
     }
 
 

@@ -532,6 +532,9 @@ class OrgConfig(_Section):
             "idle_sm_threshold": self.idle.sm_active_threshold,
             "scrape_seconds": self.telemetry.scrape_interval_seconds,
             "mfu_target": self.mfu_target,
+            # where a plan's defaults came from (marts.dim_run_plans): a config file's key, or the built-in value
+            "mfu_target_source": self._source_of("mfu_target", f"built-in ({self.mfu_target:g})"),
+            "default_currency_source": self._source_of("default_currency", f"built-in {self.default_currency}"),
             "attention_flops": self.attention_flops,
             "shared_cost_rule": self.shared_cost_rule,
             "default_currency": self.default_currency,
@@ -552,6 +555,10 @@ class OrgConfig(_Section):
             "energy_currency": self.costs.energy.currency,
             "kg_co2e_per_kwh": self.costs.energy.kg_co2e_per_kwh,
         }
+
+    def _source_of(self, key: str, built_in: str) -> str:
+        """`org config <key>` when the config file set the key, else how the built-in value is said."""
+        return f"org config {key}" if key in self.model_fields_set else built_in
 
     def as_yaml(self) -> str:
         """The config as it will be used, every default filled in."""

@@ -22,5 +22,8 @@ CREATE TABLE IF NOT EXISTS staging.stg_plans__run_plans (
     checkpoint_seconds  DOUBLE,
     restart_seconds     DOUBLE,
     mtbf_gpu_hours      DOUBLE,
-    start               DATE
-)
+    start               DATE,
+    peak_flops          DOUBLE                -- per GPU, dense, in the dtype; NULL: the GPU catalog's
+);
+-- a warehouse staged before plans could give peak_flops
+ALTER TABLE staging.stg_plans__run_plans ADD COLUMN IF NOT EXISTS peak_flops DOUBLE;

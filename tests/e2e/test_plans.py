@@ -9,7 +9,8 @@ The scenario (tests/support/scenario_builder.py), every number worked out by han
   800,000 tokens kept; 3 Nov job 1003 00:00–10:00, 80 GPU-hours, 1,000,000 tokens;
 - its plan: 2,000,000 tokens on 8 H100-SXM at 0.02 % MFU (the scenario's model is big for its
   tokens), checkpoint 50 s, restart 0 s, MTBF 8 GPU-hours, redundancy 1.25, price from the warehouse;
-- project p1's monthly budget: 1,000 USD.
+- project p1's monthly budget: 1,000 USD;
+- plan r5 of a new project on a GPU the catalog lacks (MI355X) at the plan's own peak_flops, 2.3 PFLOP/s.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from decimal import ROUND_HALF_EVEN, Decimal as D
 import duckdb
 import pytest
 
+from pipelines.lib.strict_yaml import dump_yaml
 from tests.support.pipeline import run_pipeline
 from tests.support.scenario_builder import Activity, Landing, utc
 
@@ -33,6 +35,10 @@ RUN_MODEL = {"params": 6.7e9, "active_params": 6.7e9, "layers": 32, "heads": 32,
 PLAN = {"run_id": "r1", "project": "p1", "model": RUN_MODEL, "tokens": 2_000_000, "gpu_model": "H100-SXM", "gpus": 8,
         "dtype": "bf16", "mfu_target": 0.0002, "redundancy": 1.25, "checkpoint_seconds": 50, "restart_seconds": 0,
         "mtbf_gpu_hours": 8, "start": NOV2}
+
+# A GPU outside the catalog, at the plan's peak_flops; the MFU target left to the config (which has none)
+NEW_GPU_PLAN = {**{k: v for k, v in PLAN.items() if k != "mfu_target"}, "run_id": "r5", "project": "p9",
+                "gpu_model": "MI355X", "peak_flops": 2.3e15, "price_per_gpu_hour": "3.00", "start": date(2026, 12, 1)}
 
 # The estimate by hand (docs/plans.md#the-estimate):
 FPT = 6 * 6.7e9 + 12 * 32 * 32 * 128 * 4096        # 40,200,000,000 + 6,442,450,944 = 46,642,450,944
@@ -76,6 +82,7 @@ def build(root) -> Landing:
     for h in range(10):
         L.event("r1", "step", utc(2026, 11, 3, h, 30), job_id="1003", step=900 + 100 * h, tokens=100_000)
     L.plan("r1.yaml", PLAN)
+    L.plan("new-gpu.yaml", NEW_GPU_PLAN)
     L.plan("bad.yaml", {**PLAN, "run_id": "r2", "tokens": -5})
     L.plan("typo.yaml", {**PLAN, "run_id": "r3", "gpu": 8})
     L.plan("broken.yaml", "run_id: [r4\n")
@@ -97,8 +104,8 @@ def rows(L: Landing, query: str, params: list | None = None) -> list[dict]:
 
 
 def test_bad_plans_are_quarantined_naming_file_and_key_and_the_good_one_staged(ledger):
-    staged = rows(ledger, "SELECT run_id, _file FROM staging.stg_plans__run_plans")
-    assert staged == [{"run_id": "r1", "_file": "plans/r1.yaml"}]
+    staged = rows(ledger, "SELECT run_id, _file FROM staging.stg_plans__run_plans ORDER BY run_id")
+    assert staged == [{"run_id": "r1", "_file": "plans/r1.yaml"}, {"run_id": "r5", "_file": "plans/new-gpu.yaml"}]
     q = {r["file"]: r for r in rows(ledger, "SELECT file, row_ref, reason FROM ops.quarantine WHERE source = 'plans'")}
     assert set(q) == {"plans/bad.yaml", "plans/typo.yaml", "plans/broken.yaml"}
     assert "`tokens`" in q["plans/bad.yaml"]["reason"] and q["plans/bad.yaml"]["row_ref"].startswith("line ")
@@ -108,7 +115,7 @@ def test_bad_plans_are_quarantined_naming_file_and_key_and_the_good_one_staged(l
 
 
 def test_dim_run_plans_estimates_with_the_warehouse_price(ledger):
-    (p,) = rows(ledger, "SELECT * FROM marts.dim_run_plans WHERE day = ?", [NOV3])
+    (p,) = rows(ledger, "SELECT * FROM marts.dim_run_plans WHERE day = ? AND run_id = 'r1'", [NOV3])
     assert p["flops_per_token"] == FPT and p["flops"] == FPT * 2e6
     assert p["ideal_gpu_hours"] == pytest.approx(IDEAL, rel=1e-12)
     assert p["checkpoint_interval_seconds"] == pytest.approx(600, rel=1e-12)
@@ -120,6 +127,18 @@ def test_dim_run_plans_estimates_with_the_warehouse_price(ledger):
     assert p["price_source"].startswith("fleet H100 SXM effective cost per GPU-hour, 2026-11-02..2026-11-03")
     assert p["planned_cost"] == cost_of(PLANNED) and p["budget_cost"] == cost_of(BUDGET)
     assert (p["team"], p["missing_inputs"]) == ("ml", [])
+    assert (p["peak_flops"], p["peak_flops_source"]) == (989e12, "GPU catalog: H100 SXM bf16 (models/gpu_catalog.py)")
+
+
+def test_dim_run_plans_plans_a_gpu_outside_the_catalog_at_its_peak_flops_and_names_built_in_defaults(ledger):
+    (p,) = rows(ledger, "SELECT * FROM marts.dim_run_plans WHERE day = ? AND run_id = 'r5'", [NOV3])
+    assert (p["gpu_model_canonical"], p["peak_flops"], p["peak_flops_source"]) == (None, 2.3e15, "plan")
+    # the config file sets no mfu_target: the built-in 0.40, said so (not "config")
+    assert (p["mfu_target"], p["mfu_target_source"]) == (0.4, "built-in (0.4)")
+    # FPT · 2e6 / (2.3e15 · 0.40) / 3600 = 9.3284901888e16 / 9.2e14 / 3600 = 101.397 s / 3600 = 0.0281657 GPU-hours
+    assert p["ideal_gpu_hours"] == pytest.approx(FPT * 2e6 / 9.2e14 / 3600, rel=1e-12)
+    assert p["ideal_gpu_hours"] == pytest.approx(0.0281657, rel=1e-5)
+    assert p["missing_inputs"] == [] and p["price_source"] == "plan (currency: built-in USD)"
 
 
 def test_fct_run_budget_daily_by_hand(ledger):
@@ -182,9 +201,10 @@ def test_alerts_are_raised_once_per_subject_and_threshold(ledger, tmp_path):
     (copy.landing / "plans" / "r1.yaml").write_text(
         (copy.landing / "plans" / "r1.yaml").read_text().replace("redundancy: 1.25", "redundancy: 1.5"))
     assert not run_pipeline(copy.landing, copy.warehouse, copy.config_path, [NOV3])
-    (p,) = rows(copy, "SELECT redundancy, budget_gpu_hours FROM marts.dim_run_plans WHERE day = ?", [NOV3])
+    (p,) = rows(copy, "SELECT redundancy, budget_gpu_hours FROM marts.dim_run_plans WHERE day = ? AND run_id = 'r1'",
+                [NOV3])
     assert p["redundancy"] == 1.5 and p["budget_gpu_hours"] == pytest.approx(PLANNED * 1.5, rel=1e-12)
-    assert rows(copy, "SELECT count(*) AS n FROM staging.stg_plans__run_plans") == [{"n": 1}]
+    assert rows(copy, "SELECT count(*) AS n FROM staging.stg_plans__run_plans WHERE run_id = 'r1'") == [{"n": 1}]
     assert alert_set(copy) == EXPECTED_ALERTS
 
 
@@ -228,6 +248,54 @@ def test_plan_command_takes_what_the_plan_leaves_out_from_the_published_warehous
     assert got["failure_overhead"] == pytest.approx(100 / tau + tau / (2 * 77_400) + 900 / 77_400, rel=1e-12)
     text = gpuledger("plan", str(path), "--warehouse", str(published), "--config", str(ledger.config_path))
     assert text.returncode == 0 and "Young–Daly" in text.stdout and "marts.fct_node_hourly" in text.stdout
+
+
+def line_of(path, text: str) -> int:
+    return path.read_text().splitlines().index(text) + 1
+
+
+def test_plan_checks_the_names_it_types_against_the_published_warehouse(ledger, tmp_path):
+    published = ledger.warehouse.with_name("warehouse.published.duckdb")
+    path = tmp_path / "plan.yaml"
+    # a typo of the ledger's project: a warning naming the closest, and the estimate all the same
+    path.write_text(dump_yaml({**PLAN, "project": "p11"}))
+    out = gpuledger("plan", str(path), "--warehouse", str(published))
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == (f"warning: {path}:{line_of(path, 'project: p11')}: `project`: no project 'p11' in the "
+                          "ledger — did you mean 'p1'? "
+                          "(estimated as a new project)\n")
+    # without a config, the team is not the project's name: none for the new project ...
+    assert out.stdout.splitlines()[0] == "plan r1: project p11, no team"
+    # ... and for p1 the team the ledger charged it to, said to come from there
+    path.write_text(dump_yaml(PLAN))
+    got = json.loads(gpuledger("plan", str(path), "--json", "--warehouse", str(published)).stdout)
+    assert (got["team"], got["team_source"]) == ("ml", "marts.dim_projects (the team the ledger charged project p1 "
+                                                       "to lately)")
+    assert got["defaults"]["config"] is None
+    # a GPU the catalog lacks, without peak_flops: refused, naming the file, the line and the closest
+    path.write_text(dump_yaml({**PLAN, "gpu_model": "A10O"}))
+    out = gpuledger("plan", str(path), "--warehouse", str(published))
+    assert (out.returncode, out.stdout) == (2, "")
+    line = line_of(path, "gpu_model: A10O")
+    assert out.stderr == (f"plan {path} names what is not there:\n  {path}:{line}: `gpu_model`: no GPU model 'A10O' "
+                          "in the GPU catalog (models/gpu_catalog.py) — did you mean 'A100'? (a GPU outside it "
+                          "needs peak_flops: per GPU, FLOP/s, dense bf16)\n")
+
+
+def test_config_check_names_budgets_pools_and_clusters_the_ledger_lacks(ledger, tmp_path):
+    published = ledger.warehouse.with_name("warehouse.published.duckdb")
+    config = tmp_path / "org.yaml"
+    config.write_text(dump_yaml({**ledger.config, "budgets": {"p1": 1000, "p2": 50}, "pools": {"pool-b": "infra"}}))
+    out = gpuledger("config", "check", str(config), "--warehouse", str(published))
+    assert out.returncode == 0 and out.stdout.startswith(f"# {config}: valid."), out.stderr
+    assert out.stderr.splitlines() == [
+        f"warning: {config}:{line_of(config, '  p2: 50')}: `budgets.p2`: no project 'p2' in the ledger ({published}); "
+        "it has: p1",
+        f"warning: {config}:{line_of(config, '  pool-b: infra')}: `pools.pool-b`: no pool 'pool-b' in the ledger "
+        f"({published}) — did you mean 'pool-a'?",
+    ]
+    # the names are the ledger's: the config the ledger was run with has none it lacks
+    assert gpuledger("config", "check", str(ledger.config_path), "--warehouse", str(published)).stderr == ""
 
 
 def test_the_team_report_shows_plan_against_actual(ledger, tmp_path):

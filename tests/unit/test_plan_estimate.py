@@ -78,8 +78,10 @@ def test_the_example_plan_is_exact_against_a_hand_computation():
     assert set(out) >= {"flops", "ideal_gpu_hours", "run_mtbf_hours", "checkpoint_interval_seconds",
                         "failure_overhead", "planned_gpu_hours", "budget_gpu_hours", "planned_cost", "budget_cost",
                         "wall_clock_days", "inputs"}
-    assert out["inputs"]["price_per_gpu_hour"] == {"value": "3.12", "source": "plan (currency: config default_currency)",
+    # no config file: the currency is the built-in one, and said so
+    assert out["inputs"]["price_per_gpu_hour"] == {"value": "3.12", "source": "plan (currency: built-in USD)",
                                                    "currency": "USD"}
+    assert out["inputs"]["peak_flops"] == {"value": 989e12, "source": "GPU catalog: H100 SXM bf16 (models/gpu_catalog.py)"}
 
 
 def test_the_causal_convention_halves_the_attention_term_and_the_config_fills_what_the_plan_leaves_out():
@@ -92,9 +94,9 @@ def test_the_causal_convention_halves_the_attention_term_and_the_config_fills_wh
     assert row["ideal_gpu_hours"] == pytest.approx(8.1663676416e22 / 4.945e14 / 3600, rel=1e-13)
     assert row["ideal_gpu_hours"] == pytest.approx(45_873.3156, abs=1e-4)
     sources = as_json(row)["inputs"]
-    assert sources["mfu_target"] == {"value": 0.5, "source": "config mfu_target"}
-    assert sources["redundancy"] == {"value": 1.3, "source": "default (1.3)"}
-    assert sources["dtype"] == {"value": "bf16", "source": "default (bf16)"}
+    assert sources["mfu_target"] == {"value": 0.5, "source": "org config mfu_target"}
+    assert sources["redundancy"] == {"value": 1.3, "source": "built-in (1.3)"}
+    assert sources["dtype"] == {"value": "bf16", "source": "built-in (bf16)"}
 
 
 def test_an_input_nobody_has_is_named_and_leaves_what_needs_it_null():

@@ -49,6 +49,8 @@ def test_active_params_default_to_params_and_optional_inputs_stay_null(tmp_path)
     ("- just\n- a list\n", "file", ["a plan is a mapping"]),
     (EXAMPLE.replace("price_per_gpu_hour: 3.12", "price_per_gpu_hour: 3.12\ncurrency: dollars"), "line 11",
      ["`currency`", "ISO 4217"]),
+    # a cluster's FLOP/s written as one GPU's: 1,024 H100s are 1.0e18
+    (EXAMPLE + "peak_flops: 1.0127e18\n", "line 15", ["`peak_flops`", "one GPU's peak FLOP/s, at most 1e+17"]),
 ])
 def test_a_bad_plan_is_quarantined_whole_naming_file_key_and_line(tmp_path, text, row_ref, words):
     out = parsed(tmp_path, text)
@@ -117,3 +119,10 @@ def test_the_plan_command_refuses_a_duplicate_key_naming_file_and_lines(tmp_path
     path.write_text(EXAMPLE + "tokens: 1.0e9\n", encoding="utf-8")
     assert main(["plan", str(path)]) == 2
     assert f"{path}:15: `tokens` is given twice, on line 4 and line 15" in capsys.readouterr().err
+
+
+def test_a_plan_may_give_the_peak_flops_of_its_gpu(tmp_path):
+    row = parsed(tmp_path, EXAMPLE.replace("gpu_model: H100-SXM", "gpu_model: MI355X") + "peak_flops: 2.3e15\n"
+                 ).rows.to_dicts()[0]
+    assert (row["gpu_model"], row["peak_flops"]) == ("MI355X", 2.3e15)
+    assert parsed(tmp_path, EXAMPLE).rows.to_dicts()[0]["peak_flops"] is None

@@ -1,7 +1,8 @@
 -- Each plan and its estimate as of $day (docs/plans.md#the-estimate): the plan's inputs, else the
--- config's, else what the warehouse observed (plan_defaults), each with its source; then the arithmetic
--- of sql/lib/plan_estimate.sql. An input nobody has leaves the figures that need it NULL and is named in
--- `missing_inputs`.
+-- config's, else what the warehouse observed (plan_defaults), else the built-in defaults, each with its
+-- source (the parameters mfu_target_source and default_currency_source say whether a config file set
+-- them); then the arithmetic of sql/lib/plan_estimate.sql. An input nobody has leaves the figures that
+-- need it NULL and is named in `missing_inputs`.
 WITH inputs AS (
     SELECT k.*, d.* EXCLUDE (run_id),
            coalesce(config_lookup($project_teams, k.project), k.project) AS team,
@@ -14,7 +15,11 @@ WITH inputs AS (
            coalesce(k.checkpoint_seconds, d.observed_checkpoint_seconds) AS checkpoint_used,
            coalesce(k.restart_seconds, d.observed_restart_seconds) AS restart_used,
            coalesce(k.mtbf_gpu_hours, d.observed_mtbf_gpu_hours) AS mtbf_used,
-           pf.peak_flops,
+           coalesce(k.peak_flops, pf.peak_flops) AS peak_flops_used,
+           CASE WHEN k.peak_flops IS NOT NULL THEN 'plan'
+                WHEN pf.peak_flops IS NOT NULL THEN printf('GPU catalog: %s %s (models/gpu_catalog.py)',
+                                                           k.gpu_model_canonical, coalesce(k.dtype, 'bf16'))
+           END AS peak_flops_source,
            flops_per_token(k.model_active_params, k.model_layers, k.model_heads, k.model_head_dim, k.model_seq_len,
                            $attention_flops) AS fpt
     FROM plan_keys k
@@ -25,7 +30,7 @@ WITH inputs AS (
 estimate AS (
     SELECT *,
            fpt * tokens AS flops,
-           fpt * tokens / (peak_flops * mfu_target_used) / 3600 AS ideal_gpu_hours,
+           fpt * tokens / (peak_flops_used * mfu_target_used) / 3600 AS ideal_gpu_hours,
            mtbf_used / gpus AS run_mtbf_hours,
            young_daly_seconds(checkpoint_used, mtbf_used / gpus * 3600) AS tau_seconds,
            failure_overhead(checkpoint_used, restart_used, mtbf_used / gpus * 3600) AS overhead
@@ -38,16 +43,16 @@ planned AS (
 )
 SELECT $day::DATE AS day, run_id, project, team, file, start,
        gpu_model, gpu_model_canonical, gpus, dtype_used AS dtype,
-       CASE WHEN dtype IS NULL THEN 'default (bf16)' ELSE 'plan' END AS dtype_source,
+       CASE WHEN dtype IS NULL THEN 'built-in (bf16)' ELSE 'plan' END AS dtype_source,
        tokens, model_params, model_active_params, model_layers, model_heads, model_head_dim, model_seq_len,
        $attention_flops AS attention_flops, fpt::DOUBLE AS flops_per_token, flops::DOUBLE AS flops,
-       peak_flops::DOUBLE AS peak_flops,
+       peak_flops_used::DOUBLE AS peak_flops, peak_flops_source,
        mfu_target_used::DOUBLE AS mfu_target,
-       CASE WHEN mfu_target IS NULL THEN 'config mfu_target' ELSE 'plan' END AS mfu_target_source,
+       CASE WHEN mfu_target IS NULL THEN $mfu_target_source ELSE 'plan' END AS mfu_target_source,
        redundancy_used::DOUBLE AS redundancy,
-       CASE WHEN redundancy IS NULL THEN 'default (1.3)' ELSE 'plan' END AS redundancy_source,
+       CASE WHEN redundancy IS NULL THEN 'built-in (1.3)' ELSE 'plan' END AS redundancy_source,
        price_used::DECIMAL(38, 18) AS price_per_gpu_hour, currency_used AS billing_currency,
-       CASE WHEN price_per_gpu_hour IS NOT NULL THEN CASE WHEN currency IS NULL THEN 'plan (currency: config default_currency)'
+       CASE WHEN price_per_gpu_hour IS NOT NULL THEN CASE WHEN currency IS NULL THEN 'plan (currency: ' || $default_currency_source || ')'
                                          ELSE 'plan' END
             WHEN price_used IS NOT NULL THEN printf('fleet %s effective cost per GPU-hour, %s..%s (%.1f GPU-hours billed in %s; marts.fct_node_hourly)',
                  gpu_model_canonical, price_first_day, price_last_day, price_gpu_hours, price_currency)
@@ -78,7 +83,7 @@ SELECT $day::DATE AS day, run_id, project, team, file, start,
        gpu_hours_cost(budget_hours, price_used) AS budget_cost,
        (planned_hours / gpus / 24)::DOUBLE AS wall_clock_days,
        window_first_day AS defaults_first_day, window_last_day AS defaults_last_day,
-       list_filter([CASE WHEN peak_flops IS NULL THEN 'peak_flops' END,
+       list_filter([CASE WHEN peak_flops_used IS NULL THEN 'peak_flops' END,
                     CASE WHEN price_used IS NULL THEN 'price_per_gpu_hour' END,
                     CASE WHEN checkpoint_used IS NULL THEN 'checkpoint_seconds' END,
                     CASE WHEN restart_used IS NULL THEN 'restart_seconds' END,
