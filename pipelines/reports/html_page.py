@@ -264,9 +264,8 @@ def _mfu_chart(d: ReportData) -> str:
                 r.run_id, r.effective_mfu,
                 float(r.cost_per_mtok) if r.cost_per_mtok is not None else None,
                 float(r.cost_per_mtok_at_target) if r.cost_per_mtok_at_target is not None else None,
-                mfu_tip, cost_tip, ratio_pct(r.effective_mfu),
-                f"{money(r.cost_per_mtok, c)}  (at target {money(r.cost_per_mtok_at_target, c)})"
-                if r.cost_per_mtok_at_target is not None else money(r.cost_per_mtok, c),
+                mfu_tip, cost_tip, ratio_pct(r.effective_mfu), money(r.cost_per_mtok, c),
+                f"(at target {money(r.cost_per_mtok_at_target, c)})" if r.cost_per_mtok_at_target is not None else "",
                 "billed in several currencies: no cost per token" if r.currencies > 1 else "no tokens kept"))
         chart = svg.run_efficiency(bars, d.mfu_target, label="MFU and cost per 1M tokens per run",
                                    cost_format=lambda v: money_short(v, c))
