@@ -62,9 +62,13 @@ def fit(text: str, room: float, size: float, weight: str = "normal") -> str:
     """`text`, or as much of it as fits in `room` px followed by "…" (the hover text has it whole)."""
     if text_width(text, size, weight) <= room:
         return text
-    while text and text_width(text + "…", size, weight) > room:
-        text = text[:-1]
-    return text + "…"
+    budget, used, kept = room - text_width("…", size, weight), 0.0, 0
+    for ch in text:  # one pass: a run id of any length costs its length, not its square
+        used += text_width(ch, size, weight)
+        if used > budget:
+            break
+        kept += 1
+    return text[:kept] + "…"
 
 
 def _svg(width: int, height: int, label: str, body: list[str]) -> str:
@@ -111,7 +115,9 @@ def stacked_bars(x_labels: Sequence[str], series: Sequence[Series], totals: Sequ
     """Bars per x, stacked by series (positives up, negatives down), with the x's total on top and a
     legend on the right. `highlight` marks one x (the report's day in a 7-day trend)."""
     n = len(x_labels)
-    right, top, bottom = 210, 24, 44
+    # the legend's room on the right: its longest label, up to 300 px (a longer one is cut, hover has it)
+    right = ceil(min(300, max([210.0, *(text_width(s.label, 12) + 44 for s in series if any(s.values))])))
+    top, bottom = 24, 44
     pos = [sum(max(s.values[i], 0) for s in series) for i in range(n)]
     neg = [sum(min(s.values[i], 0) for s in series) for i in range(n)]
     lo_data, hi_data = min([0.0, *neg]), max([0.0, *pos])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import json
 import re
 import shutil
 import subprocess
@@ -235,12 +236,30 @@ def _chromium() -> str | None:
     return None   # `make system-deps` (which .ci/run calls) installs it; the tests install nothing
 
 
-def _headless(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
+def _headless(chromium: str, profile: Path, *args: str, width: int = 1400, height: int = 3000) -> subprocess.CompletedProcess:
     return subprocess.run(
         [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={profile}", "--window-size=1400,3000", *args],
+         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+         f"--user-data-dir={profile}", f"--window-size={width},{height}", *args],
         capture_output=True, text=True, timeout=90)
+
+
+PROBE = PROJECT_ROOT / "tests" / "support" / "overflow_probe.js"
+
+
+def overflows(chromium: str, page: str, width: int, folder: Path) -> list[str]:
+    """What runs past its container or out of its chart when Chromium lays `page` out `width` px wide:
+    a copy of it with tests/support/overflow_probe.js (and without the CSP that forbids scripts) is
+    loaded, and the probe's findings read back from the DOM once it ran."""
+    probed = folder / f"probed_{width}.html"
+    without_csp = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
+    assert without_csp != page
+    probed.write_text(without_csp.replace("</body>", f"<script>{PROBE.read_text()}</script></body>"))
+    dom = _headless(chromium, folder / f"profile-probe-{width}", "--virtual-time-budget=10000", "--dump-dom",
+                    f"file://{probed}", width=width, height=2000)
+    found = re.findall(r'<pre id="overflow-probe">(.*?)</pre>', dom.stdout, flags=re.S)
+    assert found, f"the probe did not run: {dom.stderr[-2000:]}"
+    return json.loads(html.unescape(found[-1]))
 
 
 def test_headless_chromium_renders_the_report(tampered, tmp_path):
@@ -266,6 +285,40 @@ def test_headless_chromium_renders_the_report(tampered, tmp_path):
     print(f"screenshot: {artifact}")
 
 
+def test_the_overflow_probe_finds_a_cut_column_and_a_clipped_label(tmp_path):
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("chromium is not installed: make system-deps")
+    page = ('<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="default-src \'none\'">'
+            '</head><body><div class="scroll" style="overflow-x:auto;width:300px"><table><tr>'
+            + "<td style='white-space:nowrap'>a wide cell that cannot wrap</td>" * 4 + "</tr></table></div>"
+            '<svg viewBox="0 0 100 20" width="100"><text x="90" y="15">€0.69 (at target €0.54)</text></svg></body></html>')
+    found = overflows(chromium, page, 900, tmp_path)
+    assert any("div.scroll" in f and "hides" in f for f in found), found
+    assert any(f.startswith('label "€0.69 (at target €0.54)"') for f in found), found
+
+
+@pytest.mark.parametrize("width", [1400, 900])
+def test_nothing_overflows_at_1400_and_900_px(tampered, tmp_path, width):
+    """At both widths every table shows all of its columns, nothing runs past its container and every
+    chart label is inside its chart (measured by Chromium's own layout and text widths); the
+    screenshots are kept to look at."""
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("chromium is not installed: make system-deps")
+    page = tampered["html"]
+    # the widest tables are in it: interruptions (10 columns), runs (11), plan against actual (9)
+    assert all(h in page for h in ("<h2>Work lost to interruptions</h2>", "<h2>Training runs</h2>",
+                                   "<h2>Plan against actual</h2>"))
+    assert overflows(chromium, page, width, tmp_path) == []
+    artifact = PROJECT_ROOT / "data" / "test-artifacts" / f"waste_report_{TEAM}_{width}px.png"
+    artifact.parent.mkdir(parents=True, exist_ok=True)
+    shot = _headless(chromium, tmp_path / "profile-shot", f"--screenshot={artifact}", f"file://{tampered['paths'][0]}",
+                     width=width, height=5000)
+    assert artifact.exists() and artifact.stat().st_size > 10_000, shot.stderr[-2000:]
+    print(f"screenshot: {artifact}")
+
+
 def test_warehouse_without_marts_gets_a_clear_error(tmp_path):
     with duckdb.connect() as con, pytest.raises(RuntimeError, match="run `gpuledger run`"):
         write_team_report(con, TEAM, date(2026, 11, 2), date(2026, 11, 2), "2026-11-02", tmp_path)
@@ -277,3 +330,4 @@ def test_the_daily_run_writes_each_configured_teams_report(tmp_path):
     run = simulate_and_run(tmp_path / "r", date(2026, 11, 2), 1, 2, seed=6)
     written = sorted(p.relative_to(run.root / "reports").as_posix() for p in (run.root / "reports").rglob("*.html"))
     assert written == [f"{t}/2026-11-02.html" for t in ("inference", "posttrain", "pretrain", "research")]
+
