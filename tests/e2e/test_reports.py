@@ -7,9 +7,11 @@ import csv
 import html
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
@@ -331,3 +333,29 @@ def test_the_daily_run_writes_each_configured_teams_report(tmp_path):
     written = sorted(p.relative_to(run.root / "reports").as_posix() for p in (run.root / "reports").rglob("*.html"))
     assert written == [f"{t}/2026-11-02.html" for t in ("inference", "posttrain", "pretrain", "research")]
 
+
+def test_make_demo_writes_a_month_report_for_every_month_its_days_touch(ledger, tmp_path):
+    """`make demo` covers October 29 to November 4, so its reports are October's and November's
+    (the Makefile's demo-reports target), listed both; here on a copy of the ledger whose first day
+    is moved to October 31, one team kept so few reports are written."""
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    warehouse = tmp_path / "w.published.duckdb"
+    shutil.copy(ledger.warehouse.with_name("warehouse.published.duckdb"), warehouse)
+    with duckdb.connect(str(warehouse)) as con:
+        con.execute("DELETE FROM marts.fct_cost_daily WHERE team <> $team", {"team": TEAM})
+        con.execute("UPDATE marts.fct_cost_daily SET day = DATE '2026-10-31' WHERE day = DATE '2026-11-02'")
+    bin_dir = tmp_path / "bin"   # the checkout's CLI, as the venv's gpuledger would run it
+    bin_dir.mkdir()
+    shim = bin_dir / "gpuledger"
+    shim.write_text(f'#!/bin/sh\nPYTHONPATH="{PROJECT_ROOT}" exec "{sys.executable}" -m pipelines.cli "$@"\n')
+    shim.chmod(0o755)
+    done = subprocess.run([make, "-f", str(PROJECT_ROOT / "Makefile"), "--no-print-directory", "demo-reports",
+                           f"BIN={bin_dir}", "START=2026-10-31", "DAYS=4"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "GPULEDGER_WAREHOUSE": str(tmp_path / "w.duckdb")})
+    assert done.returncode == 0, done.stderr
+    listed = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("data/")]
+    assert listed == [f"data/reports/{TEAM}/2026-10.html", f"data/reports/{TEAM}/2026-11.html"], done.stdout
+    assert all((tmp_path / p).stat().st_size > 0 for p in listed)
+    assert "October 2026" in (tmp_path / listed[0]).read_text()
