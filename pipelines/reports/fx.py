@@ -31,12 +31,12 @@ class Converted:
     (None where a month with cost in it has no rate)."""
     currency: str
     reporting_currency: str
-    total: Decimal
-    waste: Decimal
-    rates: list[Rate]              # the rates used, one per month (the identity for the reporting currency)
-    missing_months: list[str]      # months with cost in this currency and no rate for it
-    total_reporting: Decimal | None
-    waste_reporting: Decimal | None
+    total: Decimal = Decimal(0)
+    waste: Decimal = Decimal(0)
+    rates: list[Rate] = field(default_factory=list)  # those used, one a month (the identity for the reporting currency)
+    missing_months: list[str] = field(default_factory=list)  # months with cost in this currency and no rate for it
+    total_reporting: Decimal | None = Decimal(0)
+    waste_reporting: Decimal | None = Decimal(0)
 
 
 @dataclass
@@ -86,8 +86,7 @@ def convert(ledger: list[tuple], rate_rows: list[tuple]) -> ReportingTotals | No
             if category in ledger_categories.WASTE:
                 acc[1] += effective
         for (currency, month), (total, waste) in sorted(by_month.items()):
-            c = out.by_currency.setdefault(currency, Converted(currency, out.reporting_currency, Decimal(0), Decimal(0), [], [],
-                                                               Decimal(0), Decimal(0)))
+            c = out.by_currency.setdefault(currency, Converted(currency, out.reporting_currency))
             c.total += total
             c.waste += waste
             rate = rate_of.get((currency, month)) or rate_of.get((currency, None))

@@ -180,7 +180,7 @@ def _waste_table(d: ReportData) -> str:
             f"({esc(money(d.gpu_cost, d.currency))}); productive GPU time cost "
             f"{esc(money(d.cost('productive'), d.currency))}.</p>"
             "<table><thead><tr><th>kind of waste</th><th></th><th class=\"n\">cost</th><th class=\"n\">% of GPU cost</th>"
-            "<th class=\"n\">GPU-hours</th><th>biggest contributor</th></tr></thead><tbody>"
+            f"<th class=\"n\">{_header('GPU-hours')}</th><th>biggest contributor</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table></section>")
 
 
@@ -308,10 +308,15 @@ def _table(headers: Sequence[tuple[str, bool]], rows: list[list[tuple[str, str]]
     """headers: (title, numeric); a cell: (css class, text); all text is escaped here."""
     if not rows:
         return f'<p class="empty">{esc(empty)}</p>'
-    head = "".join(f'<th class="{"n" if numeric else ""}">{esc(h)}</th>' for h, numeric in headers)
+    head = "".join(f'<th class="{"n" if numeric else ""}">{_header(h)}</th>' for h, numeric in headers)
     body = "".join("<tr>" + "".join(f'<td class="{esc(cls)}">{_cell_text(cls, text)}</td>' for cls, text in row)
                    + "</tr>" for row in rows)
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def _header(text: str) -> str:
+    """A column header, escaped: it wraps between words, never inside the unit "GPU-hours" (U+2011)."""
+    return esc(text).replace("GPU-", "GPU\u2011")
 
 
 def _cell_text(cls: str, text: str) -> str:
