@@ -11,7 +11,7 @@ SEED   ?= 7
 END    := $(shell date -u -d "$(START) +$$(( $(DAYS) - 1 )) days" +%F)
 export DAGSTER_HOME := $(CURDIR)/dagster_home
 
-.PHONY: setup demo ui test clean bench bench-cur system-deps
+.PHONY: setup demo demo-reports ui test clean bench bench-cur system-deps
 
 # The runtime alone for the demo and the UI; the test tools and pyspark (`.[dev]`) only for `make test`,
 # pyspark alone (`.[spark]`) for `make bench ENGINE=spark`.
@@ -34,17 +34,24 @@ setup: $(BIN)/gpuledger
 demo: setup
 	$(BIN)/gpuledger simulate --out $(DEMO) --start $(START) --days $(DAYS) --seed $(SEED) --mig-node
 	$(BIN)/gpuledger run --landing $(DEMO)/landing --config $(DEMO)/gpuledger.yaml --start $(START) --end $(END)
-	@for team in $$($(BIN)/gpuledger query --csv "SELECT DISTINCT team FROM marts.fct_cost_daily WHERE team <> '_unallocated' ORDER BY 1" | tail -n +2); do \
-	  $(BIN)/gpuledger report --team $$team --month $(shell echo $(END) | cut -c1-7) > /dev/null || exit 1; \
-	done
-	@echo
-	@echo "Waste reports per team (HTML, Markdown, CSV): a month report and one per day:"
-	@ls -1 data/reports/*/$(shell echo $(END) | cut -c1-7).html | sed 's/^/  /'
-	@echo "  open one in a browser, e.g.  xdg-open data/reports/pretrain/$(shell echo $(END) | cut -c1-7).html"
-	@echo
+	@$(MAKE) --no-print-directory demo-reports
 	@echo "Finance SQL against the published warehouse (bill + config costs = allocated, per day and currency):"
 	@echo "  $(BIN)/gpuledger query \"SELECT day, billing_currency AS cur, bill_effective_cost AS bill, config_effective_cost AS config, allocated_effective_cost AS allocated, complete FROM finance.reconciliation_daily ORDER BY 1, 2\""
 	@echo "Open the same definitions in the Dagster UI:   make ui   (then http://127.0.0.1:$(UI_PORT))"
+
+# Each team's month report for every month the demo's days touch (START to END: October and November
+# by default), so the reports cover what the run's summary does; a month report rather than one over
+# the range, as finance and budgets count by month and `report` takes a day or a month.
+demo-reports:
+	@echo
+	@echo "Waste reports per team (HTML, Markdown, CSV), one per month of $(START) to $(END) beside one per day:"
+	@rows=$$($(BIN)/gpuledger query --csv "SELECT DISTINCT team, strftime(day, '%Y-%m') AS month FROM marts.fct_cost_daily WHERE team <> '_unallocated' AND day BETWEEN DATE '$(START)' AND DATE '$(END)' ORDER BY 1, 2") || exit 1; \
+	echo "$$rows" | tail -n +2 | while IFS=, read -r team month; do \
+	  paths=$$($(BIN)/gpuledger report --team "$$team" --month "$$month") || exit 1; \
+	  echo "$$paths" | grep '\.html$$' | sed 's/^/  /'; \
+	done
+	@echo "  open one in a browser, e.g.  xdg-open data/reports/pretrain/$(shell echo $(END) | cut -c1-7).html"
+	@echo
 
 # The Dagster UI (webserver and daemon) over the demo's landing zone, config and warehouse; Ctrl-C stops it.
 UI_PORT ?= 3000

@@ -22,38 +22,53 @@ class Category:
     colour: str
     is_gpu: bool     # a share of billed GPU node time
     is_waste: bool   # GPU time that produced nothing
-    help: str
+    help: str        # one sentence of what the line means, as the reports print it
 
 
 CATEGORIES: tuple[Category, ...] = (
     Category("rerun_loss", "Work lost to interruptions", "#9b2c2c", True, True,
-             "compute since the last checkpoint before a crash, plus restart time until training resumed"),
+             "Compute redone after a crash: from the last checkpoint saved before the interruption to the "
+             "crash, plus the restart until training resumed."),
     Category("failed_job", "Failed jobs", "#e53e3e", True, True,
-             "jobs that ended failed, timed out, cancelled or out of memory and were not resumed"),
+             "GPU time of jobs that ended failed, timed out, cancelled or out of memory and that no later job "
+             "resumed, so their work was thrown away."),
     Category("allocated_idle", "Hung / idle jobs", "#dd6b20", True, True,
-             "GPUs a job held at 0 % activity for 10+ minutes: hung jobs, idle notebooks, stalled loaders"),
+             "GPUs a job held at 0 % activity for 10 minutes or more in a row (the config's idle stretch): "
+             "hung jobs, idle notebooks, stalled data loaders."),
     Category("idle_unallocated", "Idle GPUs, no job", "#f6ad55", True, True,
-             "billed GPUs of the team's pool that no job held"),
+             "Billed GPUs of the team's pool that no job held: nodes to fill or release (idle GPUs of a pool "
+             "no team owns go to _unallocated)."),
     Category("unmonitored", "Unmonitored (no telemetry)", "#b7791f", True, True,
-             "allocated GPUs with no telemetry: not known to be used, so not counted as productive"),
+             "GPUs a job held with no telemetry covering them: not known to be used, so not counted as "
+             "productive."),
     Category("productive", "Productive GPU time", "#2f855a", True, False,
-             "allocated GPU time that showed activity and was not lost to an interruption"),
-    Category("storage", "Storage", "#3182ce", False, False, "storage lines tagged with the project"),
-    Category("network", "Network", "#90cdf4", False, False, "networking lines tagged with the project"),
+             "GPU time a job held that showed activity and was not lost to an interruption."),
+    Category("storage", "Storage", "#3182ce", False, False, "Storage bill lines tagged with the project."),
+    Category("network", "Network", "#90cdf4", False, False, "Networking bill lines tagged with the project."),
     Category("compute_other", "Other compute", "#5a67d8", False, False,
-             "compute lines tagged with the project that are no GPU node (CPU instances, managed services)"),
+             "Compute bill lines tagged with the project that are no GPU node (CPU instances, managed services)."),
     Category("shared", "Shared costs", "#9f7aea", False, False,
-             "untagged lines (network, support, shared storage) shared by each project's GPU cost of the day"),
+             "Untagged lines (network, support, shared storage), shared by each project's GPU cost of the day."),
     Category("unused_commitment", "Unused commitment", "#553c9a", False, False,
-             "the unused part of a savings plan or reservation, to the team owning the pool it covers"),
-    Category("other", "Other", "#a0aec0", False, False, "other lines tagged with the project"),
+             "The unused part of a savings plan or reservation, charged to the team owning the pool it covers."),
+    Category("other", "Other", "#a0aec0", False, False, "Other bill lines tagged with the project."),
     Category("unattributed", "Unattributed", "#718096", False, False,
-             "what cannot be placed: quarantined lines, instances of no known node, nothing to split by"),
-    Category("tax", "Tax", "#cbd5e0", False, False, "tax, shared by each project's pre-tax cost"),
+             "Cost that could not be placed (quarantined lines, instances of no known node, nothing to split "
+             "by), charged to _unallocated."),
+    Category("tax", "Tax", "#cbd5e0", False, False, "Tax, shared by each project's pre-tax cost."),
     Category("credit", "Credits", "#38b2ac", False, False,
-             "credits: to their project when tagged, else by each project's pre-tax cost"),
+             "Credits, to their project when tagged, else shared by each project's pre-tax cost."),
 )
 BY_NAME = {c.name: c for c in CATEGORIES}
 NAMES = tuple(c.name for c in CATEGORIES)
 GPU = tuple(c.name for c in CATEGORIES if c.is_gpu)
 WASTE = tuple(c.name for c in CATEGORIES if c.is_waste)
+
+# The team and project of what belongs to nobody (docs/ledger.md#teams-and-projects), and what the
+# reports and the run's summary say it is.
+UNALLOCATED = "_unallocated"
+UNALLOCATED_HELP = ("_unallocated is what no team owns: GPUs billed idle in pools without an owning team (the "
+                    "config's pools:), unused commitments without an owner, and lines that could not be placed "
+                    "(unattributed: quarantined lines, instances of no known node). As a project it is a team's cost "
+                    "no project held: its pool's idle GPUs, its unused commitments, jobs without an account. "
+                    "Give each pool a team to charge its idle time to it.")

@@ -286,6 +286,9 @@ def _run(args: argparse.Namespace) -> int:
               f"{PROJECT_ROOT / 'dagster_home'}", file=sys.stderr)
         return 2
 
+    import textwrap
+
+    from models.ledger_categories import UNALLOCATED, UNALLOCATED_HELP
     from pipelines.cli.console import print_table
     from pipelines.ingest.ignored import ignored_files
     from pipelines.lib.publish import published_path
@@ -322,10 +325,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"\ncost and waste per team, {args.start} to {end} (in each bill's currency; waste % of the team's GPU node cost):")
         teams = con.sql(sql("reports/team_summary"), params={"start": args.start, "end": end}).pl()
         print_table(teams)
-        if "_unallocated" in teams["team"].to_list():
-            print("_unallocated is what no team owns: GPUs billed idle in pools without an owning team (the\n"
-                  "config's pools:), and lines that could not be placed (unattributed: quarantined lines,\n"
-                  "instances of no known node). Give each pool a team to charge its idle time to it.")
+        if UNALLOCATED in teams["team"].to_list():
+            print(textwrap.fill(UNALLOCATED_HELP, 79))  # the reports' sentence, so both say the same
     print("\nnext, try:")
     command = os.path.relpath(sys.argv[0]) if sys.argv[0].endswith("gpuledger") else "gpuledger"  # e.g. .venv/bin/gpuledger
     for q in EXAMPLE_QUERIES:

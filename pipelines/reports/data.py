@@ -1,4 +1,4 @@
-"""What a team's waste report says, read from `marts.*` only.
+"""What a team's waste report says, read from `marts.*` (and the config's exchange rates, fx.py).
 
 Each query is a file `sql/reports/waste_*.sql` with the team and the days bound as parameters. This
 module turns the rows into plain objects; the renderers (html_page, markdown, the CSV in waste) only
@@ -22,6 +22,7 @@ import duckdb
 
 from models import ledger_categories
 from pipelines.lib.warehouse import sql
+from pipelines.reports.fx import Converted, ReportingTotals, convert
 from pipelines.reports.period import trend_window
 
 # GPU categories, waste kinds, labels and help: one table, models/ledger_categories.py. Waste kinds are
@@ -146,6 +147,7 @@ class ReportData(Scope):
     team_effective_mfu: float | None = None
     mfu_target: float | None = None
     mfu_gap_cost: Decimal | None = None  # of this currency's run cost
+    reporting: Converted | None = None  # its total and waste in the reporting currency (fx.py); None: no `fx:`
 
     @property
     def has_data(self) -> bool:
@@ -180,6 +182,7 @@ class Report(Scope):
     cost for the team in the period), and the ledger rows of the CSV, all currencies."""
     sections: list[ReportData]
     ledger: list[tuple]  # the CSV rows
+    reporting: ReportingTotals | None = None  # every currency's totals in the reporting currency; None: no `fx:`
 
     @property
     def has_data(self) -> bool:
@@ -236,6 +239,10 @@ def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, labe
     currencies = [r[0] for r in query(con, "waste_currencies", **p)]
     if not currencies:
         return Report(**vars(scope), sections=[], ledger=ledger)
+    # the config's exchange rates, in the published warehouse only (the live one has no finance views)
+    has_rates = con.execute("SELECT count(*) FROM information_schema.tables "
+                            "WHERE table_schema = 'finance' AND table_name = 'fx_rates'").fetchone()[0]
+    reporting = convert(ledger, query(con, "waste_fx_rates") if has_rates else [])
     p["first_currency"] = currencies[0]
     tp = {**p, "start": trend_start, "end": trend_end}
 
@@ -270,8 +277,9 @@ def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, labe
             runs=[_run(r) for r in section_runs],
             run_budgets=[RunBudget(*r) for r in budgets.get(c, [])],
             **team_mfu, mfu_gap_cost=sum(gaps, Decimal(0)) if gaps else None,
+            reporting=reporting.by_currency.get(c) if reporting else None,
         ))
-    return Report(**vars(scope), sections=sections, ledger=ledger)
+    return Report(**vars(scope), sections=sections, ledger=ledger, reporting=reporting)
 
 
 def _by_currency(rows: list[tuple]) -> dict[str, list[tuple]]:

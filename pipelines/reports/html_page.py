@@ -9,6 +9,7 @@ which an unescaped string reaches the page.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import timedelta
 from decimal import Decimal
@@ -16,8 +17,9 @@ from decimal import Decimal
 from pipelines.reports import svg
 from pipelines.reports.data import GPU_CATEGORIES, WASTE_HELP, WASTE_KINDS, WASTE_LABELS, Report, ReportData
 from pipelines.reports.fmt import esc, gpu_hours, money, money_short, pct, ratio_pct, tokens, when
-from pipelines.reports.summary import (CATEGORY_STYLE, biggest_contributor, category_style, cost_per_mtok_text,
-                                       coverage_text, currencies_text, money_in, period_text, plan_table, summary_sentence,
+from pipelines.reports.summary import (CATEGORY_STYLE, biggest_contributor, category_style, converted_total_text,
+                                       cost_per_mtok_text, coverage_text, currencies_text, meanings, money_in,
+                                       period_text, plan_table, reporting_table, summary_sentence, team_note,
                                        trend_text)
 
 CSS = """
@@ -38,19 +40,22 @@ section { background:#fff; border:1px solid var(--line); border-radius:10px; pad
 .kpi .k { color:var(--muted); font-size:12px; text-transform:uppercase; letter-spacing:.05em; }
 .kpi .v { font-size:28px; font-weight:700; margin:2px 0; font-variant-numeric: tabular-nums; }
 .kpi .d { color:var(--muted); font-size:13px; }
+.kpi .d.fx { color:var(--ink); margin-top:4px; }
 .kpi.waste { border-left: 5px solid var(--waste); }
 .kpi.waste .v { color: var(--waste); }
 .kpi.warn .v { color: #b7791f; }
 table { border-collapse: collapse; width:100%; font-variant-numeric: tabular-nums; }
 th { text-align:left; font-size:12px; color:var(--muted); font-weight:600; border-bottom:2px solid var(--line);
-     padding:6px 8px; white-space:nowrap; }
+     padding:6px 8px; }   /* headers wrap between words, so a table of many columns fits the page */
 td { border-bottom:1px solid var(--line); padding:6px 8px; vertical-align:top; white-space:nowrap; }
-td.n, th.n { text-align:right; white-space:nowrap; }
+td.n { white-space:nowrap; } td.n, th.n { text-align:right; }
 td.id { font-family: ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size:12.5px; white-space:nowrap; }
 td.name, td.wrap { white-space:normal; max-width: 320px; overflow-wrap:anywhere; }
 tr.zero td { color:#9aa5b1; }
 tr.zero td.waste { color:#9aa5b1; font-weight:normal; }
 td.waste { color: var(--waste); font-weight:600; }
+td.total { font-weight:700; }
+.nw { white-space:nowrap; }
 .bar { background:#f1f3f5; border-radius:3px; height:14px; width:220px; }
 .bar > div { height:14px; border-radius:3px; }
 .kind { font-weight:600; }
@@ -58,10 +63,12 @@ td.waste { color: var(--waste); font-weight:600; }
 .swatch { display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:6px; }
 .empty { color: var(--muted); font-style: italic; }
 .scroll { overflow-x:auto; }
-table.plan th { white-space:normal; }   /* nine columns: headers wrap so the table fits the page */
 td.wrap { min-width: 160px; }
-@media (max-width: 1100px) {             /* a narrow window: bars shorter, two cards a row */
+td.meaning { min-width: 260px; max-width: 420px; }  /* a waste line's name and its sentence */
+@media (max-width: 1100px) {             /* a narrow window: bars shorter, two cards a row, tighter tables */
   main { padding: 20px 14px 40px; } .bar { width: 90px; } .kpis { grid-template-columns: repeat(2, 1fr); }
+  table { font-size: 13px; } th, td { padding: 5px 5px; } td.when, td.brk { white-space: normal; }
+  td.wrap { min-width: 80px; } td.meaning { min-width: 220px; } td.id { font-size: 12px; }
 }
 svg.chart { display:block; max-width:100%; height:auto; margin-top:8px; }
 h2.billed { font-size: 22px; margin: 36px 0 10px; padding-bottom: 6px; border-bottom: 3px solid var(--ink); }
@@ -73,12 +80,13 @@ footer dt { font-weight:600; color:var(--ink); } footer dd { margin:0 0 6px 0; }
 def render(r: Report) -> str:
     title = f"GPU cost and waste: {r.team}, {r.label}"
     coverage = f'<p class="note">{esc(coverage_text(r))}</p>' if coverage_text(r) else ""
+    note = f'<p class="summary" data-note="team">{esc(team_note(r))}</p>' if team_note(r) else ""
     if not r.has_data:
         body = _no_data(r)
     elif len(r.sections) == 1:
         body = _currency_body(r.sections[0], coverage) + _footer(r)
     else:
-        body = (f'<p class="summary">{esc(currencies_text(r))}</p>{coverage}'
+        body = (f'<p class="summary">{esc(currencies_text(r))}</p>{coverage}{_reporting_totals(r)}'
                 + "".join(f'<div class="currency" data-currency="{esc(d.currency)}">'
                           f'<h2 class="billed">Billed in {esc(d.currency)}</h2>{_currency_body(d, "")}</div>'
                           for d in r.sections)
@@ -92,7 +100,7 @@ def render(r: Report) -> str:
             f"<h1>Team {esc(r.team)} &middot; {esc(period_text(r))}</h1>"
             f"<p class=\"sub\">Days and times in UTC &middot; money in {esc(money_in(r))}, effective cost (after discounts and credits)"
             " &middot; hover a bar or cell for its exact value</p></header>"
-            f"{body}</main></body></html>\n")
+            f"{note}{body}</main></body></html>\n")
 
 
 def _currency_body(d: ReportData, coverage: str) -> str:
@@ -114,6 +122,7 @@ def _headline(d: ReportData, coverage: str) -> str:
     c = d.currency
     gpu_s = sum(d.gpu_seconds(k) for k in GPU_CATEGORIES)
     # data-kpi names each number for tools (and the tests) that read the page, data-currency its currency.
+    converted = converted_total_text(d)
     cards = [
         ("total_cost", "Total cost", money(d.total_cost, c), "all of it: GPUs, storage, network, shared, tax, credits", ""),
         ("gpu_cost", "GPU cost", money(d.gpu_cost, c), f"{gpu_hours(gpu_s)} GPU-hours billed", ""),
@@ -131,9 +140,27 @@ def _headline(d: ReportData, coverage: str) -> str:
         cards.append(("effective_mfu", "Effective MFU", ratio_pct(d.team_effective_mfu),
                       f"target {ratio_pct(d.mfu_target, 0)} · trainer MFU {ratio_pct(d.team_mfu)}{gap}",
                       "warn" if below else ""))
+    # the total in the reporting currency, on a line of its own under the total's card
+    extra = {"total_cost": f'<div class="d fx" data-kpi="total_cost_reporting">{esc(converted)}</div>' if converted else ""}
     html = "".join(f'<div class="kpi {cls}" data-currency="{esc(c)}" data-kpi="{key}"><div class="k">{esc(k)}</div><div class="v">{esc(v)}</div>'
-                   f'<div class="d">{esc(t)}</div></div>' for key, k, v, t, cls in cards)
+                   f'<div class="d">{esc(t)}</div>{extra.get(key, "")}</div>' for key, k, v, t, cls in cards)
     return f'<p class="summary">{esc(summary_sentence(d))}</p>{coverage}<div class="kpis">{html}</div>'
+
+
+def _reporting_totals(r: Report) -> str:
+    """A report billed in several currencies, with `fx:` rates: each currency's total and waste in the
+    reporting currency, and their sum there (nothing without a rate is added)."""
+    if r.reporting is None:
+        return ""
+    title, headers, rows = reporting_table(r)
+    last = len(rows) - 1  # the sum over currencies, in bold
+    cells = [[(("wrap" if i == 3 else "" if i == 0 else "n") + (" total" if n == last else ""), text)
+              for i, text in enumerate(row)] for n, row in enumerate(rows)]
+    table = _table([(h, i not in (0, 3)) for i, h in enumerate(headers)], cells, "")
+    return (f'<section data-kpi="reporting_totals"><h2>{esc(title)}</h2><p class="note">Each currency\'s money '
+            "converted at the config's exchange rate (fx:) for its month, exactly, and rounded once here; "
+            "a currency without a rate is not converted and never added to the others.</p>"
+            f"{table}</section>")
 
 
 def _waste_table(d: ReportData) -> str:
@@ -144,7 +171,7 @@ def _waste_table(d: ReportData) -> str:
         width = max(Decimal(0), d.cost(k) / top * 100)
         style = category_style(k)
         rows.append(
-            f'<tr class="{"zero" if not d.cost(k) else ""}" data-kind="{esc(k)}"><td class="wrap"><span class="kind"><span class="swatch" style="background:{esc(style[1])}"></span>'
+            f'<tr class="{"zero" if not d.cost(k) else ""}" data-kind="{esc(k)}"><td class="wrap meaning"><span class="kind"><span class="swatch" style="background:{esc(style[1])}"></span>'
             f'{esc(WASTE_LABELS[k])}</span><div class="help">{esc(WASTE_HELP[k])}</div></td>'
             f'<td><div class="bar"><div style="width:{width:.1f}%;background:{esc(style[1])}"></div></div></td>'
             f'<td class="n waste">{esc(money(d.cost(k), d.currency))}</td><td class="n">{esc(pct(d.cost(k), d.gpu_cost))}</td>'
@@ -153,7 +180,7 @@ def _waste_table(d: ReportData) -> str:
             f"({esc(money(d.gpu_cost, d.currency))}); productive GPU time cost "
             f"{esc(money(d.cost('productive'), d.currency))}.</p>"
             "<table><thead><tr><th>kind of waste</th><th></th><th class=\"n\">cost</th><th class=\"n\">% of GPU cost</th>"
-            "<th class=\"n\">GPU-hours</th><th>biggest contributor</th></tr></thead><tbody>"
+            f"<th class=\"n\">{_header('GPU-hours')}</th><th>biggest contributor</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table></section>")
 
 
@@ -264,9 +291,8 @@ def _mfu_chart(d: ReportData) -> str:
                 r.run_id, r.effective_mfu,
                 float(r.cost_per_mtok) if r.cost_per_mtok is not None else None,
                 float(r.cost_per_mtok_at_target) if r.cost_per_mtok_at_target is not None else None,
-                mfu_tip, cost_tip, ratio_pct(r.effective_mfu),
-                f"{money(r.cost_per_mtok, c)}  (at target {money(r.cost_per_mtok_at_target, c)})"
-                if r.cost_per_mtok_at_target is not None else money(r.cost_per_mtok, c),
+                mfu_tip, cost_tip, ratio_pct(r.effective_mfu), money(r.cost_per_mtok, c),
+                f"(at target {money(r.cost_per_mtok_at_target, c)})" if r.cost_per_mtok_at_target is not None else "",
                 "billed in several currencies: no cost per token" if r.currencies > 1 else "no tokens kept"))
         chart = svg.run_efficiency(bars, d.mfu_target, label="MFU and cost per 1M tokens per run",
                                    cost_format=lambda v: money_short(v, c))
@@ -282,10 +308,23 @@ def _table(headers: Sequence[tuple[str, bool]], rows: list[list[tuple[str, str]]
     """headers: (title, numeric); a cell: (css class, text); all text is escaped here."""
     if not rows:
         return f'<p class="empty">{esc(empty)}</p>'
-    head = "".join(f'<th class="{"n" if numeric else ""}">{esc(h)}</th>' for h, numeric in headers)
-    body = "".join("<tr>" + "".join(f'<td class="{esc(cls)}">{esc(text)}</td>' for cls, text in row) + "</tr>"
-                   for row in rows)
+    head = "".join(f'<th class="{"n" if numeric else ""}">{_header(h)}</th>' for h, numeric in headers)
+    body = "".join("<tr>" + "".join(f'<td class="{esc(cls)}">{_cell_text(cls, text)}</td>' for cls, text in row)
+                   + "</tr>" for row in rows)
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def _header(text: str) -> str:
+    """A column header, escaped: it wraps between words, never inside the unit "GPU-hours" (U+2011)."""
+    return esc(text).replace("GPU-", "GPU\u2011")
+
+
+def _cell_text(cls: str, text: str) -> str:
+    """A cell's escaped text; a "brk" cell ("3,247.1 / 3,171.8", "+75.3 GPU-h, $4,910.21") may break
+    only after its "/ " or ", ", never inside an amount or at the hyphen of "GPU-h"."""
+    if "brk" not in cls.split():
+        return esc(text)
+    return " ".join(f'<span class="nw">{esc(part)}</span>' for part in re.split(r"(?<=[/,]) ", text))
 
 
 def _job_tables(d: ReportData) -> str:
@@ -309,8 +348,8 @@ def _interruptions(d: ReportData) -> str:
                ("interrupted at", False), ("last checkpoint", False), ("lost GPU-h", True), ("restart GPU-h", True),
                ("cost", True)]
     rows = [[("id", i.run_id or "–"), ("id", i.job_id or "–"), ("name", i.job_name or "–"), ("", i.user_name or "–"),
-             ("", i.cause or i.state or "–"), ("", when(i.interrupted_at)),
-             ("", when(i.last_checkpoint_at) if i.last_checkpoint_at else ("none (whole job, estimate)" if i.is_estimate else "–")),
+             ("", i.cause or i.state or "–"), ("when", when(i.interrupted_at)),
+             ("when", when(i.last_checkpoint_at) if i.last_checkpoint_at else ("none (whole job, estimate)" if i.is_estimate else "–")),
              ("n", gpu_hours(i.lost_gpu_seconds)), ("n", gpu_hours(i.restart_gpu_seconds)),
              ("n waste", money(i.effective_cost, d.currency))] for i in d.interruptions]
     return ("<section><h2>Work lost to interruptions</h2><p class=\"note\">Each crash that a later job resumed "
@@ -354,7 +393,9 @@ def _plan_against_actual(d: ReportData) -> str:
         # over budget (burn past 100 %) or heading over it (a projected overrun): in the waste colour
         over = {2} if b.burn_pct is not None and b.burn_pct > 100 else set()
         over |= {8} if b.projected_overrun_gpu_hours is not None and b.projected_overrun_gpu_hours > 0 else set()
-        cells.append([("id wrap" if i == 0 else "n waste" if i in over else "n", text) for i, text in enumerate(row)])
+        # "used / budget" and "GPU-h, cost" may break at their spaces in a narrow window
+        cells.append([("id wrap" if i == 0 else ("n waste" if i in over else "n") + (" brk" if i in (1, 8) else ""), text)
+                      for i, text in enumerate(row)])
     return ("<section><h2>Plan against actual</h2><p class=\"note\">Runs with a plan (plans/*.yaml): GPU-hours "
             "and cost so far against the budget, the share of the planned tokens done, and the total at the pace "
             "so far; past the budget in red.</p>"
@@ -363,8 +404,8 @@ def _plan_against_actual(d: ReportData) -> str:
 
 
 def _footer(d: Report) -> str:
-    defs = "".join(f"<dt>{esc(WASTE_LABELS[k])}</dt><dd>{esc(WASTE_HELP[k])}.</dd>" for k in WASTE_KINDS)
-    return ("<footer><dl>" + defs +
+    defs = "".join(f"<dt>{esc(label)}</dt><dd>{esc(sentence)}</dd>" for label, sentence in meanings(d))
+    return ("<footer><h3>What the lines mean</h3><dl>" + defs +
             "<dt>Effective MFU</dt><dd>model FLOPs of the tokens kept over the peak FLOPs of all the GPU time the runs "
             "were billed for; the trainer's MFU counts productive time only.</dd></dl>"
             f"<p>Generated by gpuledger from marts.fct_cost_daily, fct_job_cost, fct_rerun_loss, fct_idle_waste_daily, "

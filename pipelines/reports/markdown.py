@@ -10,10 +10,11 @@ from __future__ import annotations
 import html
 import re
 
-from pipelines.reports.data import GPU_CATEGORIES, WASTE_KINDS, WASTE_LABELS, Report, ReportData
+from pipelines.reports.data import GPU_CATEGORIES, WASTE_HELP, WASTE_KINDS, WASTE_LABELS, Report, ReportData
 from pipelines.reports.fmt import gpu_hours, money, pct, ratio_pct, tokens, when
-from pipelines.reports.summary import (biggest_contributor, cost_per_mtok_text, coverage_text, currencies_text, money_in,
-                                       period_text, plan_table, summary_sentence)
+from pipelines.reports.summary import (biggest_contributor, converted_total_text, cost_per_mtok_text, coverage_text,
+                                       currencies_text, meanings, money_in, period_text, plan_table,
+                                       reporting_table, summary_sentence, team_note)
 
 # `$` too where it could start or end math on GitHub (text between two dollar signs). A `$` right before
 # a digit cannot close it there, so money ("$1,234.56") stays as written, which chat shows as it is.
@@ -39,6 +40,8 @@ def _table(headers: list[str], rows: list[list[str]], empty: str, right: set[int
 def render(r: Report) -> str:
     out = [f"# GPU cost and waste: team {md(r.team)}, {md(period_text(r))}\n",
            f"Days in UTC; money in {md(money_in(r))}, effective cost.\n"]
+    if team_note(r):
+        out.append(md(team_note(r)) + "\n")
     if not r.has_data:
         span = (f"The warehouse holds days {r.data_first_day} to {r.data_last_day}." if r.data_first_day
                 else "The warehouse holds no cost rows yet.")
@@ -49,9 +52,15 @@ def render(r: Report) -> str:
         out += _currency(r.sections[0], coverage, "##")
     else:
         out.append(md(currencies_text(r)) + (" " + md(coverage) if coverage else "") + "\n")
+        if r.reporting is not None:
+            title, headers, rows = reporting_table(r)
+            out.append(f"## {md(title)}\n")
+            out.append(_table(headers, rows, "", {1, 2, 4, 5}))
         for d in r.sections:
             out.append(f"## Billed in {md(d.currency)}\n")
             out += _currency(d, "", "###")
+    out.append("## What the lines mean\n")
+    out.append("\n".join(f"- **{md(label)}**: {md(sentence)}" for label, sentence in meanings(r)) + "\n")
     return "\n".join(out)
 
 
@@ -67,7 +76,8 @@ def _currency(d: ReportData, coverage: str, h: str) -> list[str]:
                                        and d.team_effective_mfu < d.mfu_target else ")"))
     out.append(md(summary_sentence(d)) + (" " + md(coverage) if coverage else "") + "\n")
     out.append("\n".join([
-        f"- **Total cost:** {md(money(d.total_cost, c))}",
+        f"- **Total cost:** {md(money(d.total_cost, c))}"
+        + (f" {md(converted_total_text(d))}" if converted_total_text(d) else ""),
         f"- **GPU cost:** {md(money(d.gpu_cost, c))} ({md(gpu_hours(gpu_s))} GPU-hours)",
         f"- **Waste:** {md(money(d.waste_cost, c))} = {md(pct(d.waste_cost, d.gpu_cost))} of GPU cost "
         f"({md(gpu_hours(d.waste_gpu_seconds))} GPU-hours)",
@@ -78,6 +88,9 @@ def _currency(d: ReportData, coverage: str, h: str) -> list[str]:
     out.append(_table(["kind", "cost", "% of GPU cost", "GPU-hours", "biggest contributor"],
                       [[WASTE_LABELS[k], money(d.cost(k), c), pct(d.cost(k), d.gpu_cost), gpu_hours(d.gpu_seconds(k)),
                         biggest_contributor(d, k)] for k in kinds], "", {1, 2, 3}))
+    # what each line that cost something means, right under it (all of them: "What the lines mean")
+    if any(d.cost(k) for k in kinds):
+        out.append("\n".join(f"- **{md(WASTE_LABELS[k])}**: {md(WASTE_HELP[k])}" for k in kinds if d.cost(k)) + "\n")
     job_headers = ["job", "name", "user", "project", "state", "wasted GPU-h", "waste cost", "job cost"]
     for kind, title in (("allocated_idle", "Hung or idle jobs"), ("failed_job", "Failed jobs nothing resumed")):
         out.append(f"{h} {title}\n")

@@ -7,7 +7,8 @@ from decimal import Decimal
 
 from models import ledger_categories
 from pipelines.reports.data import WASTE_KINDS, WASTE_LABELS, Report, ReportData, RunEfficiency, Scope
-from pipelines.reports.fmt import currency_list, gpu_hours, money, pct
+from pipelines.reports.fmt import currency_list, gpu_hours, money, pct, plain_decimal
+from pipelines.reports.fx import Converted
 
 # Ledger categories in the charts' stacking order, with their labels and colours (models/ledger_categories.py).
 CATEGORY_STYLE = tuple((c.name, c.label, c.colour) for c in ledger_categories.CATEGORIES)
@@ -69,6 +70,23 @@ def summary_sentence(d: ReportData) -> str:
     return text + "."
 
 
+def meanings(d: Report) -> list[tuple[str, str]]:
+    """What each line of the report means, one sentence each from models/ledger_categories.py: every
+    waste kind and productive GPU time, every other category the team has cost in, and _unallocated
+    where the team's ledger names it (as its team or a project)."""
+    present = {row[3] for row in d.ledger}
+    shown = [c for c in ledger_categories.CATEGORIES if c.is_gpu or c.name in present]
+    out = [(c.label, c.help) for c in shown]
+    if any(ledger_categories.UNALLOCATED in (row[1], row[2]) for row in d.ledger):
+        out.append((f"{ledger_categories.UNALLOCATED} (team or project)", ledger_categories.UNALLOCATED_HELP))
+    return out
+
+
+def team_note(d: Scope) -> str:
+    """Said first in the report of _unallocated, which is no team; empty for a team."""
+    return ledger_categories.UNALLOCATED_HELP if d.team == ledger_categories.UNALLOCATED else ""
+
+
 def coverage_text(d: Report) -> str:
     """Says so when the ledger has only some days of the period (a month in progress, days not run yet)."""
     days = sorted({row[0] for row in d.ledger})
@@ -99,6 +117,50 @@ def cost_per_mtok_text(r: RunEfficiency, currency: str) -> str:
     if r.cost_per_mtok is not None:
         return money(r.cost_per_mtok, currency)
     return "– (several currencies)" if r.currencies > 1 else "–"
+
+
+def rate_text(c: Converted) -> str:
+    """How a currency's amounts were converted: "1.08 USD per EUR in 2026-11 (ECB monthly average)",
+    "no rate to USD for NOK in 2026-11", or "the reporting currency"."""
+    r = c.reporting_currency
+    if c.missing_months:
+        return f"no rate to {r} for {c.currency} in {', '.join(c.missing_months)}"
+    if c.currency == r:
+        return "the reporting currency"
+    return "; ".join(f"{plain_decimal(rate.rate.normalize())} {r} per {c.currency} in {rate.month} ({rate.source})"
+                     for rate in c.rates)
+
+
+def converted_total_text(d: ReportData) -> str:
+    """The section's total in the reporting currency, for its headline: "= $790.93 at 1.08 USD per EUR
+    in 2026-11 (ECB monthly average)"; empty without `fx:` rates or in the reporting currency itself."""
+    c = d.reporting
+    if c is None or c.currency == c.reporting_currency:
+        return ""
+    if c.total_reporting is None:
+        return f"{rate_text(c)}: not converted"
+    return f"= {money(c.total_reporting, c.reporting_currency)} at {rate_text(c)}"
+
+
+def reporting_table(d: Report) -> tuple[str, list[str], list[list[str]]]:
+    """Every currency's total and waste beside the same in the reporting currency, and their sum there:
+    the title, headers and rows (plain text). The sum never adds an amount that has no rate: it is
+    named after the converted sum instead ("$1,661.69 + 1,234.50 NOK (no rate)")."""
+    t = d.reporting
+    r = t.reporting_currency
+
+    def converted(value: Decimal | None) -> str:
+        return "no rate" if value is None else money(value, r)
+
+    def grand(added: Decimal, missing: list[tuple[str, Decimal]]) -> str:
+        return " + ".join([money(added, r)] + [f"{money(v, c)} (no rate)" for c, v in missing])
+
+    # a waste of zero is zero in any currency, rate or not
+    rows = [[c.currency, money(c.total, c.currency), money(c.waste, c.currency), rate_text(c),
+             converted(c.total_reporting), converted(c.waste_reporting) if c.waste else money(Decimal(0), r)]
+            for c in t.by_currency.values()]
+    rows.append([f"all, in {r}", "", "", "", grand(*t.total), grand(*t.waste)])
+    return (f"Totals in {r}", ["billed in", "total cost", "waste", "rate", f"total in {r}", f"waste in {r}"], rows)
 
 
 def plan_table(d: ReportData) -> tuple[list[str], list[list[str]]]:

@@ -31,6 +31,46 @@ class Series:
     tooltips: Sequence[str]  # exact value text shown on hover, one per x
 
 
+# Advance widths in em of DejaVu Sans, measured in Chromium and rounded up to 0.05: the font Linux
+# draws `system-ui` and `sans-serif` with, and the widest of the report's font stack. Labels are
+# placed from these estimates (text_width), so a label never runs past its chart's edge.
+_EM = {
+    **dict.fromkeys("'IJijl", 0.30), **dict.fromkeys(" ,./:;\\|·", 0.35), **dict.fromkeys("()-[]ft", 0.40),
+    **dict.fromkeys("!r", 0.45), **dict.fromkeys('"*_`–', 0.50), **dict.fromkeys("?csz", 0.55),
+    **dict.fromkeys("FLkvxy", 0.60), **dict.fromkeys("0123456789$EPSTYabdeghnopqu{}€¥£éü", 0.65),
+    **dict.fromkeys("ABCKRVXZ", 0.70), **dict.fromkeys("NU", 0.75), **dict.fromkeys("&DGHOQ", 0.80),
+    **dict.fromkeys("#+<=>^w~−≤", 0.85), "M": 0.90, **dict.fromkeys("%@Wm…", 1.00),
+}
+_EM_OTHER = 1.0  # a glyph not measured (another script, a symbol): a whole em, never less
+_BOLD = 1.15     # bold glyphs are up to 15 % wider on average
+
+
+def text_width(text: object, size: float, weight: str = "normal") -> float:
+    """The estimated drawn width in px of `text` at font `size`: never less than DejaVu Sans draws it."""
+    em = sum(_EM.get(ch, _EM_OTHER) for ch in str(text))
+    return em * size * (_BOLD if weight == "bold" else 1.0)
+
+
+def text_extent(x: float, text: object, size: float, anchor: str = "start", weight: str = "normal") -> tuple[float, float]:
+    """The estimated left and right edge of a label drawn at `x` with this `text-anchor`."""
+    w = text_width(text, size, weight)
+    left = {"start": x, "middle": x - w / 2, "end": x - w}[anchor]
+    return left, left + w
+
+
+def fit(text: str, room: float, size: float, weight: str = "normal") -> str:
+    """`text`, or as much of it as fits in `room` px followed by "…" (the hover text has it whole)."""
+    if text_width(text, size, weight) <= room:
+        return text
+    budget, used, kept = room - text_width("…", size, weight), 0.0, 0
+    for ch in text:  # one pass: a run id of any length costs its length, not its square
+        used += text_width(ch, size, weight)
+        if used > budget:
+            break
+        kept += 1
+    return text[:kept] + "…"
+
+
 def _svg(width: int, height: int, label: str, body: list[str]) -> str:
     # No xmlns: inline SVG in HTML needs none, and the report must hold no URL at all.
     return (f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
@@ -38,11 +78,12 @@ def _svg(width: int, height: int, label: str, body: list[str]) -> str:
 
 
 def _text(x: float, y: float, text: object, size: int = 11, anchor: str = "start", color: str = MUTED,
-          weight: str = "normal", extra: str = "", halo: bool = False) -> str:
+          weight: str = "normal", extra: str = "", halo: bool = False, tip: str | None = None) -> str:
     # A white halo keeps a value label readable where it crosses a grid or target line.
     ring = ' stroke="#ffffff" stroke-width="3" paint-order="stroke"' if halo else ""
+    title = f"<title>{esc(tip)}</title>" if tip else ""
     return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{color}" '
-            f'font-weight="{weight}"{ring}{extra}>{esc(text)}</text>')
+            f'font-weight="{weight}"{ring}{extra}>{title}{esc(text)}</text>')
 
 
 def _rect(x: float, y: float, w: float, h: float, color: str, tip: str | None = None, extra: str = "") -> str:
@@ -74,8 +115,9 @@ def stacked_bars(x_labels: Sequence[str], series: Sequence[Series], totals: Sequ
     """Bars per x, stacked by series (positives up, negatives down), with the x's total on top and a
     legend on the right. `highlight` marks one x (the report's day in a 7-day trend)."""
     n = len(x_labels)
-    left, right, top, bottom = 72, 210, 24, 44
-    plot_w, plot_h = width - left - right, height - top - bottom
+    # the legend's room on the right: its longest label, up to 300 px (a longer one is cut, hover has it)
+    right = ceil(min(300, max([210.0, *(text_width(s.label, 12) + 44 for s in series if any(s.values))])))
+    top, bottom = 24, 44
     pos = [sum(max(s.values[i], 0) for s in series) for i in range(n)]
     neg = [sum(min(s.values[i], 0) for s in series) for i in range(n)]
     lo_data, hi_data = min([0.0, *neg]), max([0.0, *pos])
@@ -85,6 +127,9 @@ def stacked_bars(x_labels: Sequence[str], series: Sequence[Series], totals: Sequ
     lo = min(0.0, lo_data * 1.15) if lo_data > -step else ticks[0]
     hi = ticks[-1]
     ticks = [t for t in ticks if t >= lo - step * 1e-9]
+    # room on the left for the longest axis label ("−12.5k NOK" is longer than "$950")
+    left = max(72, ceil(max(text_width(y_format(t), 11) for t in ticks)) + 16)
+    plot_w, plot_h = width - left - right, height - top - bottom
 
     def y(v: float) -> float:
         return top + plot_h * (hi - v) / (hi - lo)
@@ -97,6 +142,8 @@ def stacked_bars(x_labels: Sequence[str], series: Sequence[Series], totals: Sequ
     slot = plot_w / max(n, 1)
     bar = min(slot * 0.7, 64)
     every = max(1, ceil(n / 16))  # label at most ~16 days on the axis
+    # totals need room: where one is wider than its bar's slot, the axis and hover tell them
+    show_totals = slot >= 44 and all(text_width(t, 10) <= slot - 4 for t in totals)
     for i, x_label in enumerate(x_labels):
         x = left + slot * i + (slot - bar) / 2
         if highlight == i:
@@ -110,7 +157,7 @@ def stacked_bars(x_labels: Sequence[str], series: Sequence[Series], totals: Sequ
             elif v < 0:
                 body.append(_rect(x, y(down), bar, y(down + v) - y(down), s.color, s.tooltips[i]))
                 down += v
-        if (up or down) and slot >= 44:  # totals need room; on narrow bars the axis and hover tell them
+        if (up or down) and show_totals:
             body.append(_text(x + bar / 2, y(up) - 5, totals[i], 10, "middle", INK, halo=True))
         if i % every == 0:
             weight = "bold" if highlight == i else "normal"
@@ -119,7 +166,8 @@ def stacked_bars(x_labels: Sequence[str], series: Sequence[Series], totals: Sequ
     for s in reversed(series):  # top of the legend = top of the stack
         if any(s.values):
             body.append(_rect(width - right + 18, legend_y, 12, 12, s.color))
-            body.append(_text(width - right + 36, legend_y + 10, s.label, 12, color=INK))
+            body.append(_text(width - right + 36, legend_y + 10, fit(s.label, right - 40, 12), 12, color=INK,
+                              tip=s.label))
             legend_y += 19
     return _svg(width, height, label, body)
 
@@ -128,10 +176,13 @@ def heatmap(rows: Sequence[str], cells: dict[tuple[str, int], tuple[float, str]]
             label: str, unit: str, width: int = 1180) -> str:
     """Rows × 24 hours of day; each cell's colour and printed number is its value (`cells[(row, hour)]`
     = (value, hover text)). Row totals print on the right."""
-    # Room for the longest hostname shown (cut at 30 characters; the hover text has it whole).
-    shown = {row: row if len(row) <= 30 else row[:29] + "…" for row in rows}
-    left = min(250, max(110, 7 * max((len(v) for v in shown.values()), default=0) + 20))
-    right, top, cell_h = 90, 26, 22
+    # Room for the longest hostname, up to 250 px (a longer one is cut; the hover text has it whole),
+    # and on the right for the widest row total.
+    left = ceil(min(250, max(110, max((text_width(r, 11) for r in rows), default=0) + 20)))
+    shown = {row: fit(row, left - 12, 11) for row in rows}
+    right = ceil(max(90, text_width(f"total {unit}", 11, "bold") + 16,
+                     max((text_width(t, 11) for t in row_totals.values()), default=0) + 16))
+    top, cell_h = 26, 22
     cell_w = (width - left - right) / 24
     height = top + cell_h * len(rows) + 56
     vmax = max((v for v, _ in cells.values()), default=0.0) or 1.0
@@ -147,7 +198,7 @@ def heatmap(rows: Sequence[str], cells: dict[tuple[str, int], tuple[float, str]]
             color = "#f5f7fa" if value <= 0 else HEAT[min(len(HEAT) - 1, int(frac * (len(HEAT) - 1) + 0.999))]
             x = left + h * cell_w
             body.append(_rect(x + 1, y + 1, cell_w - 2, cell_h - 2, color, tip))
-            if value >= 0.05:
+            if value >= 0.05 and text_width(f"{value:.1f}", 10) <= cell_w - 2:
                 body.append(_text(x + cell_w / 2, y + cell_h / 2 + 4, f"{value:.1f}", 10, "middle",
                                   "#ffffff" if frac > 0.6 else INK, extra=' pointer-events="none"'))
         body.append(_text(left + 24 * cell_w + 10, y + cell_h / 2 + 4, row_totals.get(row, ""), 11, color=INK))
@@ -173,22 +224,45 @@ class RunBar:
     cost_tip: str
     mfu_text: str
     cost_text: str
+    at_target_text: str = ""  # "(at target €0.54)", said after cost_text where there is room
     no_cost_text: str = "no tokens kept"  # said instead of a bar when cost_per_mtok is None
+
+
+LABEL_GAP = 8  # px between a bar's end and its value label
+
+
+def axis_max(ends: Sequence[float], widths: Sequence[float], panel: float, room: float, least: float) -> float:
+    """The top of a bar axis `panel` px long such that every bar (its end value in `ends`) plus its label
+    (`widths` px, LABEL_GAP after the bar) ends within the panel and the `room` px after it; at least
+    `least`. A label too long to fit after any bar is left out (the caller draws it otherwise)."""
+    top = least
+    for end, width in zip(ends, widths):
+        free = panel + room - LABEL_GAP - width
+        if end > 0 and free > 0:
+            top = max(top, panel * end / free)
+    return top
 
 
 def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, cost_format: Callable[[float], str],
                    width: int = 1180) -> str:
     """Two panels per run: effective MFU against the target (dashed line), and cost per 1M tokens
     against what it would cost at the target MFU (dark tick), its axis written by `cost_format`. The trainer's own MFU is left to the
-    table: a second marker per bar made the chart harder to read than it was worth."""
+    table: a second marker per bar made the chart harder to read than it was worth.
+
+    Each axis is long enough for the value labels after the bars, whatever their length (a 7-digit
+    yen amount, a currency code): a label never runs past the chart's edge or into the next panel."""
     left, gap, right, top, row_h = 190, 70, 70, 40, 30
     panel = (width - left - gap - right) / 2
     height = top + row_h * len(runs) + 40
-    mfu_max = max([target or 0.0, *[r.effective_mfu or 0 for r in runs]]) * 1.15 or 1.0
-    mfu_ticks = nice_ticks(0.0, mfu_max, 4)
+    mfu_ends = [r.effective_mfu or 0.0 for r in runs]
+    mfu_least = max([target or 0.0, *mfu_ends]) * 1.15 or 1.0
+    mfu_widths = [text_width(r.mfu_text, 11) for r in runs] + [text_width(f"target {(target or 0) * 100:.0f}%", 11, "bold")]
+    mfu_ticks = nice_ticks(0.0, axis_max([*mfu_ends, target or 0.0], mfu_widths, panel, gap - 4, mfu_least), 4)
     mfu_max = mfu_ticks[-1]
-    cost_max = max([0.0, *[r.cost_per_mtok or 0 for r in runs], *[r.cost_at_target or 0 for r in runs]]) * 1.15 or 1.0
-    cost_ticks = nice_ticks(0.0, cost_max, 4)
+    cost_ends = [max(r.cost_per_mtok or 0.0, r.cost_at_target or 0.0) for r in runs]
+    cost_labels = [_cost_label(r, panel + right - LABEL_GAP - 4) for r in runs]
+    cost_ticks = nice_ticks(0.0, axis_max(cost_ends, [text_width(t, 11) for t in cost_labels], panel, right - 4,
+                                          max([0.0, *cost_ends]) * 1.15 or 1.0), 4)
     cost_max = cost_ticks[-1]
     x2 = left + panel + gap
     body = [_text(left, 16, "Effective MFU (all GPU time)", 12, color=INK, weight="bold"),
@@ -208,15 +282,14 @@ def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, 
         body.append(_text(tx + 4, top - 10, f"target {target * 100:.0f}%", 11, color="#b91c1c", weight="bold"))
     for i, r in enumerate(runs):
         y = top + i * row_h
-        shown = r.run if len(r.run) <= 26 else r.run[:25] + "…"
-        body.append(_text(left - 10, y + row_h / 2 + 4, shown, 12, "end", INK))
+        body.append(_text(left - 10, y + row_h / 2 + 4, fit(r.run, left - 14, 12), 12, "end", INK, tip=r.run))
         if r.effective_mfu is None:
             body.append(_text(left + 6, y + row_h / 2 + 4, "no token events: MFU not measured", 11))
         else:
             w = panel * r.effective_mfu / mfu_max
             below = target is not None and r.effective_mfu < target
             body.append(_rect(left, y + 6, w, row_h - 12, "#f59e0b" if below else "#10b981", r.mfu_tip))
-            body.append(_text(left + w + 8, y + row_h / 2 + 4, r.mfu_text, 11, color=INK, halo=True))
+            body.append(_text(left + w + LABEL_GAP, y + row_h / 2 + 4, r.mfu_text, 11, color=INK, halo=True))
         if r.cost_per_mtok is None:
             body.append(_text(x2 + 6, y + row_h / 2 + 4, r.no_cost_text, 11))
         else:
@@ -226,6 +299,14 @@ def run_efficiency(runs: Sequence[RunBar], target: float | None, *, label: str, 
                 tx = x2 + panel * r.cost_at_target / cost_max
                 body.append(f'<path d="M{tx:.1f},{y + 2} v{row_h - 4}" stroke="{INK}" stroke-width="3">'
                             f'<title>{esc(r.cost_tip)}</title></path>')
-            body.append(_text(x2 + max(w, (r.cost_at_target or 0) * panel / cost_max) + 8, y + row_h / 2 + 4,
-                              r.cost_text, 11, color=INK, halo=True))
+            end = x2 + panel * cost_ends[i] / cost_max + LABEL_GAP
+            # a label longer than the whole panel (no axis could make room) starts at the panel, over the bar
+            x = end if end + text_width(cost_labels[i], 11) <= width - 4 else x2 + 4
+            body.append(_text(x, y + row_h / 2 + 4, cost_labels[i], 11, color=INK, halo=True, tip=r.cost_tip))
     return _svg(width, height, label, body)
+
+
+def _cost_label(r: RunBar, room: float) -> str:
+    """"€0.69  (at target €0.54)", or the amount alone where the two would not fit in `room` px."""
+    both = f"{r.cost_text}  {r.at_target_text}" if r.at_target_text else r.cost_text
+    return both if text_width(both, 11) <= room else r.cost_text

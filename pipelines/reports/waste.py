@@ -6,7 +6,9 @@
   cost per 1M tokens per run), then the tables to act on (hung, failed and interrupted jobs, idle
   nodes, runs). One file, no script, no network. A day report's trend charts cover the 7 days ending
   on that day. Money is in the currency it was billed in; a team billed in several currencies gets
-  all of the above once per currency (amounts in two currencies are never added).
+  all of the above once per currency (amounts in two currencies are never added), and with `fx:` rates
+  each currency's total and waste in the reporting currency, with their sum there (fx.py). Each waste
+  line says what it means; the footer says what every line shown means.
 - Markdown: the same headline and tables, for chat.
 - CSV: one tidy table, the team's ledger at the mart's grain, one row per day × project × category ×
   currency: `day, team, project, category, billing_currency, gpu_seconds, effective_cost, billed_cost`.
@@ -17,7 +19,7 @@
   must not mix grains. Text cells that a spreadsheet would run as a formula (starting with = + - @)
   are prefixed with an apostrophe.
 
-Reads `marts.*` only; a team with no rows in the period gets a report that says so.
+Reads `marts.*` and `finance.fx_rates` only; a team with no rows in the period gets a report that says so.
 """
 
 from __future__ import annotations

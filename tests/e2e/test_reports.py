@@ -6,9 +6,12 @@ from __future__ import annotations
 import csv
 import html
 import io
+import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
@@ -235,12 +238,30 @@ def _chromium() -> str | None:
     return None   # `make system-deps` (which .ci/run calls) installs it; the tests install nothing
 
 
-def _headless(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
+def _headless(chromium: str, profile: Path, *args: str, width: int = 1400, height: int = 3000) -> subprocess.CompletedProcess:
     return subprocess.run(
         [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={profile}", "--window-size=1400,3000", *args],
+         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+         f"--user-data-dir={profile}", f"--window-size={width},{height}", *args],
         capture_output=True, text=True, timeout=90)
+
+
+PROBE = PROJECT_ROOT / "tests" / "support" / "overflow_probe.js"
+
+
+def overflows(chromium: str, page: str, width: int, folder: Path) -> list[str]:
+    """What runs past its container or out of its chart when Chromium lays `page` out `width` px wide:
+    a copy of it with tests/support/overflow_probe.js (and without the CSP that forbids scripts) is
+    loaded, and the probe's findings read back from the DOM once it ran."""
+    probed = folder / f"probed_{width}.html"
+    without_csp = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
+    assert without_csp != page
+    probed.write_text(without_csp.replace("</body>", f"<script>{PROBE.read_text()}</script></body>"))
+    dom = _headless(chromium, folder / f"profile-probe-{width}", "--virtual-time-budget=10000", "--dump-dom",
+                    f"file://{probed}", width=width, height=2000)
+    found = re.findall(r'<pre id="overflow-probe">(.*?)</pre>', dom.stdout, flags=re.S)
+    assert found, f"the probe did not run: {dom.stderr[-2000:]}"
+    return json.loads(html.unescape(found[-1]))
 
 
 def test_headless_chromium_renders_the_report(tampered, tmp_path):
@@ -266,6 +287,40 @@ def test_headless_chromium_renders_the_report(tampered, tmp_path):
     print(f"screenshot: {artifact}")
 
 
+def test_the_overflow_probe_finds_a_cut_column_and_a_clipped_label(tmp_path):
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("chromium is not installed: make system-deps")
+    page = ('<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="default-src \'none\'">'
+            '</head><body><div class="scroll" style="overflow-x:auto;width:300px"><table><tr>'
+            + "<td style='white-space:nowrap'>a wide cell that cannot wrap</td>" * 4 + "</tr></table></div>"
+            '<svg viewBox="0 0 100 20" width="100"><text x="90" y="15">€0.69 (at target €0.54)</text></svg></body></html>')
+    found = overflows(chromium, page, 900, tmp_path)
+    assert any("div.scroll" in f and "hides" in f for f in found), found
+    assert any(f.startswith('label "€0.69 (at target €0.54)"') for f in found), found
+
+
+@pytest.mark.parametrize("width", [1400, 900])
+def test_nothing_overflows_at_1400_and_900_px(tampered, tmp_path, width):
+    """At both widths every table shows all of its columns, nothing runs past its container and every
+    chart label is inside its chart (measured by Chromium's own layout and text widths); the
+    screenshots are kept to look at."""
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("chromium is not installed: make system-deps")
+    page = tampered["html"]
+    # the widest tables are in it: interruptions (10 columns), runs (11), plan against actual (9)
+    assert all(h in page for h in ("<h2>Work lost to interruptions</h2>", "<h2>Training runs</h2>",
+                                   "<h2>Plan against actual</h2>"))
+    assert overflows(chromium, page, width, tmp_path) == []
+    artifact = PROJECT_ROOT / "data" / "test-artifacts" / f"waste_report_{TEAM}_{width}px.png"
+    artifact.parent.mkdir(parents=True, exist_ok=True)
+    shot = _headless(chromium, tmp_path / "profile-shot", f"--screenshot={artifact}", f"file://{tampered['paths'][0]}",
+                     width=width, height=5000)
+    assert artifact.exists() and artifact.stat().st_size > 10_000, shot.stderr[-2000:]
+    print(f"screenshot: {artifact}")
+
+
 def test_warehouse_without_marts_gets_a_clear_error(tmp_path):
     with duckdb.connect() as con, pytest.raises(RuntimeError, match="run `gpuledger run`"):
         write_team_report(con, TEAM, date(2026, 11, 2), date(2026, 11, 2), "2026-11-02", tmp_path)
@@ -277,3 +332,30 @@ def test_the_daily_run_writes_each_configured_teams_report(tmp_path):
     run = simulate_and_run(tmp_path / "r", date(2026, 11, 2), 1, 2, seed=6)
     written = sorted(p.relative_to(run.root / "reports").as_posix() for p in (run.root / "reports").rglob("*.html"))
     assert written == [f"{t}/2026-11-02.html" for t in ("inference", "posttrain", "pretrain", "research")]
+
+
+def test_make_demo_writes_a_month_report_for_every_month_its_days_touch(ledger, tmp_path):
+    """`make demo` covers October 29 to November 4, so its reports are October's and November's
+    (the Makefile's demo-reports target), listed both; here on a copy of the ledger whose first day
+    is moved to October 31, one team kept so few reports are written."""
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    warehouse = tmp_path / "w.published.duckdb"
+    shutil.copy(ledger.warehouse.with_name("warehouse.published.duckdb"), warehouse)
+    with duckdb.connect(str(warehouse)) as con:
+        con.execute("DELETE FROM marts.fct_cost_daily WHERE team <> $team", {"team": TEAM})
+        con.execute("UPDATE marts.fct_cost_daily SET day = DATE '2026-10-31' WHERE day = DATE '2026-11-02'")
+    bin_dir = tmp_path / "bin"   # the checkout's CLI, as the venv's gpuledger would run it
+    bin_dir.mkdir()
+    shim = bin_dir / "gpuledger"
+    shim.write_text(f'#!/bin/sh\nPYTHONPATH="{PROJECT_ROOT}" exec "{sys.executable}" -m pipelines.cli "$@"\n')
+    shim.chmod(0o755)
+    done = subprocess.run([make, "-f", str(PROJECT_ROOT / "Makefile"), "--no-print-directory", "demo-reports",
+                           f"BIN={bin_dir}", "START=2026-10-31", "DAYS=4"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "GPULEDGER_WAREHOUSE": str(tmp_path / "w.duckdb")})
+    assert done.returncode == 0, done.stderr
+    listed = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("data/")]
+    assert listed == [f"data/reports/{TEAM}/2026-10.html", f"data/reports/{TEAM}/2026-11.html"], done.stdout
+    assert all((tmp_path / p).stat().st_size > 0 for p in listed)
+    assert "October 2026" in (tmp_path / listed[0]).read_text()

@@ -19,6 +19,11 @@ Day 2026-11-02. Team ml (project p1) has three bills; team research (p2) shares 
 
 Added across currencies these would be 870.76 + 732.34 + 1234.50 = 2837.60 (and pairwise 1603.10,
 2105.26, 1966.84): numbers no page may show.
+
+The config has one exchange rate, EUR → USD 1.08 for 2026-11, and none for NOK: in USD the EUR total is
+732.34 × 1.08 = $790.9272 and its waste 570 × 1.08 = $615.60; the USD total converts at 1; so the total
+in USD is $790.93 + $870.76 = $1,661.69 (exactly 790.9272 + 870.7617…) beside 1,234.50 NOK with no
+rate, and the waste $1,299.60 (NOK has none, and zero converts to zero at any rate).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import csv
 import html
 import io
 import re
+import shutil
 from datetime import date
 from decimal import ROUND_HALF_UP
 from decimal import Decimal as D
@@ -54,7 +60,9 @@ GPU = WASTE + ("productive",)
 def ledger(tmp_path_factory):
     L = Landing(tmp_path_factory.mktemp("report_currency"))
     L.config = {"teams": {"ml": {"projects": ["p1"]}, "research": {"projects": ["p2"]}},
-                "slurm_accounts": {"a1": "p1", "a2": "p2"}}
+                "slurm_accounts": {"a1": "p1", "a2": "p2"},
+                "fx": {"reporting_currency": "USD",
+                       "rates": [{"currency": "EUR", "month": "2026-11", "rate": "1.08", "source": "test rate"}]}}
     L.node("u1", pool="pool-a", team="ml")
     L.node("u2", pool="pool-c", team="research")
     L.node("e1", pool="pool-b", team="ml")
@@ -103,7 +111,8 @@ def ledger(tmp_path_factory):
 @pytest.fixture(scope="module")
 def reports(ledger, tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("report_currency_out")
-    con = duckdb.connect(str(ledger.warehouse), read_only=True)
+    # the published file, as `gpuledger report` reads it: the marts and the config's exchange rates
+    con = duckdb.connect(str(ledger.warehouse.with_name("warehouse.published.duckdb")), read_only=True)
     month = write_team_report(con, TEAM, *period_of(None, "2026-11"), out)
     day = write_team_report(con, TEAM, *period_of("2026-11-02", None), out)
     yield {"con": con, "month": month, "day": day, "html": month[0].read_text(), "md": month[1].read_text(),
@@ -261,8 +270,15 @@ def test_no_figure_adds_two_currencies(reports):
             assert not pattern.search(text), f"{name} shows {value}, the sum of {key} over {group}"
 
 
+def _without_converted_total(text: str) -> str:
+    """A section without its total in the reporting currency: the one amount of another currency in it."""
+    text = re.sub(r'<div class="d fx" data-kpi="total_cost_reporting">[^<]*</div>', "", text)
+    return re.sub(r" = \$[\d,.]+ at [^\n]*", "", text)
+
+
 def test_money_is_printed_in_the_sections_currency(reports):
-    blocks, md = _blocks(reports["html"]), _md_blocks(reports["md"])
+    blocks = {c: _without_converted_total(t) for c, t in _blocks(reports["html"]).items()}
+    md = {c: _without_converted_total(t) for c, t in _md_blocks(reports["md"]).items()}
     assert set(re.findall(r"€[\d,.]+", blocks["EUR"])) and set(re.findall(r"[\d,.]+ NOK", blocks["NOK"]))
     others = {"EUR": (r"\$", r"\d NOK", r"\d EUR"), "NOK": (r"\$", "€", r"\d EUR"), "USD": ("€", r"\d NOK", r"\d USD")}
     for currency, absent in others.items():
@@ -350,3 +366,54 @@ def test_a_currency_the_team_ran_no_training_in_shows_no_mfu_beside_its_money(re
     for currency in without_runs:
         assert kpis[(currency, "effective_mfu")] == "–", currency
         assert "no training run billed in " + currency in _md_blocks(reports["md"])[currency]
+
+
+# --- the reporting currency ----------------------------------------------------------------------
+
+def _reporting_rows(page: str) -> dict[str, list[str]]:
+    """The "Totals in USD" table: its rows by their first cell."""
+    section = re.search(r'<section data-kpi="reporting_totals">.*?</section>', page, flags=re.S).group(0)
+    rows = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", section, flags=re.S):
+        cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+        if cells:
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_totals_beside_the_reporting_currency_at_the_configs_rate(reports):
+    page, md = reports["html"], reports["md"]
+    assert _reporting_rows(page) == {   # by hand, see the top of this file
+        "EUR": ["€732.34", "€570.00", "1.08 USD per EUR in 2026-11 (test rate)", "$790.93", "$615.60"],
+        "NOK": ["1,234.50 NOK", "0.00 NOK", "no rate to USD for NOK in 2026-11", "no rate", "$0.00"],
+        "USD": ["$870.76", "$684.00", "the reporting currency", "$870.76", "$684.00"],
+        "all, in USD": ["", "", "", "$1,661.69 + 1,234.50 NOK (no rate)", "$1,299.60"],
+    }
+    # the finance view converts the team's rows of the month to the same sum, to the cent
+    view = _marts(reports["con"], "SELECT team, sum(effective_cost_reporting) FROM finance.chargeback_monthly "
+                                  "WHERE team = $team AND month = '2026-11' GROUP BY team")
+    assert _cents(view[TEAM]) == D("1661.69")
+    # each section's headline says its total in USD, or that it has no rate; USD's needs no converting
+    converted = {c: re.findall(r'data-kpi="total_cost_reporting">([^<]*)<', block) for c, block in _blocks(page).items()}
+    assert converted == {"EUR": ["= $790.93 at 1.08 USD per EUR in 2026-11 (test rate)"],
+                         "NOK": ["no rate to USD for NOK in 2026-11: not converted"], "USD": []}
+    assert ("## Totals in USD\n" in md
+            and "| all, in USD |  |  |  | $1,661.69 + 1,234.50 NOK (no rate) | $1,299.60 |" in md
+            and "| NOK | 1,234.50 NOK | 0.00 NOK | no rate to USD for NOK in 2026-11 | no rate | $0.00 |" in md)
+    assert "- **Total cost:** €732.34 = $790.93 at 1.08 USD per EUR in 2026-11 (test rate)" in _md_blocks(md)["EUR"]
+    day = reports["day"][0].read_text()   # a day converts at its month's rate too
+    assert _reporting_rows(day)["EUR"][2:] == ["1.08 USD per EUR in 2026-11 (test rate)", "$790.93", "$615.60"]
+
+
+def test_without_exchange_rates_nothing_is_converted(ledger, tmp_path):
+    """A config without `fx:` rates publishes an empty finance.fx_rates: the report converts nothing and
+    says nothing of another currency."""
+    copy = tmp_path / "warehouse.duckdb"
+    shutil.copy(ledger.warehouse.with_name("warehouse.published.duckdb"), copy)
+    with duckdb.connect(str(copy)) as con:
+        con.execute("DELETE FROM finance.fx_rates")
+    with duckdb.connect(str(copy), read_only=True) as con:
+        assert load(con, TEAM, date(2026, 11, 1), date(2026, 11, 30), "2026-11").reporting is None
+        page, md = (p.read_text() for p in write_team_report(con, TEAM, *period_of(None, "2026-11"), tmp_path)[:2])
+    assert "Totals in" not in page and "total_cost_reporting" not in page and "Totals in" not in md
+    assert "$790.93" not in page + md and "no rate" not in page + md
