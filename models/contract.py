@@ -2,19 +2,22 @@
 
 A contract is written once and used two ways:
 
-- on ingest, `failures()` gives each check as a pair of polars expressions — which rows fail, and the
-  reason worded from the row's own value — evaluated with the parser's own checks in one pass over a
-  chunk (`pipelines/ingest/common.split_by_contract`);
+- on ingest, `failures()` gives each check as polars expressions — which rows fail, and the reason
+  worded from the row's own value — evaluated with the parser's own checks in one pass over a chunk
+  (`pipelines/ingest/common.split_by_contract`);
 - on the staging table, `to_pandera()` gives the same contract as a pandera schema, which the blocking
   asset check validates the day's rows with (`pipelines/ingest/staging_asset.contract_check`).
 
-Both say the same: reasons are worded as pandera words a failure case (`gpu
-greater_than_or_equal_to(0) failed (value -1)`, `value not_nullable failed (value NaN)`, a row check by
-its name), and tests/unit/test_contract.py holds the two to agree row by row. Parsing does not go
-through pandera itself because it is the slow part of a parse: importing it (with pandas) takes half a
-second, and validating runs a query per check and chunk; these expressions cost a few milliseconds per
-chunk. The semantics are pandera's: a column's checks ignore its nulls, a non-nullable float column
-also refuses NaN, and extra columns are allowed (parsers keep raw and bookkeeping columns beside).
+A failed check becomes a reason here, once, in plain words (`effective_cost is empty`, `gpu -1 is
+negative`, `charge_category 'Refund' is not one of Usage, Purchase, Tax, Credit, Adjustment`, a row
+check by its name): `ops.quarantine.reason` and `gpuledger inspect` say what this module says. Each
+check keeps pandera's name for it (`not_nullable`, `isin([...])`), so a pandera failure case is worded
+by the same rule (`Rule.says`), and tests/unit/test_contract.py holds the two to agree row by row.
+Parsing does not go through pandera itself because it is the slow part of a parse: importing it (with
+pandas) takes half a second, and validating runs a query per check and chunk; these expressions cost a
+few milliseconds per chunk. The semantics are pandera's: a column's checks ignore its nulls, a
+non-nullable float column also refuses NaN (as missing only: pandera also holds it to the bounds), and
+extra columns are allowed (parsers keep raw and bookkeeping columns beside).
 """
 
 from __future__ import annotations
@@ -25,8 +28,27 @@ from typing import Any
 
 import polars as pl
 
-# (the row fails, the reason): as the parsers' own checks are written (pipelines/ingest/common.py)
-Failure = tuple[pl.Expr, pl.Expr]
+
+@dataclass(frozen=True)
+class Rule:
+    """One check of one column: pandera's name for it (as its failure cases name it), which rows fail
+    it, and `says`, the plain reason worded from a failing value's text (null for a null value)."""
+
+    column: str
+    pandera: str
+    fails: pl.Expr
+    says: Callable[[pl.Expr], pl.Expr]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A check as ingest evaluates it: which rows fail, their reason, and the columns it judges — a row
+    whose value of one of them its parser could not read is not judged by it (the parser names that
+    value itself; `split_by_contract`)."""
+
+    fails: pl.Expr
+    reason: pl.Expr
+    judges: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -42,33 +64,72 @@ class Column:
     le: Any = None
     lt: Any = None
 
-    def checks(self, name: str) -> list[tuple[str, pl.Expr]]:
-        """(pandera's wording of the check, the expression a present value must satisfy), in the order
-        pandera runs them."""
+    def rules(self, name: str) -> list[Rule]:
+        """Its checks in the order pandera runs them: nullability, then each check of a present value
+        (a null value fails none of those)."""
         c = pl.col(name)
+        present = c.is_not_null()
         found = []
-        if self.gt is not None:
-            found.append((f"greater_than({self.gt})", c > self.gt))
-        if self.ge is not None:
-            found.append((f"greater_than_or_equal_to({self.ge})", c >= self.ge))
-        if self.lt is not None:
-            found.append((f"less_than({self.lt})", c < self.lt))
-        if self.le is not None:
-            found.append((f"less_than_or_equal_to({self.le})", c <= self.le))
+        if not self.nullable:
+            missing = c.is_null() | c.is_nan() if self.dtype.is_float() else c.is_null()
+            found.append(Rule(name, "not_nullable", missing, lambda text: _empty(name, text)))
+            # a NaN is then missing, said once, and not also held to the bounds as pandera holds it
+            present = ~missing
+        # pandera's name, the bound, a present value that passes, and what a failing one is
+        bounds = (("greater_than", self.gt, lambda b: c > b, "is not more than"),
+                  ("greater_than_or_equal_to", self.ge, lambda b: c >= b, "is less than"),
+                  ("less_than", self.lt, lambda b: c < b, "is not less than"),
+                  ("less_than_or_equal_to", self.le, lambda b: c <= b, "is more than"))
+        for check, bound, passes, words in bounds:
+            if bound is None:
+                continue
+            # `gpu -1 is negative` reads better than `gpu -1 is less than 0`
+            says = "is negative" if check == "greater_than_or_equal_to" and bound == 0 else f"{words} {bound}"
+            found.append(Rule(name, f"{check}({bound})", present & ~passes(bound), self._worded(name, says)))
         if self.isin is not None:
-            found.append((f"isin({list(self.isin)!r})", c.is_in(list(self.isin))))
+            found.append(Rule(name, f"isin({list(self.isin)!r})", present & ~c.is_in(list(self.isin)),
+                              self._worded(name, f"is not one of {', '.join(self.isin)}")))
         if self.min_length is not None:
-            found.append((f"str_length({self.min_length}, None)", c.str.len_chars() >= self.min_length))
+            short = present & (c.str.len_chars() < self.min_length)
+            n = self.min_length
+            says = ((lambda text: _empty(name, text)) if n == 1
+                    else self._worded(name, f"is shorter than {n} characters"))
+            found.append(Rule(name, f"str_length({n}, None)", short, says))
         return found
+
+    def _worded(self, name: str, says: str) -> Callable[[pl.Expr], pl.Expr]:
+        """`<column> <value> <says>`: text quoted as the parsers quote it, numbers bare."""
+        quoted = self.dtype == pl.String
+
+        def worded(text: pl.Expr) -> pl.Expr:
+            value = pl.format("'{}'", text) if quoted else _number(text, self.dtype)
+            return pl.format("{} {} {}", pl.lit(name), value, pl.lit(says))
+
+        return worded
+
+
+def _empty(name: str, text: pl.Expr) -> pl.Expr:
+    """A missing value: empty, or NaN (which a float column refuses as missing)."""
+    return pl.when(text.eq_missing(pl.lit("NaN"))).then(pl.lit(f"{name} is NaN, not a number")).otherwise(
+        pl.lit(f"{name} is empty"))
+
+
+def _number(text: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """A number's text; a DECIMAL's without the trailing zeros of its scale (-2.25, not -2.250000000000000000)."""
+    if isinstance(dtype, pl.Decimal):
+        return text.str.replace(r"(\.\d*?)0+$", "${1}").str.strip_suffix(".")
+    return text
 
 
 @dataclass(frozen=True)
 class RowCheck:
     """A check on each row as a whole: `passes()` is true for a good row (a function, so a check
-    against the clock is built when it runs); `name` is the reason a failing row gets."""
+    against the clock is built when it runs); `name` is the reason a failing row gets; `reads`, the
+    columns it compares."""
 
     name: str
     passes: Callable[[], pl.Expr]
+    reads: tuple[str, ...]
 
 
 @dataclass(frozen=True, eq=False)  # a contract is itself: compared and hashed by identity
@@ -88,20 +149,16 @@ class Contract:
                 found.append(f"column {name!r} is {schema[name]}, not {column.dtype}")
         return found
 
+    def rules(self) -> list[Rule]:
+        return [rule for name, column in self.columns.items() for rule in column.rules(name)]
+
     def failures(self) -> list[Failure]:
-        """Every check as (fails, reason), in pandera's order: per column its nullability, then its
-        value checks (a null value fails none of them); then the row checks."""
-        found: list[Failure] = []
-        for name, column in self.columns.items():
-            c = pl.col(name)
-            value = c.cast(pl.String).fill_null("null")
-            missing = c.is_null() | c.is_nan() if column.dtype.is_float() else c.is_null()
-            if not column.nullable:
-                found.append((missing, _worded(name, "not_nullable", value)))
-            for check, passes in column.checks(name):
-                found.append((c.is_not_null() & ~passes, _worded(name, check, value)))
+        """Every check, in pandera's order: per column its nullability, then its value checks; then
+        the row checks. Each reason is worded from the row's own value."""
+        found = [Failure(rule.fails, rule.says(pl.col(rule.column).cast(pl.String)), (rule.column,))
+                 for rule in self.rules()]
         for check in self.row_checks:
-            found.append((~check.passes(), pl.lit(check.name)))
+            found.append(Failure(~check.passes(), pl.lit(check.name), check.reads))
         return found
 
     def to_pandera(self):
@@ -130,6 +187,3 @@ class Contract:
             coerce=False,
         )
 
-
-def _worded(column: str, check: str, value: pl.Expr) -> pl.Expr:
-    return pl.format("{} {} failed (value {})", pl.lit(column), pl.lit(check), value)

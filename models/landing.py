@@ -69,9 +69,12 @@ FocusBillLine = Contract(
     },
     (
         RowCheck("ChargePeriodEnd must not be before ChargePeriodStart",
-                 lambda: pl.col("charge_period_end") >= pl.col("charge_period_start")),
-        RowCheck("ChargePeriodStart must not be in the future", lambda: _not_in_future("charge_period_start")),
-        RowCheck("an amount's rounding must be within ±0.5e-18", _rounding_within_half_unit),
+                 lambda: pl.col("charge_period_end") >= pl.col("charge_period_start"),
+                 ("charge_period_start", "charge_period_end")),
+        RowCheck("ChargePeriodStart must not be in the future", lambda: _not_in_future("charge_period_start"),
+                 ("charge_period_start",)),
+        RowCheck("an amount's rounding must be within ±0.5e-18", _rounding_within_half_unit,
+                 ("effective_cost_rounding", "billed_cost_rounding")),
     ),
 )
 
@@ -92,10 +95,10 @@ SchedulerJobAllocation = Contract(
     },
     (
         RowCheck("Submit, Start and End must not be in the future",
-                 lambda: _not_in_future("submit_ts", "start_ts", "end_ts")),
+                 lambda: _not_in_future("submit_ts", "start_ts", "end_ts"), ("submit_ts", "start_ts", "end_ts")),
         RowCheck("End must not be before Start",
                  lambda: pl.col("end_ts").is_null() | pl.col("start_ts").is_null()
-                 | (pl.col("end_ts") >= pl.col("start_ts"))),
+                 | (pl.col("end_ts") >= pl.col("start_ts")), ("start_ts", "end_ts")),
     ),
 )
 
@@ -110,7 +113,7 @@ DcgmSample = Contract(
         # NaN is refused as null; the sentinel bound is applied on parse (dropped, not bad)
         "value": Column(pl.Float64, ge=0, lt=DCGM_SENTINEL_MIN),
     },
-    (RowCheck("timestamp must not be in the future", lambda: _not_in_future("timestamp")),),
+    (RowCheck("timestamp must not be in the future", lambda: _not_in_future("timestamp"), ("timestamp",)),),
 )
 
 RunEvent = Contract(
@@ -124,9 +127,10 @@ RunEvent = Contract(
         "tokens": Column(pl.Int64, nullable=True, ge=0),
     },
     (
-        RowCheck("ts must not be in the future", lambda: _not_in_future("ts")),
+        RowCheck("ts must not be in the future", lambda: _not_in_future("ts"), ("ts",)),
         RowCheck("step events must carry step and tokens",
-                 lambda: (pl.col("event") != "step") | (pl.col("step").is_not_null() & pl.col("tokens").is_not_null())),
+                 lambda: (pl.col("event") != "step") | (pl.col("step").is_not_null() & pl.col("tokens").is_not_null()),
+                 ("event", "step", "tokens")),
     ),
 )
 

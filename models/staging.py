@@ -27,6 +27,7 @@ DcgmGpuMinute = Contract(
         RowCheck("samples must lie inside their minute",
                  lambda: (pl.col("first_sample_ts") >= pl.col("minute_ts"))
                  & (pl.col("last_sample_ts") < pl.col("minute_ts") + pl.duration(minutes=1))
-                 & (pl.col("first_sample_ts") <= pl.col("last_sample_ts"))),
+                 & (pl.col("first_sample_ts") <= pl.col("last_sample_ts")),
+                 ("minute_ts", "first_sample_ts", "last_sample_ts")),
     ),
 )

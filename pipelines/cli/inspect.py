@@ -92,8 +92,7 @@ def _bills(root: Path, source: Source, cfg: OrgConfig, bill_keys: list[pl.DataFr
         path, rel = files[0]
         summary.add_file(source, _parsed_parts(source, path, rel, cfg))
         entry = summary.report(source)
-        unreadable = entry["quarantined"] and any(r["first_row"] == "file" for r in entry["reasons"])
-        status = "unreadable" if unreadable else "current"
+        status = "unreadable" if entry["unreadable_files"] else "current"
         entry["deliveries"] = {**{s: int(s == status) for s in STATUSES}, "manifests": 0}
         return entry
     state = delivery_state(root, source, cfg, {}, keep_bytes=0)
@@ -146,6 +145,7 @@ class _Summary:
     accepted: int = 0
     quarantined: int = 0
     reasons: dict[str, dict] = field(default_factory=dict)  # reason -> rows, first file and row
+    unreadable: dict[str, None] = field(default_factory=dict)  # files refused whole, in the order met
     dropped: Counter = field(default_factory=Counter)
     facts: list[pl.DataFrame] = field(default_factory=list)
     money: dict[str, _Money] = field(default_factory=dict)  # billing currency -> sums
@@ -172,6 +172,7 @@ class _Summary:
         for reason, seen in other.reasons.items():
             mine = self.reasons.setdefault(reason, {**seen, "rows": 0})
             mine["rows"] += seen["rows"]
+        self.unreadable.update(other.unreadable)
         self.dropped.update(other.dropped)
         self.facts.extend(other.facts)
         if self.node_keys is not None and other.node_keys:
@@ -187,6 +188,9 @@ class _Summary:
         self.quarantined += parsed.rejects.height
         self.dropped.update(parsed.dropped)
         self._count_reasons(parsed.rejects)
+        # a whole file refused (unreadable, empty, not the format) is one quarantine row, `row_ref` file
+        refused = parsed.rejects.filter(pl.col("row_ref") == "file")["file"] if parsed.rejects.height else []
+        self.unreadable.update(dict.fromkeys(refused))
         if parsed.rows.height == 0:
             return
         if self.bills:
@@ -225,6 +229,7 @@ class _Summary:
             "rows": self.accepted + self.quarantined,
             "quarantined": self.quarantined,
             "reasons": sorted(self.reasons.values(), key=lambda r: -r["rows"])[:MAX_REASONS],
+            "unreadable_files": list(self.unreadable),
         }
         if self.dropped:
             entry["dropped"] = dict(self.dropped)

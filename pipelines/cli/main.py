@@ -94,6 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     insp.add_argument("--config", type=Path, help="organisation config YAML: cluster time zones, sacct columns "
                                                    "(default: $GPULEDGER_CONFIG, else defaults)")
     insp.add_argument("--json", action="store_true", help="one JSON object, a key per source")
+    insp.add_argument("--strict", action="store_true",
+                      help="exit 1 when any row is quarantined or any file is unreadable, saying why in the "
+                           "last line (default: exit 0 whatever was found)")
+    insp.add_argument("--verbose", action="store_true",
+                      help="also list the deliveries later ones superseded, the copies, and every reason "
+                           "(default: count them)")
 
     report = sub.add_parser("report", help="write a team's waste report (HTML, Markdown, CSV)")
     report.add_argument("--team", required=True, help="the team, as the ledger names it (marts.dim_projects)")
@@ -445,6 +451,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
     from pipelines.lib.config import load_config
     from pipelines.cli.inspect import inspect_landing
+    from pipelines.cli.inspect_text import print_report, strict_problem
 
     if not args.landing.is_dir():
         print(f"landing directory {args.landing} does not exist", file=sys.stderr)
@@ -454,39 +461,14 @@ def _inspect(args: argparse.Namespace) -> int:
     report = inspect_landing(args.landing, load_config(args.config))
     if args.json:
         print(json.dumps(report, indent=2, default=str))
-        return 0
-    if not report:
-        print(f"no landing files found under {args.landing}")
-    listed = ("reasons", "dropped", "deliveries", "set_aside", "missing_from_manifests")
-    for source, facts in report.items():
-        if source in ("ignored_files", "costing"):
-            continue
-        shown = ", ".join(f"{k} {json.dumps(v) if isinstance(v, (dict, list)) else v}"
-                          for k, v in facts.items() if k not in listed)
-        print(f"{source:<10} {shown}")
-        if "deliveries" in facts:
-            print("  deliveries  " + ", ".join(f"{n} {what}" for what, n in facts["deliveries"].items()))
-        for reason in facts.get("reasons", []):
-            print(f"  quarantined {reason['rows']:>6} × {reason['reason']}  (first: {reason['file']} {reason['first_row']})")
-        for what, n in facts.get("dropped", {}).items():
-            print(f"  dropped     {n:>6} × {what}")
-        for f in facts.get("set_aside", []):
-            print(f"  {f['status']:<11} {f['file']}" + (f": {f['reason']}" if f["reason"] else ""))
-        for manifest, keys in facts.get("missing_from_manifests", {}).items():
-            print(f"  missing     {len(keys)} file(s) {manifest} names, e.g. {keys[0]}")
-    if "costing" in report:
-        _print_costing(report["costing"])
-    _print_ignored(report.get("ignored_files", []))
+    else:
+        print_report(report, args.landing, verbose=args.verbose)
+        _print_ignored(report.get("ignored_files", []))
+    if args.strict and (problem := strict_problem(report)) is not None:
+        sys.stdout.flush()  # the verdict is the last line, after the report
+        print(problem, file=sys.stderr)
+        return 1
     return 0
-
-
-def _print_costing(costing: dict) -> None:
-    """Which source costs which node (bill, rate_card, contract, owned, none), per pool."""
-    print(f"\ncosting   which source costs the inventory's nodes, as of {costing['as_of']} (the bill wins):")
-    for pool, counts in costing["by_pool"].items():
-        entries = sorted({n.get("entry", "") for n in costing["nodes"] if (n["pool"] or "(no pool)") == pool} - {""})
-        print(f"  {pool:<20} " + ", ".join(f"{n} {source}" for source, n in counts.items())
-              + (f"  ({', '.join(entries)})" if entries else ""))
 
 
 def _print_ignored(ignored: list[dict]) -> None:

@@ -175,13 +175,30 @@ def cast_checks(df: pl.DataFrame, casts: dict[str, tuple[str, str]], clean: bool
     """A check per raw value that was present but did not cast, reasoned `<column> '<value>' is not
     <what>`. `casts` maps typed column -> (raw column, what it should have been, e.g. "a number");
     `clean` says the raw text has no blanks or null spellings left to clear."""
+    unread = unread_casts(df, casts, clean)
     return [
-        ((pl.col(raw) if clean else blank_to_null(raw)).is_not_null() & pl.col(typed).is_null(),
-         pl.format("{} '{}' is not {}", pl.lit(raw.removeprefix(RAW)), pl.col(raw).cast(pl.String), pl.lit(what)))
-        for typed, (raw, what) in casts.items()
+        (unread[typed], pl.format("{} '{}' is not {}", pl.lit(raw.removeprefix(RAW)), pl.col(raw).cast(pl.String),
+                                  pl.lit(what)))
+        for typed, (raw, what) in casts.items() if typed in unread
+    ]
+
+
+def unread_casts(df: pl.DataFrame, casts: dict[str, tuple[str, str]], clean: bool = False) -> dict[str, pl.Expr]:
+    """Typed column -> the rows whose raw value was present but did not cast (`cast_checks` names them),
+    for `split_by_contract`'s `unread`."""
+    return {
+        typed: (pl.col(raw) if clean else blank_to_null(raw)).is_not_null() & pl.col(typed).is_null()
+        for typed, (raw, _) in casts.items()
         # only text can fail to cast; typed (Parquet) columns are checked by the contract instead
         if raw in df.columns and df.schema[raw] == pl.String
-    ]
+    }
+
+
+def unread_record(contract: Contract, no_record: pl.Expr, unread: dict[str, pl.Expr]) -> dict[str, pl.Expr]:
+    """`unread`, with every column of the contract unread where `no_record` (a line that is no record
+    at all — not JSON, the wrong number of fields — has no value the contract could judge)."""
+    columns = {*contract.columns, *unread, *(c for check in contract.row_checks for c in check.reads)}
+    return {c: no_record.fill_null(False) | unread.get(c, pl.lit(False)) for c in columns}
 
 
 def cast_failures(df: pl.DataFrame, casts: dict[str, tuple[str, str]]) -> pl.Expr:
@@ -204,15 +221,21 @@ def split_by_contract(
     row_ref: pl.Expr,
     reject_extras: dict[str, pl.Expr] | None = None,
     checks: list[Check] | None = None,
+    unread: dict[str, pl.Expr] | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Splits parsed rows into (staged, rejects).
+    """Splits parsed rows into (staged, rejects); a reject's reason lists every check it fails, joined
+    with "; ".
 
-    `df` holds typed columns plus the raw ones and a `_errors` list of cast failures, or, as
-    `checks`, the failures to look for (their reasons are then worded only for the rows that fail,
-    which at a million rows is most of the cost saved). Rows with cast failures become rejects
-    naming them; the others are held to `contract`, and fail with every check of it they fail. Which
-    rows fail is one pass over the frame; the reasons are worded from the failing rows alone. `file`
-    names the file, or is the column that does when the rows are of many files."""
+    `df` holds typed columns plus the raw ones and a `_errors` list of the parser's own failures, or,
+    as `checks`, the parser's failures to look for (their reasons are then worded only for the rows
+    that fail, which at a million rows is most of the cost saved). Every row is held to `contract`
+    too, with one exception: a value the parser could not read is null in its typed column, and the
+    parser's reason names it, so on a row the parser refused, the contract does not judge that column
+    (it would call it empty) nor a row check that reads it. `unread` says which values those are:
+    typed column -> the rows where its raw value was there but could not be read (`unread_casts`,
+    `unread_record`). Without `unread`, a row the parser refused is not held to the contract at all.
+    Which rows fail is one pass over the frame; the reasons are worded from the failing rows alone.
+    `file` names the file, or is the column that does when the rows are of many files."""
     mismatches = contract.mismatches(df.schema)
     if mismatches:  # wrong column types: a parser bug, not bad input
         raise RuntimeError(f"{file}: parsed rows do not match {contract.name}: {'; '.join(mismatches)}")
@@ -222,17 +245,19 @@ def split_by_contract(
     breaks = [f"_breaks{j}" for j in range(len(contract_checks))]
     errors = pl.col("_errors").fill_null(pl.lit([], dtype=pl.List(pl.String))) if "_errors" in df.columns else None
     # a parser's checks are decided over the whole frame (one may compare rows); the contract's, row
-    # by row, hold the rows that did cast
+    # by row, on the values the parser read
     flagged = df.with_columns(f.fill_null(False).alias(name) for name, (f, _) in zip(fails, checks))
     cast_failed = pl.any_horizontal(fails + ([errors.list.len() > 0] if errors is not None else []) or [pl.lit(False)])
     flagged = flagged.with_columns(cast_failed.alias("_cast_failed"))
     flagged = flagged.with_columns(
-        (f.fill_null(False) & ~pl.col("_cast_failed")).alias(name) for name, (f, _) in zip(breaks, contract_checks)
+        (check.fails.fill_null(False) & ~(pl.col("_cast_failed") & _any_unread(unread, check.judges))).alias(name)
+        for name, check in zip(breaks, contract_checks)
     )
     failing = flagged.select(pl.any_horizontal("_cast_failed", *breaks)).to_series()
     if not failing.any():  # the common case, and at telemetry volumes worth skipping the rest for
         return df.select(staged_columns), empty_rejects()
-    reasons = [pl.when(pl.col(name)).then(r) for name, (_, r) in zip(fails + breaks, checks + contract_checks)]
+    reasons = [pl.when(pl.col(name)).then(r) for name, (_, r) in zip(fails, checks)]
+    reasons += [pl.when(pl.col(name)).then(check.reason) for name, check in zip(breaks, contract_checks)]
     listed = pl.concat_list([*([errors] if errors is not None else []), *reasons])
     extras = reject_extras or {}
     rejects = flagged.filter(failing).select(
@@ -255,6 +280,14 @@ def split_by_contract(
             for c, t in QUARANTINE_SCHEMA.items()
         ]
     )
+
+
+def _any_unread(unread: dict[str, pl.Expr] | None, columns: tuple[str, ...]) -> pl.Expr:
+    """Whether the parser could not read one of `columns` on a row (true on every row without `unread`:
+    the parser cannot say, so a row it refused is spared the contract)."""
+    if unread is None:
+        return pl.lit(True)
+    return pl.any_horizontal([unread[c].fill_null(False) for c in columns if c in unread] or [pl.lit(False)])
 
 
 def read_csv_leniently(data: bytes) -> tuple[pl.DataFrame, list[tuple[int, str, str]]]:

@@ -19,6 +19,7 @@ from pipelines.ingest.common import (
     to_float,
     to_int,
     to_utc,
+    unread_casts,
 )
 
 SOURCE = "dcgm"
@@ -98,11 +99,8 @@ def from_frame(raw: pl.DataFrame, file: str, row_numbers: pl.Series | None = Non
     sentinel = sentinel & pl.col("value").is_finite()
     dropped = df.filter(sentinel).height
     df = df.filter(~sentinel | pl.col("value").is_null())
-    df = df.with_columns(
-        cast_failures(
-            df, {"timestamp": (ts, "a timestamp"), "gpu": (present["gpu"], "a GPU index"), "value": (RAW + "value", "a number")}
-        ).alias("_errors")
-    )
+    casts = {"timestamp": (ts, "a timestamp"), "gpu": (present["gpu"], "a GPU index"), "value": (RAW + "value", "a number")}
+    df = df.with_columns(cast_failures(df, casts).alias("_errors"))
     staged, rejects = split_by_contract(
         df,
         DcgmSample,
@@ -112,6 +110,7 @@ def from_frame(raw: pl.DataFrame, file: str, row_numbers: pl.Series | None = Non
         raw_columns=raw_columns,
         row_ref=pl.format("row {}", pl.col("_row")),
         reject_extras={"day": pl.col("timestamp").dt.date()},
+        unread=unread_casts(df, casts),
     )
     return Parsed(rows=staged, rejects=rejects, dropped={"unsupported_sentinel": dropped} if dropped else {})
 

@@ -28,6 +28,7 @@ from pipelines.ingest.common import (
     refuses_file,
     split_by_contract,
     spread,
+    unread_casts,
     utc,
 )
 from pipelines.ingest.foreign_exports import foreign_export
@@ -256,9 +257,14 @@ def from_focus_frame(
     casts["tags"] = ("Tags", "a JSON object")
     df, repeats = _repeated_line_ids(df, seen or LineIds())
     checks = [*cast_checks(df, casts, clean=clean), *repeats, _currency_check(df, source)]
+    # the values named by a check above, which the contract does not call empty as well
+    unread = unread_casts(df, casts, clean=clean)
     for col, name in MONEY_COLUMNS.items():  # `BilledCost 'abc' is not a number`
         problem = pl.col(f"_amount.{col}").struct.field("problem")
         checks.append((problem.is_not_null(), pl.format("{} {}", pl.lit(name), problem)))
+        unread[col] = problem.is_not_null()
+        if col in ROUNDED:
+            unread[f"{col}_rounding"] = problem.is_not_null()
     staged, rejects = split_by_contract(
         df,
         FocusBillLine,
@@ -268,6 +274,7 @@ def from_focus_frame(
         raw_columns=payload_columns,
         row_ref=pl.format("row {}", pl.col("_row")),
         checks=checks,
+        unread=unread,
         reject_extras={
             "effective_cost": pl.col("effective_cost"),
             "billed_cost": pl.col("billed_cost"),

@@ -8,7 +8,8 @@ from pathlib import Path
 import polars as pl
 
 from models.landing import InventoryNode
-from pipelines.ingest.common import Parsed, blank_to_null, cast_failures, file_reject, split_by_contract, to_int
+from pipelines.ingest.common import (Parsed, blank_to_null, cast_failures, file_reject, split_by_contract, to_int,
+                                     unread_casts)
 
 SOURCE = "inventory"
 COLUMNS = ["hostname", "cluster", "resource_id", "gpu_model", "gpu_count", "pool", "team"]
@@ -29,7 +30,8 @@ def parse(path: Path, file: str) -> Parsed:
         *[col(c).alias(c) for c in COLUMNS if c != "gpu_count"],
         (to_int("raw.gpu_count", pl.Int32) if "raw.gpu_count" in raw.columns else pl.lit(None, dtype=pl.Int32)).alias("gpu_count"),
     )
-    df = df.with_columns(cast_failures(df, {"gpu_count": ("raw.gpu_count", "an integer")}).alias("_errors"))
+    casts = {"gpu_count": ("raw.gpu_count", "an integer")}
+    df = df.with_columns(cast_failures(df, casts).alias("_errors"))
     staged, rejects = split_by_contract(
         df,
         InventoryNode,
@@ -38,5 +40,6 @@ def parse(path: Path, file: str) -> Parsed:
         staged_columns=STAGED,
         raw_columns=[c for c in raw.columns],
         row_ref=pl.format("row {}", pl.col("_row")),
+        unread=unread_casts(df, casts),
     )
     return Parsed(rows=staged, rejects=rejects)

@@ -17,7 +17,7 @@ from models.landing import SchedulerJobAllocation
 from models.mig_profiles import fraction_units, profile_units, replica_units
 from pipelines.ingest.common import (
     RAW, Parsed, _has_undecodable, cast_failures, clip, file_reject, first_bad_byte, json_line, numbered_lines, shown,
-    split_by_contract, to_utc,
+    split_by_contract, to_utc, unread_casts, unread_record,
 )
 from pipelines.ingest.slurm import STAGED
 from pipelines.lib.config import OrgConfig
@@ -447,6 +447,9 @@ def _stage(df: pl.DataFrame, file: str, cluster: str) -> Parsed:
         .then(pl.format("line {}", pl.col("_row")))
         .otherwise(pl.format("line {} item {}", pl.col("_row"), pl.col("_item"))),
         reject_extras={"day": pl.coalesce(pl.col("start_ts"), pl.col("submit_ts")).dt.date()},
+        # a pod the reader refused (not JSON, no name, a GPU request it cannot count) is judged by
+        # those reasons alone; of the others, the contract judges every time that did read
+        unread=unread_record(SchedulerJobAllocation, pl.col("_pre_errors").list.len() > 0, unread_casts(df, casts)),
     )
     return Parsed(rows=staged, rejects=rejects)
 

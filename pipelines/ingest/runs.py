@@ -17,7 +17,7 @@ import polars as pl
 
 from models.landing import RunEvent
 from pipelines.ingest.common import (MAX_JSON_LINE_BYTES, RAW, Parsed, cast_failures, clip, file_reject, json_line,
-                                     split_by_contract, to_float, to_int, to_utc)
+                                     split_by_contract, to_float, to_int, to_utc, unread_casts, unread_record)
 from pipelines.lib.warehouse import sql
 
 SOURCE = "runs"
@@ -75,6 +75,8 @@ def events(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         raw_columns=["_line"],
         row_ref=pl.format("line {}", pl.col("_row")),
         reject_extras={"day": pl.col("ts").dt.date()},
+        # a line that is no JSON object has no value for the contract to judge
+        unread=unread_record(RunEvent, pl.col("_error").is_not_null(), unread_casts(df, casts)),
     )
 
 

@@ -16,7 +16,7 @@ import polars as pl
 from models.landing import SchedulerJobAllocation
 from pipelines.ingest.common import (
     Parsed, _has_undecodable, blank_to_null, cast_failures, file_reject, first_bad_byte, numbered_lines, shown,
-    split_by_contract, to_utc,
+    split_by_contract, to_utc, unread_casts, unread_record,
 )
 from models.mig_profiles import SHARE_UNITS_PER_GPU, fraction_units, profile_of, profile_units, replica_units
 from pipelines.lib.config import SLURM_STATES, ClusterConfig
@@ -190,6 +190,10 @@ def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, cfg: ClusterCon
             pl.col("_gres_error"),
         ).list.drop_nulls().alias("_errors")
     )
+    # what the reasons above name, which the contract does not judge again; a line that is no record
+    # (the wrong number of fields) has no value to judge
+    unread = unread_casts(df, {k: v for k, v in casts.items() if v[0] in df.columns})
+    unread |= {"state": state_raw.is_not_null() & pl.col("state").is_null(), "gpus": pl.col("_gres_error").is_not_null()}
     staged, rejects = split_by_contract(
         df,
         SchedulerJobAllocation,
@@ -198,6 +202,7 @@ def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, cfg: ClusterCon
         staged_columns=STAGED,
         raw_columns=raw_columns,
         row_ref=pl.format("line {}", pl.col("_row")),
+        unread=unread_record(SchedulerJobAllocation, pl.col("_shape_error").is_not_null(), unread),
         reject_extras={"day": pl.coalesce(pl.col("start_ts"), pl.col("submit_ts")).dt.date()},
     )
     return Parsed(rows=staged, rejects=rejects)

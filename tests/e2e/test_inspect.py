@@ -76,3 +76,20 @@ def test_bad_rows_are_listed_with_file_and_row(tmp_path):
     assert reason == {"reason": "BilledCost 'x' is not a number", "rows": 1, "file": "bills/focus/b.csv", "first_row": "row 2"}
     text = _inspect("--landing", str(tmp_path))
     assert "BilledCost 'x' is not a number" in text and "bills/focus/b.csv row 2" in text
+
+
+def test_the_summary_counts_superseded_deliveries_and_fits_80_columns(sim):
+    """Month-to-date exports repeat every earlier delivery: routine, so counted in one line, and listed
+    only with --verbose (they were a line of ~300 characters each)."""
+    root, manifest = sim
+    landing = ["--landing", str(root / "landing"), "--config", str(root / "gpuledger.yaml")]
+    superseded = manifest["focus"]["deliveries"] - len(manifest["focus"]["current_files"])
+    assert superseded > 0
+    text = _inspect(*landing)
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 80, text
+    assert f"           {superseded} deliveries superseded by later ones (--verbose lists them)" in lines
+    assert "superseded by bills/" not in text
+    verbose = _inspect(*landing, "--verbose")
+    listed = [line for line in verbose.splitlines() if line.startswith("    bills/focus/")]
+    assert len(listed) == superseded

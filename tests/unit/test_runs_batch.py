@@ -67,7 +67,7 @@ def test_many_files_with_every_kind_of_line(both):
     (files, staged, quarantined), (landed, events, quarantine) = batch
     assert len(files) == 6 and staged == len(events) and quarantined == len(quarantine)
     reasons = {(q[1].rsplit("/", 1)[1], q[2]): q[3] for q in quarantine}
-    assert reasons[("b.jsonl", "line 3")] == "tokens greater_than_or_equal_to(0) failed (value -5)"
+    assert reasons[("b.jsonl", "line 3")] == "tokens -5 is negative"
     assert reasons[("b.jsonl", "line 4")].startswith("not JSON: ")
     assert reasons[("old.jsonl", "line 6")].startswith("ts 1999-11-01 01:00:00 is implausible: before 2000-01-01")
     assert reasons[("empty.jsonl", "file")].startswith("empty file (0 bytes)")
