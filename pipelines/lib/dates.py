@@ -13,25 +13,25 @@ _TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)
 
 def parse_day(text: str, what: str = "day") -> date:
     """`YYYY-MM-DD`, or a ValueError that says what was typed and what is expected."""
-    text = str(text).strip()
-    if not _DAY.fullmatch(text):
-        raise ValueError(f"{what} {text!r} is not a date written YYYY-MM-DD, e.g. 2026-11-01")
-    try:
-        return date.fromisoformat(text)
-    except ValueError as err:
-        raise ValueError(f"{what} {text!r} is not a calendar date ({err})") from None
+    return _parsed(text, what, _DAY, date.fromisoformat, "date written YYYY-MM-DD, e.g. 2026-11-01", "date")
 
 
 def parse_time(text: str, what: str = "time") -> datetime:
     """`YYYY-MM-DDTHH:MM[:SS]` (a day alone is its midnight), with an offset (`Z`, `+01:00`) or without
     (the caller's zone, UTC for every command), or a ValueError worded as parse_day's."""
+    return _parsed(text, what, _TIME, datetime.fromisoformat,
+                   "time written YYYY-MM-DDTHH:MM:SS, e.g. 2026-11-01T13:05:00", "time")
+
+
+def _parsed(text: str, what: str, shape: re.Pattern, parse, written: str, kind: str):
+    """The shape checked first, so a wrong one gets the expected form, not Python's parser's words."""
     text = str(text).strip()
-    if not _TIME.fullmatch(text):
-        raise ValueError(f"{what} {text!r} is not a time written YYYY-MM-DDTHH:MM:SS, e.g. 2026-11-01T13:05:00")
+    if not shape.fullmatch(text):
+        raise ValueError(f"{what} {text!r} is not a {written}")
     try:
-        return datetime.fromisoformat(text)
+        return parse(text)
     except ValueError as err:
-        raise ValueError(f"{what} {text!r} is not a calendar time ({err})") from None
+        raise ValueError(f"{what} {text!r} is not a calendar {kind} ({err})") from None
 
 
 def day_argument(text: str) -> date:
