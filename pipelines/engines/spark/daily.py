@@ -63,10 +63,29 @@ def active_sessions() -> list:
 
 
 def stop_sessions() -> None:
-    """Stops the process's SparkSessions (a test's teardown; a command's end stops them anyway)."""
+    """Stops the process's SparkSessions and the JVM they ran in (a test's teardown; a command's end
+    stops them anyway). `SparkSession.stop` leaves pyspark's JVM running, 1.5 GB resident for the
+    rest of a long process (a test worker's); the next session starts a new one."""
     for spark in _sessions.values():
         spark.stop()
     _sessions.clear()
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    proc = getattr(gateway, "proc", None)  # set for a JVM pyspark launched, not for one it attached to
+    try:
+        gateway.shutdown()
+    finally:
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except Exception:
+                proc.kill()
 
 
 @dataclass
