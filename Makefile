@@ -11,7 +11,7 @@ SEED   ?= 7
 END    := $(shell date -u -d "$(START) +$$(( $(DAYS) - 1 )) days" +%F)
 export DAGSTER_HOME := $(CURDIR)/dagster_home
 
-.PHONY: setup demo demo-reports ui test clean bench bench-cur system-deps
+.PHONY: setup demo demo-reports ui test test-fast test-deep clean bench bench-cur system-deps
 
 # The runtime alone for the demo and the UI; the test tools and pyspark (`.[dev]`) only for `make test`,
 # pyspark alone (`.[spark]`) for `make bench ENGINE=spark`.
@@ -65,6 +65,15 @@ ui: setup
 TEST_WORKERS ?= auto
 test: $(VENV)/.dev
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=40
+
+# While iterating: the unit tests only, no simulated world run through the pipeline.
+test-fast: $(VENV)/.dev
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder tests/unit
+
+# Before a change to what the property and kill tests guard: the same suite drawing four times as many
+# corrupted landings, hostile values and kill moments (tests/support/depth.py).
+test-deep: $(VENV)/.dev
+	GPULEDGER_TEST_DEPTH=4 $(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=40
 
 # The system packages tests use (each test skips with one line without its package): Chromium renders
 # the HTML report; Prometheus (`prometheus`, `promtool`) serves telemetry to `collect dcgm`; Slurm

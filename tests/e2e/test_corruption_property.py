@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import pytest
 
 from tests.support.bill_truth import current_bill_files
+from tests.support.depth import examples
 from tests.support.pipeline import run_pipeline
 
 # a minute or more: runs in CI too (`-m "not slow"` leaves it out of a quick local run)
@@ -61,7 +62,7 @@ def _template(tmp_path_factory):
     return root
 
 
-@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(6), deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.tuples(st.sampled_from(["bill", "sacct", "telemetry", "runs"]), st.sampled_from(KINDS),
                           st.floats(0, 1)), min_size=1, max_size=3))
 def test_corrupted_landing_never_crashes_and_loses_no_money(tmp_path_factory, corruptions):

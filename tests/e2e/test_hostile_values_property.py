@@ -24,6 +24,7 @@ from pipelines.lib.csv_cells import FORMULA_PREFIXES
 from pipelines.reports import write_team_report
 import pytest
 
+from tests.support.depth import examples
 from tests.support.pipeline import run_pipeline
 from tests.support.scenario_builder import Activity, Landing, utc
 
@@ -91,7 +92,7 @@ FIELDS = ["team", "project", "account", "account2", "pool", "host", "resource", 
           "tag_value", "job_name", "user", "comment", "run_id", "dtype", "model"]
 
 
-@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(5), deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(st.fixed_dictionaries({f: hostile for f in FIELDS}))
 def test_hostile_text_is_data(tmp_path_factory, values):
     # a team or project must be a non-empty name in the config; the rest may be anything

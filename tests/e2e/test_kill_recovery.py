@@ -21,8 +21,9 @@ from dataclasses import dataclass
 import pytest
 
 from tests.support.crash_support import PROJECT_ROOT, Ledger, mart_rows, scratch_dir, simulate
+from tests.support.depth import examples
 
-TRIALS = 5
+TRIALS = examples(3)  # one round of WORKERS at once; make test-deep draws more
 SEED = 20261102
 WORKERS = 3  # trials at once: a run waits on its SQLite writes and its kill moment part of the time
 

@@ -2,8 +2,8 @@
 simulated ledger (2 days, 4 nodes) is built by DuckDB as usual (the session fixture), then run again by
 the same Dagster job with `--engine spark`, its two days at once in two processes as a backfill runs
 them: the same sql/ files, transpiled, on local Spark sessions, writing Parquet by day. Every intermediate table and mart is compared row for row with DuckDB's, reading
-Spark's Parquet back with DuckDB; the published files are compared, finance views included; a warehouse
-moves from one engine to the other and back keeping its days. Select with `-m spark`; skipped where
+Spark's Parquet back with DuckDB; the published files are compared, finance views included (a warehouse moving
+from one engine to the other and back is test_spark_cluster.py's). Select with `-m spark`; skipped where
 Java or pyspark is absent."""
 
 from __future__ import annotations
@@ -261,34 +261,6 @@ def test_integer_division_past_its_range_fails_loudly(spark_session):
                       args={"a": Decimal(10**38 - 1), "b": Decimal(10**12)}).createOrReplaceTempView("t")
     with pytest.raises(Exception, match="NUMERIC_VALUE_OUT_OF_RANGE|ARITHMETIC_OVERFLOW"):
         spark_session.sql(to_spark(sqlglot.parse_one("SELECT a // b AS q FROM t", read="duckdb"))).collect()
-
-
-def test_a_warehouse_moves_to_spark_and_back_keeping_its_days(simulated_ledger, spark_ledger, tmp_path):
-    """A DuckDB-built warehouse run on Spark for its second day: the first day's rows move to Parquet,
-    the second is computed again (replacing the copied one), and the marts, now views, equal DuckDB's;
-    run on DuckDB again, the views become tables holding the same rows."""
-    from tests.support.pipeline import run_pipeline
-
-    warehouse = tmp_path / "warehouse.duckdb"
-    shutil.copy(simulated_ledger.warehouse, warehouse)
-    day = simulated_ledger.days[-1]
-    for name, kind in (("spark", "VIEW"), ("duckdb", "BASE TABLE")):
-        with engine(name):
-            assert not run_pipeline(simulated_ledger.landing, warehouse, simulated_ledger.config, [day])
-        with duckdb.connect() as con:
-            con.execute(f"ATTACH '{simulated_ledger.warehouse}' AS duck (READ_ONLY)")
-            con.execute(f"ATTACH '{warehouse}' AS moved (READ_ONLY)")
-            kinds = {t: k for t, k in con.execute(
-                "SELECT table_name, table_type FROM information_schema.tables WHERE table_catalog = 'moved' "
-                "AND table_schema = 'marts'").fetchall()}
-            for table in MARTS:
-                schema_table = table.replace("/", ".")
-                assert kinds[table.split("/")[1]] == kind, (name, table)
-                result = compare_rows(con, f"SELECT * FROM duck.{schema_table}", f"SELECT * FROM moved.{schema_table}",
-                                      table)
-                assert not result.problems, f"{name}: {table}: " + "; ".join(result.problems)
-            days = {d for (d,) in con.execute("SELECT DISTINCT day FROM moved.marts.fct_cost_daily").fetchall()}
-            assert days == set(simulated_ledger.days), name
 
 
 def test_export_and_reports_read_spark_marts_unchanged(simulated_ledger, spark_ledger, tmp_path):
