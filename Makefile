@@ -63,17 +63,18 @@ ui: setup
 # builds once is built once, and the longest files go first (tests/conftest.py says how). TEST_WORKERS=0
 # runs them in this process. The 40 slowest tests are listed at the end: where CI's time goes.
 TEST_WORKERS ?= auto
+PYTEST = $(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: $(VENV)/.dev
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=40
+	$(PYTEST) --durations=40
 
 # While iterating: the unit tests only, no simulated world run through the pipeline.
 test-fast: $(VENV)/.dev
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder tests/unit
+	$(PYTEST) tests/unit
 
 # Before a change to what the property and kill tests guard: the same suite drawing four times as many
 # corrupted landings, hostile values and kill moments (tests/support/depth.py).
 test-deep: $(VENV)/.dev
-	GPULEDGER_TEST_DEPTH=4 $(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=40
+	GPULEDGER_TEST_DEPTH=4 $(PYTEST) --durations=40
 
 # The system packages tests use (each test skips with one line without its package): Chromium renders
 # the HTML report; Prometheus (`prometheus`, `promtool`) serves telemetry to `collect dcgm`; Slurm

@@ -61,16 +61,16 @@ def _graphql(port: int) -> dict:
         return json.loads(resp.read())["data"]
 
 
-def _first_finished_tick(proc: subprocess.Popen, port: int, log: Path, limit: float = 240) -> dict:
+def _finished_ticks(proc: subprocess.Popen, port: int, log: Path, limit: float = 240) -> list[dict]:
+    """The bill sensor's ticks that have ended, once there is one (a tick being evaluated reads STARTED)."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         assert proc.poll() is None, log.read_text()[-3000:]
         try:
             data = _graphql(port)
-            ticks = data["sensorOrError"]["sensorState"]["ticks"]
-            # a tick still being evaluated reads STARTED; the test wants the ones that ended
-            if any(t["status"] != "STARTED" for t in ticks):
-                return data
+            ended = [t for t in data["sensorOrError"]["sensorState"]["ticks"] if t["status"] != "STARTED"]
+            if ended:
+                return ended
         except (OSError, KeyError, TypeError):
             pass
         time.sleep(2)
@@ -113,8 +113,7 @@ def test_make_ui_on_the_demo_queues_no_run_removes_no_row_and_stops_on_ctrl_c(le
                    "--config", str(root / "gpuledger.yaml"), "--warehouse", str(root / "warehouse.duckdb"),
                    "--port", str(port)], {**_env(home, root, root / "landing"), "GPULEDGER_LANDING": ""}, log)
     try:
-        data = _first_finished_tick(proc, port, log)
-        ticks = [t for t in data["sensorOrError"]["sensorState"]["ticks"] if t["status"] != "STARTED"]
+        ticks = _finished_ticks(proc, port, log)
         assert {(t["status"], t["skipReason"]) for t in ticks} == {("SKIPPED", "no bill file changed")}
         time.sleep(5)  # the other sensors' first ticks (live alerts, delivery; freshness is off in the demo)
         assert _graphql(port)["runsOrError"]["results"] == []
