@@ -40,6 +40,16 @@ TDP_WATTS: dict[str, float] = {
     "B200": 1000.0, "GB200": 1200.0, "L40S": 350.0, "MI300X": 750.0,
 }
 
+# Memory per GPU (GB as the vendor names it; DCGM's FB_USED is read in MiB against GB × 1024) per
+# canonical model, for the under-use lens (docs/ledger.md#under-use-a-lens-on-productive-time). Where a
+# model comes in two sizes the name the node reports decides (`A100-SXM4-40GB`: 40); else the larger,
+# which is what training clusters run: A100 80 GB, H100 SXM/PCIe 80 GB, H100 NVL 94 GB, H200 141 GB,
+# B200 180 GB, GB200 186 GB, L40S 48 GB, MI300X 192 GB (vendor datasheets).
+MEMORY_GB: dict[str, int] = {
+    "A100": 80, "H100 SXM": 80, "H100 PCIe": 80, "H100 NVL": 94, "H200": 141, "B200": 180, "GB200": 186,
+    "L40S": 48, "MI300X": 192,
+}
+
 # Order matters: the first pattern that matches wins, so GB200 is tried before B200, and the H100
 # variants before plain H100 (a bare "H100 80GB HBM3" is the SXM part; PCIe cards say PCIe).
 _PATTERNS: list[tuple[str, str]] = [

@@ -39,6 +39,25 @@ MIG_PROFILES: dict[str, tuple[int, int]] = {
     "1g.6gb": (1, 4), "1g.6gb+me": (1, 4), "2g.12gb": (2, 4), "2g.12gb+me": (2, 4), "4g.24gb": (4, 4),
 }
 
+# The MIG profiles a GPU of each memory size (GB) can be cut into, one per compute size (the `+me`
+# variants and the duplicate-compute larger-memory ones are left out: the smallest memory of each
+# compute size is what a job that fits would ask for). NVIDIA's MIG user guide, supported profiles.
+PROFILES_BY_GPU_MEMORY_GB: dict[int, tuple[str, ...]] = {
+    40: ("1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"),
+    80: ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
+    94: ("1g.12gb", "1g.24gb", "2g.24gb", "3g.47gb", "4g.47gb", "7g.94gb"),
+    96: ("1g.12gb", "1g.24gb", "2g.24gb", "3g.48gb", "4g.48gb", "7g.96gb"),
+    141: ("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
+    180: ("1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"),
+    24: ("1g.6gb", "2g.12gb", "4g.24gb"),
+}
+
+
+def profile_memory_gb(profile: str) -> int:
+    """The memory of a profile as its name gives it: `3g.40gb` → 40."""
+    return int(re.fullmatch(r"\d+g\.(\d+)gb(?:\+me)?", profile.lower()).group(1))
+
+
 # a MIG profile name: `3g.40gb`, `1g.10gb+me`; Slurm GRES types may prefix it (`a100_3g.40gb`,
 # `nvidia_h100_80gb_hbm3_1g.10gb`)
 MIG_NAME = r"\d+g\.\d+gb(?:\+me)?"

@@ -88,6 +88,14 @@ class IdleConfig(_Section):
     sm_active_threshold: float = Field(0.05, ge=0, le=1)
 
 
+class EfficiencyConfig(_Section):
+    # the under-use lens on productive time (docs/ledger.md#under-use-a-lens-on-productive-time):
+    # a productive minute below this SM activity is low activity
+    low_activity: float = Field(0.25, ge=0, le=1)
+    # a smaller GPU "fits" a job when its memory holds the job's peak with this share to spare
+    memory_headroom: float = Field(0.20, ge=0, le=10)
+
+
 class TelemetryConfig(_Section):
     # DCGM scrape interval; gaps over three of them are `unmonitored`
     scrape_interval_seconds: int = Field(30, ge=1, le=3600)
@@ -452,6 +460,7 @@ class OrgConfig(_Section):
     # how untagged shared lines are split among projects: by their GPU cost or GPU-seconds of the day
     shared_cost_rule: Literal["gpu_cost", "gpu_seconds"] = "gpu_cost"
     idle: IdleConfig = IdleConfig()
+    efficiency: EfficiencyConfig = EfficiencyConfig()
     mfu_target: float = Field(0.40, gt=0, le=1)
     attention_flops: Literal["palm", "causal"] = "palm"
     quarantine: QuarantineConfig = QuarantineConfig()
@@ -530,6 +539,8 @@ class OrgConfig(_Section):
             "pool_teams": json.dumps(self.pools),
             "idle_min_minutes": self.idle.min_stretch_minutes,
             "idle_sm_threshold": self.idle.sm_active_threshold,
+            "low_activity": self.efficiency.low_activity,
+            "memory_headroom": self.efficiency.memory_headroom,
             "scrape_seconds": self.telemetry.scrape_interval_seconds,
             "mfu_target": self.mfu_target,
             # where a plan's defaults came from (marts.dim_run_plans): a config file's key, or the built-in value

@@ -5,13 +5,14 @@ from dataclasses import asdict
 import duckdb
 import polars as pl
 
-from models.gpu_catalog import PEAK_FLOPS, TDP_WATTS, gpu_model_patterns
+from models.gpu_catalog import MEMORY_GB, PEAK_FLOPS, TDP_WATTS, gpu_model_patterns
 from models.ledger_categories import CATEGORIES
+from models.mig_profiles import PROFILES_BY_GPU_MEMORY_GB, profile_memory_gb, profile_units
 
 
 # the tables load_reference (re)creates
 TABLES = ("intermediate.ref_gpu_peak_flops", "intermediate.ref_gpu_model_patterns", "intermediate.ref_gpu_tdp",
-          "marts.dim_ledger_categories")
+          "intermediate.ref_gpu_memory", "intermediate.ref_mig_slices", "marts.dim_ledger_categories")
 
 
 def load_reference(con: duckdb.DuckDBPyConnection) -> None:
@@ -31,6 +32,8 @@ def load_reference(con: duckdb.DuckDBPyConnection) -> None:
     con.unregister("tdp_in")
     con.unregister("peaks_in")
     con.unregister("patterns_in")
+    _load(con, "intermediate.ref_gpu_memory", gpu_memory())
+    _load(con, "intermediate.ref_mig_slices", mig_slices())
     # a dimension of the published marts: finance and report SQL read it there
     categories = pl.DataFrame([{"ord": i, **asdict(c)} for i, c in enumerate(CATEGORIES)])
     con.register("categories_in", categories)
@@ -38,6 +41,27 @@ def load_reference(con: duckdb.DuckDBPyConnection) -> None:
     con.unregister("categories_in")
 
 
+def gpu_memory() -> pl.DataFrame:
+    """Memory per GPU of each canonical model (GB)."""
+    return pl.DataFrame([{"gpu_model": m, "memory_gb": gb} for m, gb in MEMORY_GB.items()],
+                        schema={"gpu_model": pl.Utf8, "memory_gb": pl.Int32})
+
+
+def mig_slices() -> pl.DataFrame:
+    """The MIG profiles a GPU of each memory size is cut into: memory and share units of each."""
+    return pl.DataFrame(
+        [{"gpu_memory_gb": gb, "profile": p, "memory_gb": profile_memory_gb(p), "share_units": profile_units(p)}
+         for gb, profiles in PROFILES_BY_GPU_MEMORY_GB.items() for p in profiles],
+        schema={"gpu_memory_gb": pl.Int32, "profile": pl.Utf8, "memory_gb": pl.Int32, "share_units": pl.Int32})
+
+
+def _load(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
+    con.register("reference_in", frame)
+    con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM reference_in")  # a constant of this module
+    con.unregister("reference_in")
+
+
 def reference_fingerprint() -> str:
     """What load_reference loads, as text: when it changes, a warehouse's reference tables are reloaded."""
-    return repr((PEAK_FLOPS, TDP_WATTS, list(gpu_model_patterns()), [asdict(c) for c in CATEGORIES]))
+    return repr((PEAK_FLOPS, TDP_WATTS, MEMORY_GB, PROFILES_BY_GPU_MEMORY_GB, list(gpu_model_patterns()),
+                 [asdict(c) for c in CATEGORIES]))

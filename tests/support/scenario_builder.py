@@ -70,12 +70,16 @@ def money(d: Decimal | str | int) -> str:
 
 @dataclass
 class Activity:
-    """What a host's GPUs did over [start, end) in UTC: held by `job` (None = unallocated), busy or not."""
+    """What a host's GPUs did over [start, end) in UTC: held by `job` (None = unallocated), busy or not;
+    busy at SM activity `sm` (GPU_UTIL 100), and using `fb_mib` MiB of memory when given (the host then
+    reports DCGM_FI_DEV_FB_USED, 0 outside such activities)."""
     start: datetime
     end: datetime
     job: str | None
     busy: bool
     gpus: tuple[int, ...] = tuple(range(8))
+    sm: float = 0.6
+    fb_mib: float | None = None
 
 
 @dataclass
@@ -273,6 +277,7 @@ class Landing:
         n = 86400 // SAMPLE_S
         util = np.zeros((n, 8))
         sm = np.zeros((n, 8))
+        fb = np.zeros((n, 8))
         jobs = np.full((n, 8), None, dtype=object)
         for a in self.activity.get(host, []):
             i0 = max(0, int((a.start - day0).total_seconds()) // SAMPLE_S)
@@ -281,12 +286,16 @@ class Landing:
                 continue
             g = list(a.gpus)
             util[i0:i1, g] = 100.0 if a.busy else 0.0
-            sm[i0:i1, g] = 0.6 if a.busy else 0.0
+            sm[i0:i1, g] = a.sm if a.busy else 0.0
+            fb[i0:i1, g] = a.fb_mib or 0.0
             jobs[i0:i1, g] = a.job
         ts = np.array([int(day0.timestamp()) * 1_000_000 + i * SAMPLE_S * 1_000_000 for i in range(n)], dtype=np.int64)
         # rows ordered by time, gpu, metric
         metrics = ["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_SM_ACTIVE"]
         values = [util, sm]
+        if any(a.fb_mib is not None for a in self.activity.get(host, [])):
+            metrics.append("DCGM_FI_DEV_FB_USED")
+            values.append(fb)
         if host in self.power_w:
             metrics.append("DCGM_FI_DEV_POWER_USAGE")
             values.append(np.full((n, 8), self.power_w[host]))

@@ -26,7 +26,9 @@ def _minutes(busy: set[int], missing: set[int] = frozenset()):
                          "hpc_job": None, "first_sample_ts": start, "last_sample_ts": start + timedelta(seconds=30),
                          "first_busy_ts": start if m in busy else None,
                          "last_busy_ts": start + timedelta(seconds=30) if m in busy else None,
-                         "gpu_util_max": 50.0 if m in busy else 0.0, "sm_active_max": 0.5 if m in busy else 0.0})
+                         "gpu_util_max": 50.0 if m in busy else 0.0, "sm_active_max": 0.5 if m in busy else 0.0,
+                         "gpu_util_avg": 50.0 if m in busy else 0.0, "sm_active_avg": 0.5 if m in busy else 0.0,
+                         "tensor_active_avg": None, "fb_used_max_mib": None})
     return rows
 
 

@@ -16,7 +16,7 @@ import pytest
 from pipelines.cli.plan import DEFAULT_COLUMNS, DEFAULTS_STEP, KEYS_STEP, as_json, estimate
 from pipelines.ingest.plans import plan_frame, plan_row, read_plan
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.warehouse import run_sql
+from pipelines.lib.warehouse import run_sql, sql
 from tests.support.sql_steps import given, warehouse
 
 EXAMPLE = """\
@@ -131,6 +131,9 @@ def _marts(con) -> None:
         (date(2026, 11, 2), "h1", "EUR", 10 * 3600.0, D("25.00")),
     ], schema={"day": pl.Date, "hostname": pl.String, "billing_currency": pl.String, "gpu_seconds": pl.Float64,
                "effective_cost": pl.Decimal(38, 18)})
+    # the price of a GPU-hour is its own mart, computed here by its SQL from the rows above
+    con.execute("CREATE TABLE marts.fct_gpu_price_daily AS " + sql("marts/fct_gpu_price_daily"),
+                {"day": date(2026, 11, 2)})
     given(con, "marts.fct_run_efficiency_daily", [(date(2026, 11, 1), 3000 * 3600.0), (date(2026, 11, 2), 1000 * 3600.0)],
           schema={"day": pl.Date, "gpu_seconds": pl.Float64})
     given(con, "marts.fct_rerun_loss", [

@@ -13,6 +13,7 @@ MARTS = [
     "marts/fct_run_efficiency_daily", "marts/fct_node_hourly", "marts/fct_bill_daily", "marts/fct_config_cost_daily",
     "marts/dim_nodes", "marts/dim_projects",
     "marts/fct_checkpoint_saves", "marts/dim_run_plans", "marts/fct_run_budget_daily", "ops/alerts",
+    "marts/fct_job_efficiency_daily", "marts/fct_user_cost_daily", "marts/fct_gpu_price_daily",
 ]
 
 

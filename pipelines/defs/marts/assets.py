@@ -38,6 +38,31 @@ MFU (on all of the run's GPU-seconds), goodput, cost per 1M tokens, the cost of 
 target MFU, and the cost of running below target. The FLOPs convention is stored with each row.""",
 )
 
+fct_job_efficiency_daily = sql_asset(
+    "marts/fct_job_efficiency_daily",
+    group="marts",
+    description="""Busy but under-used, per day, job and currency: productive GPU-seconds at low SM activity
+and their cost, mean SM and tensor activity, peak memory against the GPU's, GPUs held but never active and
+the right size, and the smallest GPU or MIG profile that holds the job's memory, with its cost at the
+fleet's price when cheaper. A lens on productive time; the ledger's categories are unchanged.""",
+)
+
+fct_user_cost_daily = sql_asset(
+    "marts/fct_user_cost_daily",
+    group="marts",
+    description="""Cost per day × team × user × category × currency, as `sreport user top` gives it: the
+node-hour cost of each user's jobs by ledger category, with the low-activity GPU-seconds and cost of their
+productive time. A team's users add up to its jobs' part of fct_cost_daily.""",
+)
+
+fct_gpu_price_daily = sql_asset(
+    "marts/fct_gpu_price_daily",
+    group="marts",
+    description="""What a GPU-hour of each GPU model cost the fleet over the 30 days ending on the day, per
+currency: every billed GPU-second of its nodes and what they cost. The price plan and the under-use lens
+use.""",
+)
+
 dim_nodes = sql_asset(
     "marts/dim_nodes",
     group="marts",

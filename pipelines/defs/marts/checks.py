@@ -7,6 +7,7 @@ from pipelines.defs.marts.assets import (
     fct_cost_daily,
     fct_idle_waste_daily,
     fct_job_cost,
+    fct_job_efficiency_daily,
     fct_rerun_loss,
     fct_run_efficiency_daily,
 )
@@ -67,4 +68,10 @@ run_efficiency_expectations = expectations_check(
     fct_run_efficiency_daily,
     MartExpectations("marts/fct_run_efficiency_daily", key=("day", "run_id", "billing_currency"),
                      non_negative=("gpu_seconds", "tokens", "tokens_kept"), between_0_and_1=("goodput",)),
+)
+job_efficiency_expectations = expectations_check(
+    fct_job_efficiency_daily,
+    MartExpectations("marts/fct_job_efficiency_daily", key=("day", "job_uid", "billing_currency"),
+                     non_negative=("low_activity_gpu_seconds", "gpus_never_active", "right_size_gpus"),
+                     between_0_and_1=("sm_active_avg", "tensor_active_avg")),
 )

@@ -27,7 +27,9 @@ WHERE j.day = $day
 -- MIG instances (gpu_instance set)
 CREATE OR REPLACE TEMP TABLE minutes_near AS
 SELECT hostname, gpu, gpu_instance, hpc_job, minute_ts, first_sample_ts, last_sample_ts, first_busy_ts, last_busy_ts,
-       coalesce(gpu_util_max = 0, FALSE) OR coalesce(sm_active_max < $idle_sm_threshold, FALSE) AS idle
+       coalesce(gpu_util_max = 0, FALSE) OR coalesce(sm_active_max < $idle_sm_threshold, FALSE) AS idle,
+       -- the under-use lens: SM activity, else GPU utilisation as a fraction where a GPU has no profiling
+       coalesce(sm_active_avg, gpu_util_avg / 100) AS activity, tensor_active_avg, fb_used_max_mib
 FROM staging.stg_dcgm__gpu_minutes
 WHERE day BETWEEN $day::DATE - 1 AND $day::DATE + 1
   AND minute_ts >= $day::DATE - to_minutes($idle_min_minutes::BIGINT)
@@ -102,21 +104,26 @@ SELECT row_number() OVER () AS slot_id, * FROM all_slots;
 -- each slot's telemetry minutes within its job's time: its own GPU's (or MIG instance's) series (a
 -- requeued job keeps its JobID, so the label alone does not tell two instances apart), or all series of
 -- the physical GPU the record names, or the whole host's
+-- (a host's GPUs judged together: low activity only when every GPU is, `activity_max`; their mean
+-- activity, `activity`; their largest memory use)
 CREATE OR REPLACE TEMP TABLE slot_minutes AS
-SELECT s.slot_id, m.minute_ts, m.first_sample_ts, m.last_sample_ts, m.first_busy_ts, m.last_busy_ts, m.idle
+SELECT s.slot_id, m.minute_ts, m.first_sample_ts, m.last_sample_ts, m.first_busy_ts, m.last_busy_ts, m.idle,
+       m.activity, m.activity AS activity_max, m.tensor_active_avg, m.fb_used_max_mib
 FROM slots s JOIN minutes_near m
   ON s.mode = 'gpu' AND m.hostname = s.hostname AND m.gpu = s.gpu AND m.hpc_job = s.hpc_job
  AND m.gpu_instance IS NOT DISTINCT FROM s.gpu_instance
 WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
 UNION ALL
 SELECT s.slot_id, m.minute_ts, min(m.first_sample_ts), max(m.last_sample_ts), min(m.first_busy_ts),
-       max(m.last_busy_ts), bool_and(m.idle)
+       max(m.last_busy_ts), bool_and(m.idle), avg(m.activity), max(m.activity), avg(m.tensor_active_avg),
+       max(m.fb_used_max_mib)
 FROM slots s JOIN minutes_near m ON s.mode = 'host' AND m.hostname = s.hostname
 WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
 GROUP BY s.slot_id, m.minute_ts
 UNION ALL
 SELECT s.slot_id, m.minute_ts, min(m.first_sample_ts), max(m.last_sample_ts), min(m.first_busy_ts),
-       max(m.last_busy_ts), bool_and(m.idle)
+       max(m.last_busy_ts), bool_and(m.idle), avg(m.activity), max(m.activity), avg(m.tensor_active_avg),
+       max(m.fb_used_max_mib)
 FROM slots s JOIN minutes_near m
   ON s.mode = 'physical' AND m.hostname = s.hostname AND m.gpu = s.gpu AND m.gpu_instance IS NULL
 WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
@@ -228,4 +235,42 @@ SELECT g.slot_id, g.s, g.e, arg_max(i.category, i.prio) AS category
 FROM segments g
 JOIN slot_intervals i ON i.slot_id = g.slot_id AND i.s <= g.s AND i.e >= g.e
 WHERE g.e IS NOT NULL AND g.e > g.s
-GROUP BY g.slot_id, g.s, g.e
+GROUP BY g.slot_id, g.s, g.e;
+
+-- The under-use lens on productive time (docs/ledger.md#under-use-a-lens-on-productive-time), per slot and
+-- hour: of each productive segment, the milliseconds inside each telemetry minute of the slot, in total
+-- and in minutes whose activity is below `efficiency.low_activity`, with activity, tensor activity and
+-- memory use weighed by them. Productive time in a minute without a sample is counted as not low.
+CREATE OR REPLACE TEMP TABLE productive_lens AS
+WITH segment_minutes AS (
+    SELECT g.slot_id, date_trunc('hour', g.s) AS hour_ts, m.activity, m.activity_max, m.tensor_active_avg,
+           m.fb_used_max_mib,
+           epoch_ms(least(g.e, m.minute_ts + INTERVAL 1 MINUTE)) - epoch_ms(greatest(g.s, m.minute_ts)) AS ms
+    FROM slot_segments g
+    JOIN slot_minutes m ON m.slot_id = g.slot_id AND m.minute_ts < g.e AND m.minute_ts + INTERVAL 1 MINUTE > g.s
+    WHERE g.category = 'productive'
+)
+SELECT slot_id, hour_ts,
+       sum(ms) FILTER (activity_max < $low_activity) AS low_activity_ms,
+       sum(ms) FILTER (activity IS NOT NULL) AS activity_ms,
+       sum(ms * activity) AS activity_weighted_ms,
+       sum(ms) FILTER (tensor_active_avg IS NOT NULL) AS tensor_ms,
+       sum(ms * tensor_active_avg) AS tensor_weighted_ms,
+       max(fb_used_max_mib) AS fb_used_max_mib
+FROM segment_minutes WHERE ms > 0
+GROUP BY slot_id, hour_ts;
+
+-- per job and host, the whole GPUs with telemetry of their own (labelled series) within the job's time
+-- of the day, and how many of them were ever active (a minute that is not idle): the rest of them were
+-- held for nothing
+CREATE OR REPLACE TEMP TABLE slot_activity AS
+WITH per_slot AS (
+    SELECT s.slot_id, s.job_uid, s.hostname, bool_or(NOT m.idle) AS active
+    FROM slots s
+    JOIN slot_minutes m ON m.slot_id = s.slot_id AND m.last_sample_ts >= s.w_start AND m.first_sample_ts < s.w_end
+    WHERE s.mode = 'gpu' AND s.gpu_instance IS NULL AND s.share_units = share_units_per_gpu()
+    GROUP BY s.slot_id, s.job_uid, s.hostname
+)
+SELECT job_uid, hostname, count(*) AS gpus_seen, count(*) FILTER (active) AS gpus_active
+FROM per_slot
+GROUP BY job_uid, hostname

@@ -5,22 +5,17 @@ CREATE OR REPLACE TEMP TABLE plan_defaults AS
 WITH window_days AS (
     SELECT $day::DATE - 29 AS first_day, $day::DATE AS last_day
 ),
--- the effective cost of a GPU-hour of each GPU model, per billing currency: every billed GPU-second of
--- its nodes, whatever it was used for, and what those node-hours cost
+-- the effective cost of a GPU-hour of each GPU model, per billing currency, over the window
+-- (marts.fct_gpu_price_daily: the one price of a GPU-hour)
 model_price AS (
-    SELECT n.gpu_model_canonical, h.billing_currency, sum(h.effective_cost) AS cost, sum(h.gpu_seconds) AS gpu_seconds,
-           min(h.day) AS first_day, max(h.day) AS last_day
-    FROM marts.fct_node_hourly h
-    JOIN marts.dim_nodes n ON n.day = h.day AND n.hostname = h.hostname, window_days w
-    WHERE h.day BETWEEN w.first_day AND w.last_day AND h.billing_currency IS NOT NULL
-    GROUP BY ALL HAVING sum(h.gpu_seconds) > 0
+    SELECT gpu_model_canonical, billing_currency, cost, gpu_seconds, first_day, last_day, price_per_gpu_hour
+    FROM marts.fct_gpu_price_daily WHERE day = $day
 ),
 -- a plan that names its currency takes that currency's price; else the currency most of the model's
 -- GPU-hours were billed in
 price AS (
     SELECT k.run_id, m.billing_currency, m.first_day, m.last_day, m.gpu_seconds / 3600 AS gpu_hours,
-           -- to 1e-6 in DECIMAL: a DOUBLE rounded to 6 places and widened shows its binary tail (8.260441999999998976)
-           (m.cost::DOUBLE * 3600 / m.gpu_seconds)::DECIMAL(38, 6)::DECIMAL(38, 18) AS price
+           m.price_per_gpu_hour AS price
     FROM plan_keys k JOIN model_price m ON m.gpu_model_canonical = k.gpu_model_canonical
     WHERE k.currency IS NULL OR k.currency = m.billing_currency
     QUALIFY row_number() OVER (PARTITION BY k.run_id ORDER BY m.gpu_seconds DESC, m.billing_currency) = 1

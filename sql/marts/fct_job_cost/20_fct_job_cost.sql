@@ -4,7 +4,10 @@
 -- are on the first currency's row only, so they never count twice). A job with no billed cost has
 -- one row with a NULL currency. `kwh` and `co2e_kg`: the job's share of its nodes' energy
 -- (int_node_hour_energy) by GPU-seconds (exactly: share-unit GPU-milliseconds), hour by hour, whether or
--- not the hour is costed.
+-- not the hour is costed. The under-use lens on the job's productive time
+-- (docs/ledger.md#under-use-a-lens-on-productive-time): its low-activity GPU-seconds and their cost (split
+-- exactly from the productive cost, 10_low_activity_split.sql), its mean SM and tensor activity, its
+-- peak memory use, and the GPUs it held that were never active while others were.
 WITH job_hours AS (
     -- one scan of the day's GPU-seconds: each row with its node-hour's GPU-seconds (its GPUs for the
     -- hour, or what jobs held if more), over which the node-hour's energy is shared
@@ -15,6 +18,36 @@ WITH job_hours AS (
     FROM intermediate.int_gpu_seconds g
     LEFT JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = g.hostname
     WHERE g.day = $day
+),
+lens AS (
+    SELECT job_uid,
+           share_ms_seconds(sum(low_activity_share_ms)) AS low_activity_gpu_seconds,
+           sum(activity_weighted_share_ms) / nullif(sum(activity_share_ms), 0) AS sm_active_avg,
+           sum(tensor_weighted_share_ms) / nullif(sum(tensor_share_ms), 0) AS tensor_active_avg,
+           max(fb_used_max_mib) AS fb_used_max_mib
+    FROM intermediate.int_gpu_seconds
+    WHERE day = $day AND category = 'productive'
+    GROUP BY job_uid
+),
+-- per host, the job's whole GPUs with their own series and those ever active; held for nothing: those
+-- never active while another GPU of the job was
+gpu_activity AS (
+    SELECT job_uid, sum(gpus_seen) AS gpus_seen, sum(gpus_active) AS gpus_active
+    FROM (SELECT job_uid, hostname, max(gpus_seen) AS gpus_seen, max(gpus_active) AS gpus_active
+          FROM intermediate.int_gpu_seconds WHERE day = $day AND gpus_seen IS NOT NULL
+          GROUP BY job_uid, hostname) per_host
+    GROUP BY job_uid
+),
+-- the GPU model of the job's first host and its memory: the size the node's model name says
+-- (`A100-SXM4-40GB`), else the catalog's
+job_gpu_memory AS (
+    SELECT j.job_uid, gpu_model_canonical(n.gpu_model) AS gpu_model_canonical,
+           coalesce(try_cast(nullif(regexp_extract(upper(n.gpu_model), '([0-9]+) *GB', 1), '') AS INTEGER),
+                    rm.memory_gb) AS memory_gb
+    FROM intermediate.int_job_allocations j
+    LEFT JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = j.hosts[1]
+    LEFT JOIN intermediate.ref_gpu_memory rm ON rm.gpu_model = gpu_model_canonical(n.gpu_model)
+    WHERE j.day = $day
 ),
 seconds AS (
     SELECT h.job_uid,
@@ -58,6 +91,20 @@ SELECT r.day, r.job_id, r.job_uid, r.cluster, r.run_id, r.team, r.project, r.use
        (coalesce(s.failed_job_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS failed_job_gpu_seconds,
        (coalesce(s.unmonitored_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS unmonitored_gpu_seconds,
        (coalesce(s.kwh, 0) * r.seconds_share)::DOUBLE AS kwh,
-       (coalesce(s.co2e_kg, 0) * r.seconds_share)::DOUBLE AS co2e_kg
+       (coalesce(s.co2e_kg, 0) * r.seconds_share)::DOUBLE AS co2e_kg,
+       (coalesce(l.low_activity_gpu_seconds, 0) * r.seconds_share)::DOUBLE AS low_activity_gpu_seconds,
+       coalesce(lc.low_activity_cost, 0)::DECIMAL(38, 18) AS low_activity_cost,
+       coalesce(lc.low_activity_billed_cost, 0)::DECIMAL(38, 18) AS low_activity_billed_cost,
+       l.sm_active_avg::DOUBLE AS sm_active_avg, l.tensor_active_avg::DOUBLE AS tensor_active_avg,
+       l.fb_used_max_mib::DOUBLE AS fb_used_max_mib,
+       (l.fb_used_max_mib / (m.memory_gb * 1024.0))::DOUBLE AS fb_used_max_fraction,
+       CASE WHEN a.gpus_active > 0 THEN a.gpus_seen - a.gpus_active ELSE 0 END::INTEGER AS gpus_never_active,
+       (coalesce(r.gpus, 0) - CASE WHEN a.gpus_active > 0 THEN a.gpus_seen - a.gpus_active ELSE 0 END)::INTEGER
+           AS right_size_gpus,
+       m.gpu_model_canonical, m.memory_gb::INTEGER AS gpu_memory_gb
 FROM rows r
 LEFT JOIN seconds s USING (job_uid)
+LEFT JOIN lens l USING (job_uid)
+LEFT JOIN gpu_activity a USING (job_uid)
+LEFT JOIN low_activity_cost lc ON lc.job_uid = r.job_uid AND lc.billing_currency IS NOT DISTINCT FROM r.billing_currency
+LEFT JOIN job_gpu_memory m USING (job_uid)
