@@ -156,7 +156,7 @@ def write_day(path: Path, seed: int, jobs: list[MigJob], day0: int) -> tuple[int
                     work &= ~((ts >= j.idle[0]) & (ts < j.idle[1]))
                 busy |= work
             util = np.where(busy, np.round(rng.uniform(30, 95, N_SAMPLES)), 0.0)
-            sm = np.where(busy, np.round(rng.uniform(0.2, 0.7, N_SAMPLES), 6), 0.0)
+            sm = np.where(busy, np.round(rng.uniform(0.3, 0.7, N_SAMPLES), 6), 0.0)   # never low activity
             for metric, values in (("DCGM_FI_DEV_GPU_UTIL", util), ("DCGM_FI_PROF_SM_ACTIVE", sm)):
                 cols["timestamp"].append(ts * 1_000_000)
                 cols["hostname"].append(np.full(N_SAMPLES, HOST, dtype=object))

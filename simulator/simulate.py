@@ -15,7 +15,8 @@
     out/truth/gpu_seconds.csv, out/truth/runs.csv, out/truth/costs.csv (what the nodes no bill covers cost,
     per day, cluster, cost source, team and project: simulator/offbill.py) and offbill_gpu_seconds.csv
     (their GPU-seconds per cluster and category), out/truth/incidents.csv (hung jobs and step-time
-    regressions an alert is owed for: simulator/incidents.py), out/truth/landing_manifest.json
+    regressions an alert is owed for: simulator/incidents.py), out/truth/efficiency.csv (the under-use lens:
+    simulator/efficiency.py), out/truth/landing_manifest.json
 
 The simulated world starts empty at `start` 00:00 UTC and stops at the end of the last day: no job ran
 before, nothing is submitted or logged after, and exports taken "at the end of a day" that ends later are
@@ -37,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from . import mig
+from .efficiency import EfficiencyTruth
 from .fleet import PROJECTS, build_fleet
 from .jobs import SAMPLE_S
 from .manifest import BillTotals
@@ -138,6 +140,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         fb[j.key] = j.fb_mib
     index = NodeIndex(wl.jobs, len(fleet.nodes))
     truth = GpuSecondsTruth(fleet, off_bill)
+    efficiency = EfficiencyTruth(project_of_key)
     dcgm = {"files": 0, "rows": 0, "samples": 0}
     for node in fleet.nodes:
         outages = wl.outages.get(node.index, [])
@@ -153,7 +156,6 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
             kind, holder = paint_state(jobs, day0)
             cat = paint_categories(jobs, holder, day0, t1, outages)
             truth.add(day, node.index, count_categories(cat, holder, project_of_key, len(PROJECTS)))
-            del cat
             present = np.ones(N_SAMPLES, dtype=bool)
             for a, b in outages:
                 ia = max(0, -(-(a - day0) // SAMPLE_S))
@@ -164,7 +166,10 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
             rng = np.random.default_rng([seed, 606, node.index, di])
             present = short_gaps(ks, hs, present, knobs.short_gaps_per_node_day, rng)
             path = landing / "telemetry" / "dcgm" / f"day={day.isoformat()}" / f"{node.hostname}.parquet"
-            rows, samples = write_node_day(path, node, day0, ks, hs, present, node_job_ids, mfu, fb, rng)
+            sm: list = []
+            rows, samples = write_node_day(path, node, day0, ks, hs, present, node_job_ids, mfu, fb, rng, sm_out=sm)
+            efficiency.add(day, cat, kind, holder, *sm[0])
+            del cat
             dcgm["files"] += 1
             dcgm["rows"] += rows
             dcgm["samples"] += samples
@@ -188,15 +193,17 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
             kind, holder = paint_state(jobs, day0)
             cat = paint_categories(jobs, holder, day0, t1, [])
             counts = count_categories(cat, holder, project_of_key, len(PROJECTS))
-            del cat
             truth.add(day, node.index, counts)
             hour_counts = count_project_hours(holder, project_of_key, len(PROJECTS))
             rng = np.random.default_rng([seed, 707, node.index, di])
             path = landing / "telemetry" / "dcgm" / f"day={day.isoformat()}" / f"{node.hostname}.parquet"
             power: list = []
+            sm = []
             rows, samples = write_node_day(path, node, day0, kind[:, ::SAMPLE_S], holder[:, ::SAMPLE_S],
                                            np.ones(N_SAMPLES, dtype=bool), job_ids, mfu, fb, rng, power,
-                                           energy_from_mj=energy_mj)
+                                           energy_from_mj=energy_mj, sm_out=sm)
+            efficiency.add(day, cat, kind, holder, *sm[0])
+            del cat
             costs.add_node_day(node, day, counts, hour_counts, power[0][1], power[0][0], SAMPLE_S)
             dcgm["files"] += 1
             dcgm["rows"] += rows
@@ -206,6 +213,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     dcgm.update({"hosts": hosts, "gpus": hosts * 8, "metrics": 5, "sample_interval_s": SAMPLE_S})
 
     gpu_rows = truth.write(out / "truth" / "gpu_seconds.csv")
+    efficiency_rows = efficiency.write(out / "truth" / "efficiency.csv")
     cost_rows = costs.write(out / "truth" / "costs.csv")
     run_rows = runs_truth(wl.runs, t0, t1)
     write_runs_truth(out / "truth" / "runs.csv", run_rows)
@@ -224,6 +232,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         "plans": plans_stats,
         "inventory": inventory,
         "truth": {"gpu_seconds_rows": gpu_rows, "runs_rows": len(run_rows), "cost_rows": cost_rows,
+                  "efficiency_rows": efficiency_rows,
                   "incidents_rows": len(incidents),
                   "billed_gpu_seconds_per_day": n_billed * 8 * DAY,
                   "config_costed_gpu_seconds_per_day": len(off_bill) * 8 * DAY},

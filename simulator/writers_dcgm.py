@@ -4,7 +4,8 @@ Long format, one row per (sample time, GPU, metric), rows ordered by timestamp, 
 METRICS order). Samples every 30 s at :00 and :30 for all 8 GPUs; a sample at t describes the GPU over
 [t, t+30). Telemetry outages and short dropped scrapes (1–2 samples) write no rows at all for the node.
 Values are drawn per phase kind from ranges that keep the idle rule unambiguous: zero kinds have GPU_UTIL
-exactly 0 and SM_ACTIVE < 0.01; every working kind has GPU_UTIL >= 5 and SM_ACTIVE >= 0.06.
+exactly 0 and SM_ACTIVE < 0.01; every working kind has GPU_UTIL >= 5 and SM_ACTIVE >= 0.06, and is either
+below the 0.25 low-activity line in every sample (SAVE, LIGHT) or at 0.30 and above (TRAIN, EVAL).
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ N_SAMPLES = 86400 // SAMPLE_S
 
 # per phase kind (NONE, STARTUP, TRAIN, SAVE, IDLE, EVAL, LIGHT, TEARDOWN): (low, high) of a uniform draw
 UTIL = np.array([(0, 0), (0, 0), (90, 100), (10, 45), (0, 0), (40, 100), (5, 70), (0, 0)], dtype=float)
-SM = np.array([(0, 0), (0, 0.008), (0.5, 0.8), (0.10, 0.25), (0, 0.009), (0.15, 0.6), (0.06, 0.4), (0, 0.005)])
+# SAVE and LIGHT stay below the 0.25 low-activity line, TRAIN and EVAL above it
+SM = np.array([(0, 0), (0, 0.008), (0.5, 0.8), (0.10, 0.22), (0, 0.009), (0.30, 0.6), (0.06, 0.22), (0, 0.005)])
 TENSOR = np.array([(0, 0), (0, 0), (0, 0), (0, 0.02), (0, 0), (0.05, 0.35), (0, 0.2), (0, 0)])
 POWER = np.array([(0, 0.02), (0.03, 0.1), (0.7, 0.95), (0.15, 0.3), (0.01, 0.05), (0.3, 0.8), (0.1, 0.5),
                   (0.02, 0.06)])
@@ -73,9 +75,10 @@ def short_gaps(kind: np.ndarray, holder: np.ndarray, present: np.ndarray, rate: 
 def write_node_day(path: Path, node: Node, day0: int, kind_s: np.ndarray, holder_s: np.ndarray,
                    present: np.ndarray, job_ids: list[str], mfu_by_key: np.ndarray, fb_by_key: np.ndarray,
                    rng: np.random.Generator, power_out: list | None = None,
-                   energy_from_mj: np.ndarray | None = None) -> tuple[int, int]:
+                   energy_from_mj: np.ndarray | None = None, sm_out: list | None = None) -> tuple[int, int]:
     """Write one node-day; kind_s/holder_s are (8, 2880) samples. Returns (rows, samples). `power_out`, when
-    given, receives (sample indices, power written (samples × GPUs)), for the energy truth.
+    given, receives (sample indices, power written (samples × GPUs)), for the energy truth; `sm_out` likewise
+the SM activity written, for the under-use truth.
     `energy_from_mj`, when given (per GPU, the counter at the day's start; every sample present), adds the
     energy counter: at each sample the energy drawn before it, in whole mJ, from the power written (each
     sample's power held for its 30 s); it is updated in place to the counter at the day's end."""
@@ -98,6 +101,8 @@ def write_node_day(path: Path, node: Node, day0: int, kind_s: np.ndarray, holder
     vals[:, :, 4] = np.round(fb)
     if power_out is not None:
         power_out.append((t_idx, vals[:, :, 3].copy()))
+    if sm_out is not None:          # the SM activity written, for the under-use truth (efficiency.py)
+        sm_out.append((t_idx, vals[:, :, 1].copy()))
     metrics = METRICS
     if energy_from_mj is not None:
         assert T == N_SAMPLES, "the energy counter is written for nodes with every sample only"

@@ -81,6 +81,30 @@ def test_run_tokens_and_rerun_loss_match_truth(ledger):
         assert restart == pytest.approx(float(t["restart_gpu_seconds"]), rel=0.01, abs=8 * 60), key
 
 
+def test_low_activity_and_never_active_gpus_match_truth(ledger):
+    """The under-use lens against truth/efficiency.csv (simulator/efficiency.py), per day and project: the
+    low-activity GPU-seconds within 1 % of the project's productive GPU-seconds (a minute mixing a low and
+    a busy phase at a boundary goes by its mean), and the GPUs held but never active exactly."""
+    with (ledger.root / "truth" / "efficiency.csv").open() as fh:
+        truth = {(r["day"], r["project"]): (float(r["low_activity_gpu_seconds"]), int(r["gpus_never_active"]))
+                 for r in csv.DictReader(fh)}
+    with ledger.connect() as con:
+        got = {(d, p): (lo, prod, never) for d, p, lo, prod, never in con.execute(
+            """SELECT strftime(day, '%Y-%m-%d'), project, sum(low_activity_gpu_seconds),
+                      sum(productive_gpu_seconds), sum(gpus_never_active)
+               FROM (SELECT day, job_uid, any_value(project) AS project, sum(low_activity_gpu_seconds) AS
+                            low_activity_gpu_seconds, sum(productive_gpu_seconds) AS productive_gpu_seconds,
+                            max(gpus_never_active) AS gpus_never_active
+                     FROM marts.fct_job_efficiency_daily GROUP BY day, job_uid)
+               GROUP BY ALL""").fetchall()}
+    assert sum(lo for lo, _ in truth.values()) > 0 and sum(n for _, n in truth.values()) > 0
+    for key in set(truth) | set(got):
+        low, never = truth.get(key, (0.0, 0))
+        got_low, productive, got_never = got.get(key, (0.0, 0.0, 0))
+        assert got_low == pytest.approx(low, abs=0.01 * productive + 60), key
+        assert got_never == never, key
+
+
 def test_planned_runs_progress_against_the_simulators_plans_and_tokens(ledger):
     """fct_run_budget_daily of each planned run: kept tokens to date are the truth's, summed day by day, and
     progress is against the tokens the simulator set the run to train on (its plan file)."""

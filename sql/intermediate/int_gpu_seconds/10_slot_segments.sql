@@ -253,9 +253,10 @@ WITH segment_minutes AS (
 SELECT slot_id, hour_ts,
        sum(ms) FILTER (activity_max < $low_activity) AS low_activity_ms,
        sum(ms) FILTER (activity IS NOT NULL) AS activity_ms,
-       sum(ms * activity) AS activity_weighted_ms,
+       -- in DECIMAL (activity to 1e-9), so the sums are the same in any order and on every re-run
+       sum(ms * round(activity, 9)::DECIMAL(18, 9)) AS activity_weighted_ms,
        sum(ms) FILTER (tensor_active_avg IS NOT NULL) AS tensor_ms,
-       sum(ms * tensor_active_avg) AS tensor_weighted_ms,
+       sum(ms * round(tensor_active_avg, 9)::DECIMAL(18, 9)) AS tensor_weighted_ms,
        max(fb_used_max_mib) AS fb_used_max_mib
 FROM segment_minutes WHERE ms > 0
 GROUP BY slot_id, hour_ts;
