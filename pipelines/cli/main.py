@@ -101,8 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also list the deliveries later ones superseded, the copies, and every reason "
                            "(default: count them)")
 
-    report = sub.add_parser("report", help="write a team's waste report (HTML, Markdown, CSV)")
-    report.add_argument("--team", required=True, help="the team, as the ledger names it (marts.dim_projects)")
+    report = sub.add_parser("report", help="write a team's or a user's waste report (HTML, Markdown, CSV)")
+    whose = report.add_mutually_exclusive_group(required=True)
+    whose.add_argument("--team", help="the team, as the ledger names it (marts.dim_projects)")
+    whose.add_argument("--user", help="a user, as the scheduler names them (marts.fct_user_cost_daily): their jobs "
+                                      "in every team, written under <out>/_users/")
     when = report.add_mutually_exclusive_group(required=True)
     when.add_argument("--day", help="one UTC day, YYYY-MM-DD (this or --month)")
     when.add_argument("--month", help="one month, YYYY-MM (this or --day)")
@@ -482,6 +485,7 @@ def _report(args: argparse.Namespace) -> int:
     from pipelines.lib.publish import published_path
     from pipelines.lib.sandbox import open_read_only
     from pipelines.reports import DEFAULT_REPORTS, check_report_request, period_of, write_team_report
+    from pipelines.reports.user_report import check_user_request, write_user_report
 
     try:  # what was typed first: a bad date is named before a missing warehouse
         start, end, label = period_of(args.day, args.month)
@@ -493,8 +497,12 @@ def _report(args: argparse.Namespace) -> int:
         return 2
     try:
         with open_read_only(path) as con:
-            check_report_request(con, args.team, start, end)
-            paths = write_team_report(con, args.team, start, end, label, args.out or DEFAULT_REPORTS)
+            if args.user is not None:
+                check_user_request(con, args.user, start, end)
+                paths = write_user_report(con, args.user, start, end, label, args.out or DEFAULT_REPORTS)
+            else:
+                check_report_request(con, args.team, start, end)
+                paths = write_team_report(con, args.team, start, end, label, args.out or DEFAULT_REPORTS)
     except (ValueError, RuntimeError) as err:
         print(f"report failed: {err}", file=sys.stderr)
         return 2

@@ -24,6 +24,7 @@ from models import ledger_categories
 from pipelines.lib.warehouse import sql
 from pipelines.reports.fx import Converted, ReportingTotals, convert
 from pipelines.reports.period import trend_window
+from pipelines.reports.underuse import UnderUsedJob, UserCost, jobs_of, users_of
 
 # GPU categories, waste kinds, labels and help: one table, models/ledger_categories.py. Waste kinds are
 # listed in that order when they cost the same.
@@ -143,6 +144,9 @@ class ReportData(Scope):
     rerun_daily: list[tuple[date, str, float, Decimal]]  # trend window: (day, run_id, gpu_seconds, cost)
     runs: list[RunEfficiency]
     run_budgets: list[RunBudget]  # planned runs in the plan's currency: plan against actual
+    underused_jobs: list[UnderUsedJob]  # busy but under-used, worst first (underuse.py)
+    users: list[UserCost]  # the team's users by waste and low-activity cost
+    low_activity_cost: Decimal  # the team's productive cost at low SM activity, in this currency
     team_mfu: float | None = None  # over all of the team's runs, whatever currency they were billed in
     team_effective_mfu: float | None = None
     mfu_target: float | None = None
@@ -250,15 +254,21 @@ def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, labe
     daily = _by_currency(query(con, "waste_cost_daily", **tp))
     heatmap = _by_currency(query(con, "waste_idle_heatmap", **p))
     idle_nodes = _by_currency(query(con, "waste_idle_nodes", top=TOP, **p))
-    jobs = _by_currency(query(con, "waste_jobs", top=TOP, **p))
+    jobs = _by_currency(query(con, "waste_jobs", top=TOP, user=None, **p))
     losses = _by_currency(query(con, "waste_rerun_loss", **tp))
     run_rows = query(con, "waste_runs", **p)
     runs = _by_currency(run_rows)
     # warehouses published before plans existed have no budget mart: no plan against actual then
     budgets = _by_currency(query(con, "waste_run_budgets", **p)) if "fct_run_budget_daily" in present else {}
+    # warehouses published before the under-use lens have no efficiency marts: no such section then
+    lens = {"fct_job_efficiency_daily", "fct_user_cost_daily"} <= present
+    underused = _by_currency(query(con, "waste_underuse_jobs", top=TOP, user=None, **p)) if lens else {}
+    users = _by_currency(query(con, "waste_underuse_users", top=TOP, **p)) if lens else {}
+    low_cost = dict(query(con, "waste_low_activity_cost", **p)) if lens else {}
     # Another mart may hold a currency fct_cost_daily has none of for the team (a run's team comes
     # from its project): it gets a section too rather than being dropped.
-    every = sorted(set(currencies).union(by_category, daily, heatmap, idle_nodes, jobs, losses, runs, budgets))
+    every = sorted(set(currencies).union(by_category, daily, heatmap, idle_nodes, jobs, losses, runs, budgets,
+                                         underused, users))
     team_mfu = _team_efficiency(run_rows)
     sections = []
     for c in every:
@@ -272,10 +282,12 @@ def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, labe
             daily=[(d, cat, e) for d, cat, e, _ in daily.get(c, [])],
             heatmap=heat, heatmap_nodes_total=nodes_total,
             idle_nodes=idle_nodes.get(c, []),
-            jobs=_jobs(jobs.get(c, [])),
+            jobs=jobs_by_kind(jobs.get(c, [])),
             interruptions=interruptions, rerun_daily=rerun_daily,
             runs=[_run(r) for r in section_runs],
             run_budgets=[RunBudget(*r) for r in budgets.get(c, [])],
+            underused_jobs=jobs_of(underused.get(c, [])), users=users_of(users.get(c, [])),
+            low_activity_cost=low_cost.get(c) or Decimal(0),
             **team_mfu, mfu_gap_cost=sum(gaps, Decimal(0)) if gaps else None,
             reporting=reporting.by_currency.get(c) if reporting else None,
         ))
@@ -299,7 +311,7 @@ def _heatmap(rows: list[tuple]) -> tuple[list[tuple], int]:
     return [row for row in rows if row[0] in keep], len(node_idle)
 
 
-def _jobs(rows: list[tuple]) -> dict[str, list[JobWaste]]:
+def jobs_by_kind(rows: list[tuple]) -> dict[str, list[JobWaste]]:
     jobs: dict[str, list[JobWaste]] = {k: [] for k in JOB_KINDS}
     for r in rows:
         (job_uid, job_id, cluster, run_id, project, user, name, state, start_ts, end_ts, gpus,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from decimal import Decimal
 
-from pipelines.reports import svg
+from pipelines.reports import svg, underuse
 from pipelines.reports.data import GPU_CATEGORIES, WASTE_HELP, WASTE_KINDS, WASTE_LABELS, Report, ReportData
 from pipelines.reports.fmt import esc, gpu_hours, money, money_short, pct, ratio_pct, tokens, when
 from pipelines.reports.summary import (CATEGORY_STYLE, biggest_contributor, category_style, converted_total_text,
@@ -91,22 +91,27 @@ def render(r: Report) -> str:
                           f'<h2 class="billed">Billed in {esc(d.currency)}</h2>{_currency_body(d, "")}</div>'
                           for d in r.sections)
                 + _footer(r))
+    return page(title, f"Team {r.team} · {period_text(r)}", note + body,
+                f"Days and times in UTC · money in {money_in(r)}, effective cost (after discounts and credits)"
+                " · hover a bar or cell for its exact value")
+
+
+def page(title: str, heading: str, body: str, sub: str = "Days and times in UTC · effective cost") -> str:
+    """A whole report page around `body` (HTML already escaped); title, heading and sub are text."""
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             # No script runs and nothing loads: a job name that slips past escaping still cannot act.
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
             f"<title>{esc(title)}</title><style>{CSS}</style></head><body><main>"
             "<header><div class=\"eyebrow\">gpuledger &middot; GPU cost &amp; waste report</div>"
-            f"<h1>Team {esc(r.team)} &middot; {esc(period_text(r))}</h1>"
-            f"<p class=\"sub\">Days and times in UTC &middot; money in {esc(money_in(r))}, effective cost (after discounts and credits)"
-            " &middot; hover a bar or cell for its exact value</p></header>"
-            f"{note}{body}</main></body></html>\n")
+            f"<h1>{esc(heading)}</h1><p class=\"sub\">{esc(sub)}</p></header>"
+            f"{body}</main></body></html>\n")
 
 
 def _currency_body(d: ReportData, coverage: str) -> str:
     """Everything the report says about one currency's money, headline first."""
     return "".join([_headline(d, coverage), _waste_table(d), _cost_chart(d), _heatmap(d), _rerun_chart(d),
-                    _mfu_chart(d), _job_tables(d), _interruptions(d), _idle_nodes(d), _runs(d)])
+                    _mfu_chart(d), _job_tables(d), _underuse(d), _interruptions(d), _idle_nodes(d), _runs(d)])
 
 
 def _no_data(d: Report) -> str:
@@ -128,6 +133,9 @@ def _headline(d: ReportData, coverage: str) -> str:
         ("gpu_cost", "GPU cost", money(d.gpu_cost, c), f"{gpu_hours(gpu_s)} GPU-hours billed", ""),
         ("waste_cost", "Waste", money(d.waste_cost, c),
          f"{pct(d.waste_cost, d.gpu_cost)} of GPU cost · {gpu_hours(d.waste_gpu_seconds)} GPU-hours", "waste"),
+        ("low_activity_cost", "Busy but under-used", money(d.low_activity_cost, c),
+         f"{pct(d.low_activity_cost, d.cost('productive'))} of productive cost at low SM activity",
+         "warn" if d.low_activity_cost else ""),
     ]
     if d.team_effective_mfu is None:
         cards.append(("effective_mfu", "Effective MFU", "–", "no run logged tokens in this period", ""))
@@ -156,11 +164,11 @@ def _reporting_totals(r: Report) -> str:
     last = len(rows) - 1  # the sum over currencies, in bold
     cells = [[(("wrap" if i == 3 else "" if i == 0 else "n") + (" total" if n == last else ""), text)
               for i, text in enumerate(row)] for n, row in enumerate(rows)]
-    table = _table([(h, i not in (0, 3)) for i, h in enumerate(headers)], cells, "")
+    totals = table([(h, i not in (0, 3)) for i, h in enumerate(headers)], cells, "")
     return (f'<section data-kpi="reporting_totals"><h2>{esc(title)}</h2><p class="note">Each currency\'s money '
             "converted at the config's exchange rate (fx:) for its month, exactly, and rounded once here; "
             "a currency without a rate is not converted and never added to the others.</p>"
-            f"{table}</section>")
+            f"{totals}</section>")
 
 
 def _waste_table(d: ReportData) -> str:
@@ -304,7 +312,7 @@ def _mfu_chart(d: ReportData) -> str:
             f"{chart}</section>")
 
 
-def _table(headers: Sequence[tuple[str, bool]], rows: list[list[tuple[str, str]]], empty: str) -> str:
+def table(headers: Sequence[tuple[str, bool]], rows: list[list[tuple[str, str]]], empty: str) -> str:
     """headers: (title, numeric); a cell: (css class, text); all text is escaped here."""
     if not rows:
         return f'<p class="empty">{esc(empty)}</p>'
@@ -339,8 +347,23 @@ def _job_tables(d: ReportData) -> str:
                  ("n", gpu_hours(j.waste_gpu_seconds)), ("n waste", money(j.waste_cost, d.currency)),
                  ("n", money(j.effective_cost, d.currency))]
                 for j in d.jobs[kind]]
-        parts.append(f"<h3>{esc(title)}</h3>" + _table(headers, rows, empty))
+        parts.append(f"<h3>{esc(title)}</h3>" + table(headers, rows, empty))
     return "".join(parts) + "</section>"
+
+
+def _underuse(d: ReportData) -> str:
+    """Busy but under-used: the jobs and the users, worst first (underuse.py)."""
+    c = d.currency
+    jobs = [[("id wrap", row[0])] + [("", v) for v in row[1:3]] + [("n", v) for v in row[3:6]] + [("", row[6])]
+            + [("n", v) for v in row[7:]] for row in underuse.job_rows(d.underused_jobs, c)]
+    users = [[("", row[0])] + [("n", v) for v in row[1:]] for row in underuse.user_rows(d.users, c)]
+    return (f'<section data-section="underuse"><h2>Busy but under-used</h2><p class="note">{esc(underuse.NOTE)}</p>'
+            "<h3>Jobs</h3>"
+            + table([(h, i >= 3 and i != 6) for i, h in enumerate(underuse.JOB_HEADERS)], jobs,
+                     "No job ran at low activity, held GPUs it never used or fits a smaller GPU.")
+            + "<h3>Users</h3>"
+            + table([(h, i > 0) for i, h in enumerate(underuse.USER_HEADERS)], users, "No user cost in this period.")
+            + "</section>")
 
 
 def _interruptions(d: ReportData) -> str:
@@ -354,7 +377,7 @@ def _interruptions(d: ReportData) -> str:
              ("n waste", money(i.effective_cost, d.currency))] for i in d.interruptions]
     return ("<section><h2>Work lost to interruptions</h2><p class=\"note\">Each crash that a later job resumed "
             "from a checkpoint, most expensive first.</p>"
-            + _table(headers, rows, "No interruptions in this period.") + "</section>")
+            + table(headers, rows, "No interruptions in this period.") + "</section>")
 
 
 def _idle_nodes(d: ReportData) -> str:
@@ -364,7 +387,7 @@ def _idle_nodes(d: ReportData) -> str:
              ("n waste", money(cost, d.currency))]
             for host, days, unalloc, alloc, cost in d.idle_nodes]
     return ("<section><h2>Idle nodes</h2><p class=\"note\">Nodes where the team paid for idle GPUs, most expensive first.</p>"
-            + _table(headers, rows, "No idle nodes in this period.") + "</section>")
+            + table(headers, rows, "No idle nodes in this period.") + "</section>")
 
 
 def _runs(d: ReportData) -> str:
@@ -380,7 +403,7 @@ def _runs(d: ReportData) -> str:
              ("n", money(r.mfu_gap_cost, c) if r.mfu_gap_cost is not None else "–")] for r in d.runs]
     return ("<section><h2>Training runs</h2><p class=\"note\">Goodput: productive share of the run's GPU time. "
             "Below-target cost: what the run paid for running under the MFU target (negative when above it).</p>"
-            + _table(headers, rows, "No training runs in this period.") + "</section>" + _plan_against_actual(d))
+            + table(headers, rows, "No training runs in this period.") + "</section>" + _plan_against_actual(d))
 
 
 def _plan_against_actual(d: ReportData) -> str:
@@ -399,7 +422,7 @@ def _plan_against_actual(d: ReportData) -> str:
     return ("<section><h2>Plan against actual</h2><p class=\"note\">Runs with a plan (plans/*.yaml): GPU-hours "
             "and cost so far against the budget, the share of the planned tokens done, and the total at the pace "
             "so far; past the budget in red.</p>"
-            + _table([(h, i > 0) for i, h in enumerate(headers)], cells, "").replace("<table>", '<table class="plan">', 1)
+            + table([(h, i > 0) for i, h in enumerate(headers)], cells, "").replace("<table>", '<table class="plan">', 1)
             + "</section>")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import re
 
+from pipelines.reports import underuse
 from pipelines.reports.data import GPU_CATEGORIES, WASTE_HELP, WASTE_KINDS, WASTE_LABELS, Report, ReportData
 from pipelines.reports.fmt import gpu_hours, money, pct, ratio_pct, tokens, when
 from pipelines.reports.summary import (biggest_contributor, converted_total_text, cost_per_mtok_text, coverage_text,
@@ -27,7 +28,7 @@ def md(value: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
-def _table(headers: list[str], rows: list[list[str]], empty: str, right: set[int] = frozenset()) -> str:
+def table(headers: list[str], rows: list[list[str]], empty: str, right: set[int] = frozenset()) -> str:
     if not rows:
         return f"_{md(empty)}_\n"
     line = "| " + " | ".join(md(h) for h in headers) + " |\n"
@@ -55,7 +56,7 @@ def render(r: Report) -> str:
         if r.reporting is not None:
             title, headers, rows = reporting_table(r)
             out.append(f"## {md(title)}\n")
-            out.append(_table(headers, rows, "", {1, 2, 4, 5}))
+            out.append(table(headers, rows, "", {1, 2, 4, 5}))
         for d in r.sections:
             out.append(f"## Billed in {md(d.currency)}\n")
             out += _currency(d, "", "###")
@@ -81,11 +82,13 @@ def _currency(d: ReportData, coverage: str, h: str) -> list[str]:
         f"- **GPU cost:** {md(money(d.gpu_cost, c))} ({md(gpu_hours(gpu_s))} GPU-hours)",
         f"- **Waste:** {md(money(d.waste_cost, c))} = {md(pct(d.waste_cost, d.gpu_cost))} of GPU cost "
         f"({md(gpu_hours(d.waste_gpu_seconds))} GPU-hours)",
+        f"- **Busy but under-used:** {md(money(d.low_activity_cost, c))} = "
+        f"{md(pct(d.low_activity_cost, d.cost('productive')))} of productive cost at low SM activity",
         f"- **Effective MFU:** {md(mfu)}",
     ]) + "\n")
     kinds = sorted(WASTE_KINDS, key=lambda k: (-d.cost(k), WASTE_KINDS.index(k)))
     out.append(f"{h} Where the waste went\n")
-    out.append(_table(["kind", "cost", "% of GPU cost", "GPU-hours", "biggest contributor"],
+    out.append(table(["kind", "cost", "% of GPU cost", "GPU-hours", "biggest contributor"],
                       [[WASTE_LABELS[k], money(d.cost(k), c), pct(d.cost(k), d.gpu_cost), gpu_hours(d.gpu_seconds(k)),
                         biggest_contributor(d, k)] for k in kinds], "", {1, 2, 3}))
     # what each line that cost something means, right under it (all of them: "What the lines mean")
@@ -94,22 +97,28 @@ def _currency(d: ReportData, coverage: str, h: str) -> list[str]:
     job_headers = ["job", "name", "user", "project", "state", "wasted GPU-h", "waste cost", "job cost"]
     for kind, title in (("allocated_idle", "Hung or idle jobs"), ("failed_job", "Failed jobs nothing resumed")):
         out.append(f"{h} {title}\n")
-        out.append(_table(job_headers, [[j.job_id + (f" ({j.cluster})" if j.cluster else ""), j.job_name or "–",
+        out.append(table(job_headers, [[j.job_id + (f" ({j.cluster})" if j.cluster else ""), j.job_name or "–",
                                          j.user_name or "–", j.project or "–", j.state or "–",
                                          gpu_hours(j.waste_gpu_seconds), money(j.waste_cost, c),
                                          money(j.effective_cost, c)]
                                         for j in d.jobs[kind]], "None in this period.", {5, 6, 7}))
+    out.append(f"{h} Busy but under-used\n")
+    out.append(md(underuse.NOTE) + "\n")
+    out.append(table(underuse.JOB_HEADERS, underuse.job_rows(d.underused_jobs, c),
+                      "No job ran at low activity, held GPUs it never used or fits a smaller GPU.", {3, 4, 5, 7, 8}))
+    out.append(table(underuse.USER_HEADERS, underuse.user_rows(d.users, c), "No user cost in this period.",
+                      {1, 2, 3, 4, 5}))
     out.append(f"{h} Work lost to interruptions\n")
-    out.append(_table(["run", "job", "name", "user", "cause", "interrupted at", "lost GPU-h", "restart GPU-h", "cost"],
+    out.append(table(["run", "job", "name", "user", "cause", "interrupted at", "lost GPU-h", "restart GPU-h", "cost"],
                       [[i.run_id or "–", i.job_id or "–", i.job_name or "–", i.user_name or "–", i.cause or "–",
                         when(i.interrupted_at), gpu_hours(i.lost_gpu_seconds), gpu_hours(i.restart_gpu_seconds),
                         money(i.effective_cost, c)] for i in d.interruptions], "None in this period.", {6, 7, 8}))
     out.append(f"{h} Idle nodes\n")
-    out.append(_table(["node", "days", "idle, no job GPU-h", "hung jobs GPU-h", "idle cost"],
+    out.append(table(["node", "days", "idle, no job GPU-h", "hung jobs GPU-h", "idle cost"],
                       [[host, str(n), gpu_hours(u), gpu_hours(a), money(cost, c)] for host, n, u, a, cost in d.idle_nodes],
                       "None in this period.", {1, 2, 3, 4}))
     out.append(f"{h} Training runs\n")
-    out.append(_table(["run", "project", "tokens kept", "effective MFU", "goodput", "cost", "per 1M tokens",
+    out.append(table(["run", "project", "tokens kept", "effective MFU", "goodput", "cost", "per 1M tokens",
                        "at target MFU"],
                       [[r.run_id, r.project or "–", tokens(r.tokens_kept), ratio_pct(r.effective_mfu),
                         ratio_pct(r.goodput), money(r.effective_cost, c),
@@ -118,5 +127,5 @@ def _currency(d: ReportData, coverage: str, h: str) -> list[str]:
                        for r in d.runs], "None in this period.", {2, 3, 4, 5, 6, 7}))
     if d.run_budgets:
         out.append(f"{h} Plan against actual\n")
-        out.append(_table(*plan_table(d), "", {1, 2, 3, 4, 5, 6, 7, 8}))
+        out.append(table(*plan_table(d), "", {1, 2, 3, 4, 5, 6, 7, 8}))
     return out

@@ -1,4 +1,4 @@
--- The team's jobs that wasted GPU time over [$start, $end], one row per job and billing currency
+-- The team's (or the user's) jobs that wasted GPU time over [$start, $end], one row per job and billing currency
 -- (the mart has a row per job, day and currency), keeping the $top worst of each kind per currency:
 -- hung / idle (allocated_idle), failed and not resumed (failed_job), no telemetry (unmonitored). Work
 -- lost to interruptions has its own query (waste_rerun_loss.sql), per interruption.
@@ -12,7 +12,9 @@ WITH rows AS (
     SELECT coalesce(billing_currency, min(billing_currency) OVER (PARTITION BY job_uid), $first_currency) AS currency,
            *
     FROM marts.fct_job_cost
-    WHERE team = $team AND day BETWEEN $start AND $end
+    WHERE day BETWEEN $start AND $end
+      -- a team's report names its team; a user's report (`report --user`) its user, in every team
+      AND ($team IS NULL OR team = $team) AND ($user IS NULL OR user_name = $user)
 ),
 jobs AS (
     SELECT job_uid,
