@@ -18,10 +18,11 @@ import duckdb
 from models import ledger_categories
 from pipelines.lib.atomic import replace_atomically
 from pipelines.lib.csv_cells import guard
-from pipelines.lib.names import file_name, unknown_name
+from pipelines.lib.names import file_name
 from pipelines.reports import html_page, markdown, underuse
 from pipelines.reports.data import TOP, JobWaste, jobs_by_kind, query
 from pipelines.reports.fmt import esc, gpu_hours, money, pct, plain_decimal, when
+from pipelines.reports.waste import check_named_in_ledger
 
 USERS_FOLDER = "_users"
 CSV_COLUMNS = ("day", "team", "user_name", "category", "billing_currency", "gpu_seconds", "effective_cost",
@@ -60,14 +61,7 @@ def check_user_request(con: duckdb.DuckDBPyConnection, user: str, start: date, e
     if present < 2:
         raise RuntimeError("the warehouse has no marts.fct_user_cost_daily: run `gpuledger run` for the days "
                            "with this version first, or point at another warehouse")
-    users = [u for (u,) in con.execute("SELECT DISTINCT user_name FROM marts.fct_user_cost_daily ORDER BY 1").fetchall()]
-    if user not in users:
-        raise ValueError(unknown_name("user", user, users, "the ledger"))
-    first, last = con.execute("SELECT min(day), max(day) FROM marts.fct_user_cost_daily WHERE user_name = $u",
-                              {"u": user}).fetchone()
-    if end < first or start > last:
-        period = start.isoformat() if start == end else f"{start} to {end}"
-        raise ValueError(f"user {user!r} has no job cost in {period}: their days run from {first} to {last}")
+    check_named_in_ledger(con, "user", user, "marts.fct_user_cost_daily", "user_name", start, end)
 
 
 def load(con: duckdb.DuckDBPyConnection, user: str, start: date, end: date) -> list[UserSection]:

@@ -69,14 +69,21 @@ def write_team_report(con: duckdb.DuckDBPyConnection, team: str, start: date, en
 def check_report_request(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date) -> None:
     """A report a person asked for by name and period is of a team and days the ledger has: a typo or a
     day outside the data is a ValueError naming what there is, never a report of nothing."""
-    teams = [t for (t,) in con.execute("SELECT DISTINCT team FROM marts.fct_cost_daily ORDER BY 1").fetchall()]
-    if team not in teams:
-        raise ValueError(unknown_name("team", team, teams, "the ledger"))
-    first, last = con.execute("SELECT min(day), max(day) FROM marts.fct_cost_daily WHERE team = $team",
-                              {"team": team}).fetchone()
+    check_named_in_ledger(con, "team", team, "marts.fct_cost_daily", "team", start, end)
+
+
+def check_named_in_ledger(con: duckdb.DuckDBPyConnection, kind: str, name: str, table: str, column: str,
+                          start: date, end: date) -> None:
+    """`name` is a value of `column` in `table` (constants of the caller) with a day in [start, end];
+    else a ValueError naming the closest value there is, or the days it has."""
+    known = [v for (v,) in con.execute(f"SELECT DISTINCT {column} FROM {table} ORDER BY 1").fetchall() if v is not None]
+    if name not in known:
+        raise ValueError(unknown_name(kind, name, known, "the ledger"))
+    first, last = con.execute(f"SELECT min(day), max(day) FROM {table} WHERE {column} = $name",
+                              {"name": name}).fetchone()
     if end < first or start > last:
         period = start.isoformat() if start == end else f"{start} to {end}"
-        raise ValueError(f"team {team!r} has no ledger day in {period}: its days run from {first} to {last}")
+        raise ValueError(f"{kind} {name!r} has no ledger day in {period}: its days run from {first} to {last}")
 
 
 def ledger_csv(report: data.Report) -> str:

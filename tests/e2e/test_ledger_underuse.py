@@ -110,3 +110,20 @@ def test_each_user_gets_their_jobs_cost_by_category_with_the_lens(ledger):
         "AND category IN ('productive', 'allocated_idle', 'rerun_loss', 'failed_job', 'unmonitored')",
         [NOV2]).fetchall()[0][0]
     assert by_team == sum(e for _, e, _, _ in rows.values()) == D("160.00")
+
+
+def test_the_team_report_and_a_users_report_show_the_under_use(ledger, tmp_path):
+    from pipelines.reports import write_team_report
+    from pipelines.reports.user_report import check_user_request, write_user_report
+
+    team_md = write_team_report(ledger, "ml", NOV2, NOV2, "2026-11-02", tmp_path)[1].read_text()
+    # productive cost $32 + $16 + $16 = $64, of it $16.00 (job 7002) at low SM activity
+    assert "- **Busy but under-used:** $16.00 = 25.0% of productive cost at low SM activity" in team_md
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in team_md.splitlines() if line.startswith("| 700")}
+    assert " | 8 (2) | 70% | " in rows["7001 (c1) train"]                       # 8 GPUs held, 2 ever active
+    assert " | 10% | 4.0 | $16.00 | – | – | $16.00 |" in rows["7002 (c1) train"]
+    assert " | H100 SXM 1g.10gb | $2.29 | $16.00 |" in rows["7003 (c1) train"]   # 2.285714… on a 1/7 slice
+    user_md = write_user_report(ledger, "dave", NOV2, NOV2, "2026-11-02", tmp_path)[1].read_text()
+    assert "| ml | Productive GPU time | 4.0 | $16.00 | 100.0% | $16.00 |" in user_md
+    with pytest.raises(ValueError, match="no user 'davd' in the ledger — did you mean 'dave'"):
+        check_user_request(ledger, "davd", NOV2, NOV2)
