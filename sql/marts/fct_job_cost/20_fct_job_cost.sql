@@ -41,14 +41,20 @@ gpu_activity AS (
 ),
 -- the GPU model of the job's first host and its memory: the size the node's model name says
 -- (`A100-SXM4-40GB`), else the catalog's
-job_gpu_memory AS (
-    SELECT j.job_uid, gpu_model_canonical(n.gpu_model) AS gpu_model_canonical,
-           coalesce(try_cast(nullif(regexp_extract(upper(n.gpu_model), '([0-9]+) *GB', 1), '') AS INTEGER),
-                    rm.memory_gb) AS memory_gb
+job_gpu_model AS (
+    SELECT j.job_uid, n.gpu_model, gpu_model_canonical(n.gpu_model) AS gpu_model_canonical
     FROM intermediate.int_job_allocations j
     LEFT JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = j.hosts[1]
-    LEFT JOIN intermediate.ref_gpu_memory rm ON rm.gpu_model = gpu_model_canonical(n.gpu_model)
     WHERE j.day = $day
+),
+-- (the catalog joined on the model found above: Spark takes the canonical-model macro, a correlated
+-- subquery, in a projection only)
+job_gpu_memory AS (
+    SELECT g.job_uid, g.gpu_model_canonical,
+           coalesce(try_cast(nullif(regexp_extract(upper(g.gpu_model), '([0-9]+) *GB', 1), '') AS INTEGER),
+                    rm.memory_gb) AS memory_gb
+    FROM job_gpu_model g
+    LEFT JOIN intermediate.ref_gpu_memory rm ON rm.gpu_model = g.gpu_model_canonical
 ),
 seconds AS (
     SELECT h.job_uid,
