@@ -38,6 +38,16 @@ MFU (on all of the run's GPU-seconds), goodput, cost per 1M tokens, the cost of 
 target MFU, and the cost of running below target. The FLOPs convention is stored with each row.""",
 )
 
+fct_run_badput_daily = sql_asset(
+    "marts/fct_run_badput_daily",
+    group="marts",
+    description="""The badput of each run per day: every GPU-second of the run's jobs and its cost in exactly
+one kind — disruption (rerun loss), idle (allocated idle), failed, unmonitored, and the productive time
+split into startup, checkpoint_save, evaluation, data_wait, exposed_communication and goodput (from
+the trainer's phase events and step timers). Per run, day and currency the kinds sum exactly to the
+run's GPU-seconds and cost in fct_run_efficiency_daily.""",
+)
+
 dim_nodes = sql_asset(
     "marts/dim_nodes",
     group="marts",
