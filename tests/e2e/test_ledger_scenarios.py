@@ -527,9 +527,9 @@ def build_badput(root: Path) -> Landing:
     L.node("b1", pool="pool-b1", team="infra")
     L.node_hours("b1", utc(2026, 11, 2), 24, PRICE)
     L.job("c1", "7001", account="acct9", start="2026-11-02T00:00:00", end="2026-11-02T06:00:00",
-          state="NODE_FAIL", host="b1", comment="run_id=rb")
+          state="NODE_FAIL", host="b1", comment="run_id=rb", submit="2026-11-01T23:40:00")
     L.job("c1", "7002", account="acct9", start="2026-11-02T06:30:00", end="2026-11-02T10:00:00",
-          state="COMPLETED", host="b1", comment="run_id=rb")
+          state="COMPLETED", host="b1", comment="run_id=rb", submit="2026-11-02T06:10:00")
     L.telemetry("b1", [NOV2], [Activity(utc(2026, 11, 2, 0), utc(2026, 11, 2, 6), "7001", True),
                                Activity(utc(2026, 11, 2, 6, 30), utc(2026, 11, 2, 10), "7002", True)])
     L.event("rb", "step", utc(2026, 11, 2, 0, 30), job_id="7001", step=1, tokens=1000)
@@ -575,3 +575,24 @@ def test_s9_badput_sums_to_the_run(badput):
         [NOV2])
     assert (kind_seconds, kind_cost, kind_billed) == (seconds, cost, cost)
     assert cost == 570 * NODE_MINUTE_USD == D("342")
+
+
+def test_s9_queue_wait_and_checkpoint_interval(badput):
+    import math
+
+    (row,) = badput.con.execute("SELECT * FROM marts.fct_run_overhead_daily WHERE day = ? AND run_id = 'rb'",
+                                [NOV2]).fetchdf().to_dict("records")
+    # both jobs waited 20 minutes (7001 was submitted the evening before), on 8 GPUs each
+    assert (row["jobs"], row["queue_wait_seconds"]) == (2, 2400.0)
+    assert row["queue_wait_gpu_hours"] == pytest.approx(2 * 1200 * 8 / 3600, rel=1e-12)
+    # saves completed 01:05, 02:05, 03:05: an hour apart; each blocked 5 minutes
+    assert (row["checkpoints"], row["checkpoint_interval_s"], row["checkpoint_save_s"]) == (3, 3600.0, 300.0)
+    # the run held its node 6 h + 3.5 h of the day and was interrupted once
+    mtbf = 6 * HOUR + 3.5 * HOUR
+    assert row["mtbf_s"] == mtbf
+    tau = math.sqrt(2 * 300 * mtbf)
+    assert row["young_daly_interval_s"] == pytest.approx(tau, rel=1e-12)
+    excess = (300 / 3600 + 3600 / (2 * mtbf)) - (300 / tau + tau / (2 * mtbf))
+    assert excess > 0 and row["checkpoint_excess_overhead"] == pytest.approx(excess, rel=1e-12)
+    assert float(row["checkpoint_interval_cost"]) == pytest.approx(342 * excess, abs=1e-9)
+    assert row["billing_currency"] == "USD" and row["team"] == "ml"

@@ -48,6 +48,14 @@ the trainer's phase events and step timers). Per run, day and currency the kinds
 run's GPU-seconds and cost in fct_run_efficiency_daily.""",
 )
 
+fct_run_overhead_daily = sql_asset(
+    "marts/fct_run_overhead_daily",
+    group="marts",
+    description="""Per run and day: the queue wait of its jobs (Submit to Start, seconds and GPU-hours), its
+checkpoints, their observed interval and blocking save time, its observed MTBF, the Young–Daly interval
+for them, and what the difference between observed and optimal checkpoint overhead cost.""",
+)
+
 dim_nodes = sql_asset(
     "marts/dim_nodes",
     group="marts",
