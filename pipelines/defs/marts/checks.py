@@ -8,7 +8,9 @@ from pipelines.defs.marts.assets import (
     fct_idle_waste_daily,
     fct_job_cost,
     fct_rerun_loss,
+    fct_run_badput_daily,
     fct_run_efficiency_daily,
+    fct_run_overhead_daily,
 )
 from pipelines.lib.expectations import MartExpectations, expectations_check
 from pipelines.lib.partitions import DAILY
@@ -67,4 +69,14 @@ run_efficiency_expectations = expectations_check(
     fct_run_efficiency_daily,
     MartExpectations("marts/fct_run_efficiency_daily", key=("day", "run_id", "billing_currency"),
                      non_negative=("gpu_seconds", "tokens", "tokens_kept"), between_0_and_1=("goodput",)),
+)
+run_badput_expectations = expectations_check(
+    fct_run_badput_daily,
+    MartExpectations("marts/fct_run_badput_daily", key=("day", "run_id", "billing_currency", "kind"),
+                     non_negative=("gpu_seconds",)),
+)
+run_overhead_expectations = expectations_check(
+    fct_run_overhead_daily,
+    MartExpectations("marts/fct_run_overhead_daily", key=("day", "run_id", "billing_currency"),
+                     non_negative=("jobs", "queue_wait_seconds", "queue_wait_gpu_hours", "checkpoints")),
 )
