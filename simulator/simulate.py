@@ -154,8 +154,8 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
             jobs = index.jobs(node.index, day0, day0 + DAY, t1)
             kind, holder = paint_state(jobs, day0)
             cat = paint_categories(jobs, holder, day0, t1, outages)
-            truth.add(day, node.index, count_categories(cat, holder, project_of_key, len(PROJECTS)))
             badput.add(day, day0, jobs, cat, holder)
+            truth.add(day, node.index, count_categories(cat, holder, project_of_key, len(PROJECTS)))
             del cat
             present = np.ones(N_SAMPLES, dtype=bool)
             for a, b in outages:
@@ -227,9 +227,9 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         "runs": runs_stats,
         "plans": plans_stats,
         "inventory": inventory,
-        "truth": {"gpu_seconds_rows": gpu_rows, "runs_rows": len(run_rows), "badput_rows": badput_rows,
-                  "cost_rows": cost_rows,
+        "truth": {"gpu_seconds_rows": gpu_rows, "runs_rows": len(run_rows), "cost_rows": cost_rows,
                   "incidents_rows": len(incidents),
+                  "badput_rows": badput_rows,
                   "billed_gpu_seconds_per_day": n_billed * 8 * DAY,
                   "config_costed_gpu_seconds_per_day": len(off_bill) * 8 * DAY},
         "off_bill": {"nodes": len(off_bill), "hostnames": " ".join(n.hostname for n in off_bill),
