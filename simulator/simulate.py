@@ -137,9 +137,9 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         project_of_key[j.key] = pidx[j.project]
         mfu[j.key] = j.mfu
         fb[j.key] = j.fb_mib
+    badput = BadputTruth(wl.runs)
     index = NodeIndex(wl.jobs, len(fleet.nodes))
     truth = GpuSecondsTruth(fleet, off_bill)
-    badput = BadputTruth(wl.runs)
     dcgm = {"files": 0, "rows": 0, "samples": 0}
     for node in fleet.nodes:
         outages = wl.outages.get(node.index, [])
