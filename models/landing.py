@@ -32,7 +32,8 @@ def decimal_lit(text: str, dtype: pl.Decimal) -> pl.Expr:
 
 CHARGE_CATEGORIES = ["Usage", "Purchase", "Tax", "Credit", "Adjustment"]
 COMMITMENT_STATUSES = ["Used", "Unused"]
-RUN_EVENTS = ["run_config", "step", "checkpoint_saved", "checkpoint_loaded"]
+RUN_EVENTS = ["run_config", "step", "checkpoint_saved", "checkpoint_loaded", "checkpoint_started", "eval_started",
+              "eval_done"]
 # DCGM reports "not supported" as int64 sentinels from 0x7FFFFFFFFFFFFFF0 up; those are no reading.
 DCGM_SENTINEL_MIN = 9.22e18
 
@@ -42,6 +43,18 @@ def _not_in_future(*columns: str) -> pl.Expr:
     exporters in zones ahead of UTC and bills dated at the end of the current day)."""
     horizon = datetime.now(timezone.utc).replace(tzinfo=None) + timedelta(days=1)
     return pl.all_horizontal([pl.col(c).is_null() | (pl.col(c) <= horizon) for c in columns])
+
+
+def _finite_or_null(column: str) -> pl.Expr:
+    return pl.col(column).is_null() | pl.col(column).is_finite()
+
+
+def _timers_within_step() -> pl.Expr:
+    """A step's data wait and exposed communication are parts of the step: together at most its
+    seconds (where those are known; a millisecond of slack for timers that round). A timer that is no
+    finite number is refused by its own check, not also by this one."""
+    finite = [pl.when(pl.col(c).is_finite()).then(pl.col(c)).otherwise(0.0) for c in ("data_seconds", "comm_seconds")]
+    return pl.col("step_seconds").is_null() | (finite[0] + finite[1] <= pl.col("step_seconds") + 1e-3)
 
 
 def _rounding_within_half_unit() -> pl.Expr:
@@ -125,9 +138,17 @@ RunEvent = Contract(
         "ts": Column(TS),
         "step": Column(pl.Int64, nullable=True, ge=0),
         "tokens": Column(pl.Int64, nullable=True, ge=0),
+        "data_seconds": Column(pl.Float64, nullable=True, ge=0),
+        "comm_seconds": Column(pl.Float64, nullable=True, ge=0),
+        "step_seconds": Column(pl.Float64, nullable=True, ge=0),  # the parser's, from the file's step times
     },
     (
         RowCheck("ts must not be in the future", lambda: _not_in_future("ts"), ("ts",)),
+        # a NaN or infinity passes `ge=0` (polars orders NaN above every number): refused here by name
+        RowCheck("data_seconds must be a finite number", lambda: _finite_or_null("data_seconds"), ("data_seconds",)),
+        RowCheck("comm_seconds must be a finite number", lambda: _finite_or_null("comm_seconds"), ("comm_seconds",)),
+        RowCheck("data_seconds + comm_seconds must not exceed the step's seconds since the job's previous step",
+                 _timers_within_step, ("data_seconds", "comm_seconds", "step_seconds")),
         RowCheck("step events must carry step and tokens",
                  lambda: (pl.col("event") != "step") | (pl.col("step").is_not_null() & pl.col("tokens").is_not_null()),
                  ("event", "step", "tokens")),

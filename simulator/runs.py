@@ -11,6 +11,13 @@ two jobs), and an interruption is dropped unless its resuming job logs checkpoin
 ends (else no observer could tell it was resumed). The resuming job is submitted 20–180 s after the failure,
 starts 5–30 min after it, loads the checkpoint (< 10 min of zero utilisation), and re-does the lost steps.
 Start/End never fall in a repeated DST hour (see jobs.ambiguous_windows).
+
+A share of the runs (Knobs.badput_run_share) log their badput as Megatron-LM or torchtitan can: a
+`checkpoint_started` event where each blocking save begins, an evaluation after every few saves
+(`eval_started` … `eval_done`, busy GPUs, the steps wait for it), and step timers (`data_seconds`,
+`comm_seconds`: a share of the time since the job's previous step event). Which runs, and their shares, are
+drawn from a stream of their own, so the other runs' random draws are as before. `marks` keeps the
+intervals the truth of the badput is painted from (truth.py).
 """
 from __future__ import annotations
 
@@ -19,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .fleet import CLUSTER_BY_NAME, GPU_SPECS, MODELS, PROJECT_TEAM, RUN_PROJECTS, USERS, Fleet, flops_per_token
-from .jobs import (IDLE, SAVE, STARTUP, TEARDOWN, TRAIN, Job, align_up, ambiguous_windows, clear_of, clip_phases,
+from .jobs import (EVAL, IDLE, SAVE, STARTUP, TEARDOWN, TRAIN, Job, align_up, ambiguous_windows, clear_of, clip_phases,
                    in_windows)
 
 NEVER = 1 << 62
@@ -35,11 +42,14 @@ SLOW_AFTER_S = 3 * 3600
 @dataclass
 class Event:
     ts: int
-    event: str              # run_config, step, checkpoint_saved, checkpoint_loaded
+    event: str              # run_config, step, checkpoint_started, checkpoint_saved, checkpoint_loaded,
+                            # eval_started, eval_done
     job: Job
     step: int | None = None
     tokens: int | None = None
     kept: bool = True       # step events only: False once rolled back by an interruption
+    data_seconds: float | None = None   # step events of runs that log their badput: the trainer's timers
+    comm_seconds: float | None = None
 
 
 @dataclass
@@ -60,6 +70,15 @@ class Run:
     # (start, end, job) windows for truth/runs.csv
     lost_windows: list[tuple[int, int, Job]] = field(default_factory=list)
     restart_windows: list[tuple[int, int, Job]] = field(default_factory=list)
+    # badput logging (module docstring): off for most runs
+    logs_badput: bool = False
+    data_share: float = 0.0
+    comm_share: float = 0.0
+    eval_every: int = 0             # an evaluation after every eval_every-th save
+    eval_s: int = 0
+    badput_rng: np.random.Generator | None = None
+    # (start, end, kind, job): startup of each job that is no restart, and the logged saves and evaluations
+    marks: list[tuple[int, int, str, Job]] = field(default_factory=list)
 
 
 def _slot_sizes(n_cluster: int, cluster: str, rng: np.random.Generator) -> list[int]:
@@ -91,8 +110,9 @@ def _batch(model: dict, tok_s: float) -> tuple[int, float]:
 
 class RunBuilder:
     def __init__(self, fleet: Fleet, t0: int, t1: int, seed: int, interrupt_rate: float, stall_rate: float,
-                 new_job):
+                 new_job, badput_share: float = 0.0):
         self.fleet, self.t0, self.t1, self.seed = fleet, t0, t1, seed
+        self.badput_share = badput_share
         self.rate, self.stall_rate = interrupt_rate, stall_rate
         self.new_job = new_job
         self.runs: list[Run] = []
@@ -137,11 +157,26 @@ class RunBuilder:
         tok_s = mfu * peak * n_gpus / flops_per_token(model)
         tokens_per_step, step_time = _batch(model, tok_s)
         planned = float(rng.uniform(1.5, 4.0)) * 86400
-        return Run(
+        run = Run(
             run_id=f"run-{project.replace('-', '')}-{self._counter[project]:02d}", project=project,
             cluster=cluster, model=model, n_gpus=n_gpus, mfu=mfu, tokens_per_step=tokens_per_step,
             step_time=step_time, steps_per_event=max(1, round(60.0 / step_time)),
             ckpt_interval=int(rng.uniform(30, 60)) * 60, total_steps=int(planned / step_time))
+        # its own stream (seed, purpose, the run's number), so the draws above stay as they were
+        brng = np.random.default_rng([self.seed, 313, len(self.runs)])
+        if brng.random() < self.badput_share:
+            run.logs_badput, run.badput_rng = True, brng
+            run.data_share, run.comm_share = float(brng.uniform(0.02, 0.08)), float(brng.uniform(0.02, 0.06))
+            run.eval_every, run.eval_s = int(brng.integers(2, 5)), int(brng.integers(6, 21)) * 30
+        return run
+
+    def _timers(self, run: Run, interval: int | None) -> tuple[float | None, float | None]:
+        """A logged step's data wait and exposed communication: the run's shares of the time since the job's
+        previous step event, give or take half; none for a job's first step (nothing to time it from)."""
+        if not run.logs_badput or interval is None:
+            return None, None
+        u, v = run.badput_rng.uniform(0.5, 1.5, 2)
+        return round(interval * run.data_share * u, 3), round(interval * run.comm_share * v, 3)
 
     def _chain(self, run: Run, slot: tuple[int, ...], t_start: int, rng: np.random.Generator) -> int | None:
         """Simulate the run's jobs from t_start; return the run's end, or None if still running at t1."""
@@ -220,8 +255,9 @@ class RunBuilder:
         saved_step, saved_ts = step, None
         anchor = train_from = su
         clock = su + float(rng.uniform(30, 120))             # warm-up before the first logged step
-        first_step_ts = None
+        first_step_ts = last_step_ts = None
         failed = False
+        saves = 0
 
         def finish_running(kind_from: int, kind: int):
             if t1 > kind_from:
@@ -242,15 +278,22 @@ class RunBuilder:
                 finish_running(train_from, TRAIN)
                 break
             step += n
-            run.events.append(Event(ev_t, "step", job, step, n * run.tokens_per_step))
+            data_s, comm_s = self._timers(run, None if first_step_ts is None else ev_t - last_step_ts)
+            run.events.append(Event(ev_t, "step", job, step, n * run.tokens_per_step,
+                                    data_seconds=data_s, comm_seconds=comm_s))
+            last_step_ts = ev_t
             if factor > 1:
                 self.slowdowns.setdefault(run.run_id, [run, int(clock), ev_t])[2] = ev_t
             if first_step_ts is None:
                 first_step_ts = ev_t
+                if not resume:      # a restart's start-up is rerun_loss already
+                    run.marks.append((job.start, ev_t, "startup", job))
             now = ev_t
             clock = ev_clock
             if ev_t - anchor >= run.ckpt_interval or step >= run.total_steps:
                 save_end = ev_t + int(rng.integers(60, 181))
+                if run.logs_badput:
+                    run.events.append(Event(ev_t, "checkpoint_started", job, step))
                 ph.append((train_from, ev_t, TRAIN))
                 if t_fail < save_end:
                     ph.append((ev_t, t_fail, SAVE))
@@ -261,6 +304,9 @@ class RunBuilder:
                     break
                 ph.append((ev_t, save_end, SAVE))
                 run.events.append(Event(save_end, "checkpoint_saved", job, step))
+                if run.logs_badput:
+                    run.marks.append((ev_t, save_end, "checkpoint_save", job))
+                    saves += 1
                 if saved_ts is None:
                     tf = clear_of(save_end + ttf, amb)
                     # only if the resuming job logs checkpoint_loaded inside the window (startup < 600 s):
@@ -285,6 +331,22 @@ class RunBuilder:
                         ph.append((down, end, TEARDOWN))
                         job.end, job.state, job.exit_code = end, "COMPLETED", "0:0"
                     break
+                if run.logs_badput and saves % run.eval_every == 0:
+                    # an evaluation after the save: busy GPUs, no steps until it is done
+                    eval_end = save_end + run.eval_s
+                    run.events.append(Event(save_end, "eval_started", job, step))
+                    if t_fail < eval_end:
+                        ph.append((save_end, t_fail, EVAL))
+                        failed = True
+                        break
+                    if eval_end >= t1:
+                        finish_running(save_end, EVAL)
+                        break
+                    ph.append((save_end, eval_end, EVAL))
+                    run.events.append(Event(eval_end, "eval_done", job, step))
+                    run.marks.append((save_end, eval_end, "evaluation", job))
+                    anchor = train_from = now = eval_end
+                    clock = float(eval_end)
             if now >= stall_at:
                 # a data-loader stall right after this step: no steps, zero utilisation
                 a = align_up(now)

@@ -12,7 +12,8 @@
     out/landing/inventory/nodes.csv
     out/landing/plans/<run_id>.yaml     (the biggest runs' plans)
     out/gpuledger.yaml
-    out/truth/gpu_seconds.csv, out/truth/runs.csv, out/truth/costs.csv (what the nodes no bill covers cost,
+    out/truth/gpu_seconds.csv, out/truth/runs.csv, out/truth/badput.csv (every run GPU-second by badput kind:
+    simulator/truth.py), out/truth/costs.csv (what the nodes no bill covers cost,
     per day, cluster, cost source, team and project: simulator/offbill.py) and offbill_gpu_seconds.csv
     (their GPU-seconds per cluster and category), out/truth/incidents.csv (hung jobs and step-time
     regressions an alert is owed for: simulator/incidents.py), out/truth/efficiency.csv (the under-use lens:
@@ -45,7 +46,7 @@ from .manifest import BillTotals
 from .offbill import OFF_BILL, OFF_BILL_BY_NAME, CostTruth, costing_of, off_bill_nodes
 from .timeline import DAY, NodeIndex, count_categories, count_project_hours, paint_categories, paint_state
 from .incidents import incident_rows, write_incidents
-from .truth import GpuSecondsTruth, runs_truth, write_runs_truth
+from .truth import BadputTruth, GpuSecondsTruth, runs_truth, write_runs_truth
 from .workload import Knobs, WorkloadBuilder
 from .writers_dcgm import N_SAMPLES, short_gaps, write_node_day
 from .writers_focus import build_day, month_to_date_deliveries, write_delivery
@@ -138,6 +139,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         project_of_key[j.key] = pidx[j.project]
         mfu[j.key] = j.mfu
         fb[j.key] = j.fb_mib
+    badput = BadputTruth(wl.runs)
     index = NodeIndex(wl.jobs, len(fleet.nodes))
     truth = GpuSecondsTruth(fleet, off_bill)
     efficiency = EfficiencyTruth(project_of_key)
@@ -155,6 +157,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
             jobs = index.jobs(node.index, day0, day0 + DAY, t1)
             kind, holder = paint_state(jobs, day0)
             cat = paint_categories(jobs, holder, day0, t1, outages)
+            badput.add(day, day0, jobs, cat, holder)
             truth.add(day, node.index, count_categories(cat, holder, project_of_key, len(PROJECTS)))
             present = np.ones(N_SAMPLES, dtype=bool)
             for a, b in outages:
@@ -217,6 +220,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     cost_rows = costs.write(out / "truth" / "costs.csv")
     run_rows = runs_truth(wl.runs, t0, t1)
     write_runs_truth(out / "truth" / "runs.csv", run_rows)
+    badput_rows = badput.write(out / "truth" / "badput.csv")
     incidents = incident_rows(all_jobs, mig_jobs, wl.slowdowns, hostnames, t1, mig.CLUSTER, mig.HOST)
     write_incidents(out / "truth" / "incidents.csv", incidents)
 
@@ -234,6 +238,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         "truth": {"gpu_seconds_rows": gpu_rows, "runs_rows": len(run_rows), "cost_rows": cost_rows,
                   "efficiency_rows": efficiency_rows,
                   "incidents_rows": len(incidents),
+                  "badput_rows": badput_rows,
                   "billed_gpu_seconds_per_day": n_billed * 8 * DAY,
                   "config_costed_gpu_seconds_per_day": len(off_bill) * 8 * DAY},
         "off_bill": {"nodes": len(off_bill), "hostnames": " ".join(n.hostname for n in off_bill),

@@ -15,6 +15,14 @@ truth/gpu_seconds.csv  day,team,project,category,gpu_seconds
       outages never overlap allocated_idle stretches (the pipeline could not see them).
     - rerun_loss: [last completed checkpoint save of the interrupted job, its end) on its GPUs, and
       [resuming job start, its first step event) on the resuming job's GPUs.
+truth/badput.csv  day,run_id,kind,gpu_seconds
+    every GPU-second of every run job on every UTC day in one badput kind (docs/ledger.md#the-badput-of-a-run):
+    disruption, idle, failed and unmonitored are the painted categories rerun_loss, allocated_idle,
+    failed_job and unmonitored of the job's GPU-seconds; its productive seconds are, first wins, startup
+    (start to its first step event, for a job that is no restart), checkpoint_save and evaluation (the
+    logged saves and evaluations, runs.py), then data_wait and exposed_communication (the logged step
+    timers × the job's GPUs on the node, for steps ending in productive time), and goodput the rest. A
+    save of a run that does not log checkpoint_started is goodput: nothing marks where it began.
 truth/runs.csv  run_id,day,tokens,tokens_kept,lost_gpu_seconds,restart_gpu_seconds
     one row per run and UTC day of the window on which the run held GPUs or logged events; raw windows (not
     precedence-painted), GPU-seconds = seconds × the job's GPUs.
@@ -30,7 +38,7 @@ import numpy as np
 
 from .fleet import PROJECT_TEAM, PROJECTS, Fleet, Node
 from .runs import Run
-from .timeline import CATEGORIES
+from .timeline import C_FAILED, C_IDLE, C_PROD, C_RERUN, C_UNMON, CATEGORIES
 
 DAY = 86400
 
@@ -101,3 +109,71 @@ def write_runs_truth(path: Path, rows: list[list]) -> None:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["run_id", "day", "tokens", "tokens_kept", "lost_gpu_seconds", "restart_gpu_seconds"])
         w.writerows(rows)
+
+
+# badput kinds of the painted categories, and the codes the productive kinds are painted with (first wins:
+# painted last)
+BADPUT_OF_CATEGORY = {C_RERUN: "disruption", C_IDLE: "idle", C_FAILED: "failed", C_UNMON: "unmonitored"}
+TIME_KINDS = ("startup", "checkpoint_save", "evaluation")
+
+
+class BadputTruth:
+    """truth/badput.csv, added up one node-day at a time from the painted categories and the runs' marks."""
+
+    def __init__(self, runs: list[Run]):
+        self.run_of = {j.key: run for run in runs for j in run.jobs}
+        self.marks: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
+        self.timed_steps: dict[int, list[tuple[int, float, float]]] = defaultdict(list)
+        for run in runs:
+            for a, b, kind, job in run.marks:
+                self.marks[job.key].append((a, b, kind))
+            for ev in run.events:
+                if ev.event == "step" and (ev.data_seconds is not None or ev.comm_seconds is not None):
+                    self.timed_steps[ev.job.key].append((ev.ts, ev.data_seconds or 0.0, ev.comm_seconds or 0.0))
+        self.counts: dict[tuple[str, str, str], float] = defaultdict(float)
+
+    def add(self, day: dt.date, day0: int, jobs, cat: np.ndarray, holder: np.ndarray) -> None:
+        d = day.isoformat()
+        for j in jobs:
+            run = self.run_of.get(j.key)
+            if run is None:
+                continue
+            held = holder == j.key
+            by_category = np.bincount(cat[held], minlength=len(CATEGORIES))
+            for c, kind in BADPUT_OF_CATEGORY.items():
+                if by_category[c]:
+                    self.counts[(d, run.run_id, kind)] += int(by_category[c])
+            productive = held & (cat == C_PROD)
+            painted = np.zeros(cat.shape, dtype=np.uint8)
+            for code in range(len(TIME_KINDS), 0, -1):       # evaluation, then saves, then startup on top
+                for a, b, kind in self.marks.get(j.key, ()):
+                    if kind == TIME_KINDS[code - 1]:
+                        a, b = max(a, day0) - day0, min(b, day0 + DAY) - day0
+                        if b > a:
+                            painted[:, a:b] = code
+            by_kind = np.bincount(painted[productive], minlength=len(TIME_KINDS) + 1)
+            for code, kind in enumerate(TIME_KINDS, start=1):
+                if by_kind[code]:
+                    self.counts[(d, run.run_id, kind)] += int(by_kind[code])
+            data = comm = 0.0
+            gpus = len(j.gpus)
+            for ts, data_s, comm_s in self.timed_steps.get(j.key, ()):
+                # a step ending on the day, its last second productive (not lost, idle or unmonitored)
+                if day0 <= ts < day0 + DAY and productive[j.gpus[0], max(ts - day0 - 1, 0)]:
+                    data += data_s * gpus
+                    comm += comm_s * gpus
+            if data:
+                self.counts[(d, run.run_id, "data_wait")] += data
+            if comm:
+                self.counts[(d, run.run_id, "exposed_communication")] += comm
+            self.counts[(d, run.run_id, "goodput")] += int(by_kind[0]) - data - comm
+
+    def write(self, path: Path) -> int:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        rows = sorted(self.counts.items())
+        with path.open("w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["day", "run_id", "kind", "gpu_seconds"])
+            for (d, r, k), v in rows:
+                w.writerow([d, r, k, round(v, 3)])
+        return len(rows)

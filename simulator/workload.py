@@ -39,6 +39,10 @@ class Knobs:
     outages: int | None = None            # default: ~2 per week per 16 nodes, at least 1
     short_gaps_per_node_day: float = 1.5  # dropped scrapes of 1–2 samples (not outages)
     mig_node: bool = False                # add east-mig-001, its GPUs split into MIG instances (simulator/mig.py)
+    # Share of training runs whose trainers log their badput: checkpoint_started, evaluations and step timers
+    # (simulator/runs.py). Modest by default, so the demo shows every badput kind without its other figures
+    # moving much; 0 gives the runs of before.
+    badput_run_share: float = 0.5
 
 
 @dataclass
@@ -186,7 +190,7 @@ class WorkloadBuilder:
     def build(self, off_bill: list[Node] = ()) -> Workload:
         """The billed fleet's workload, then (`off_bill`) the jobs of the nodes no bill covers."""
         rb = RunBuilder(self.fleet, self.t0, self.t1, self.seed, self.knobs.interrupt_rate_per_gpu_day,
-                        self.knobs.stall_rate_per_job_day, self.new_job)
+                        self.knobs.stall_rate_per_job_day, self.new_job, self.knobs.badput_run_share)
         runs = rb.build()
         run_nodes = set(rb.run_nodes)
         drain = self.drain = self._drain(run_nodes)

@@ -24,8 +24,10 @@ def event_dicts(run: Run, t1: int):
             yield {"event": "run_config", "run_id": run.run_id, "job_id": ev.job.job_id, "project": run.project,
                    "model": dict(run.model), "dtype": "bf16", "ts": iso_z(ev.ts)}
         elif ev.event == "step":
+            timers = {k: v for k, v in (("data_seconds", ev.data_seconds), ("comm_seconds", ev.comm_seconds))
+                      if v is not None}
             yield {"event": "step", "run_id": run.run_id, "job_id": ev.job.job_id, "step": ev.step,
-                   "tokens": ev.tokens, "ts": iso_z(ev.ts)}
+                   "tokens": ev.tokens, **timers, "ts": iso_z(ev.ts)}
         else:
             yield {"event": ev.event, "run_id": run.run_id, "job_id": ev.job.job_id, "step": ev.step,
                    "ts": iso_z(ev.ts)}

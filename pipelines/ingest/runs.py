@@ -21,7 +21,9 @@ from pipelines.ingest.common import (MAX_JSON_LINE_BYTES, RAW, Parsed, cast_fail
 from pipelines.lib.warehouse import sql
 
 SOURCE = "runs"
-FIELDS = ["run_id", "event", "ts", "job_id", "step", "tokens", "project", "dtype"]
+FIELDS = ["run_id", "event", "ts", "job_id", "step", "tokens", "project", "dtype", "data_seconds", "comm_seconds"]
+# the step timers: seconds of a step spent waiting for data / in exposed communication (docs/ingest/runs.md)
+TIMERS = ["data_seconds", "comm_seconds"]
 MODEL_FIELDS = {
     "model_params": "params",
     "model_active_params": "active_params",
@@ -30,7 +32,7 @@ MODEL_FIELDS = {
     "model_head_dim": "head_dim",
     "model_seq_len": "seq_len",
 }
-STAGED = ["_file", "_row", *FIELDS, *MODEL_FIELDS]
+STAGED = ["_file", "_row", *FIELDS, *MODEL_FIELDS, "step_seconds"]
 RAW_SCHEMA = {"_row": pl.Int64, **{RAW + f: pl.String for f in [*FIELDS, *MODEL_FIELDS]}, "_line": pl.String,
               "_error": pl.String}
 # Python's json gives up far deeper than this (its recursion limit), so a line with fewer opening
@@ -61,8 +63,11 @@ def events(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         to_float(RAW + "model_params").alias("model_params"),
         to_float(RAW + "model_active_params").alias("model_active_params"),
         *[to_int(RAW + c, pl.Int32).alias(c) for c in ["model_layers", "model_heads", "model_head_dim", "model_seq_len"]],
+        *[to_float(RAW + c).alias(c) for c in TIMERS],
     )
-    casts = {"ts": (RAW + "ts", "a timestamp"), "step": (RAW + "step", "an integer"), "tokens": (RAW + "tokens", "an integer")}
+    df = df.with_columns(step_seconds(df))
+    casts = {"ts": (RAW + "ts", "a timestamp"), "step": (RAW + "step", "an integer"), "tokens": (RAW + "tokens", "an integer"),
+             **{c: (RAW + c, "a number") for c in TIMERS}}
     df = df.with_columns(
         pl.concat_list(cast_failures(df, casts), pl.col("_error")).list.drop_nulls().alias("_errors")
     )
@@ -78,6 +83,17 @@ def events(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         # a line that is no JSON object has no value for the contract to judge
         unread=unread_record(RunEvent, pl.col("_error").is_not_null(), unread_casts(df, casts)),
     )
+
+
+def step_seconds(df: pl.DataFrame) -> pl.Expr:
+    """Each step event's seconds since the job's previous step event in the same file (NULL for its
+    first, or without a job): what the step timers are held to, and what the badput's data and
+    communication shares divide by. Events in other files are not seen: a file is judged by itself."""
+    steps = (pl.col("event") == "step") & pl.col("ts").is_not_null() & pl.col("job_id").is_not_null()
+    keyed = pl.when(steps).then(pl.col("ts"))
+    previous = keyed.shift(1).over(["_file", "run_id", "job_id", steps], order_by=keyed)
+    return (pl.when(steps).then((pl.col("ts") - previous).dt.total_microseconds() / 1e6)
+            .otherwise(None).cast(pl.Float64).alias("step_seconds"))
 
 
 def read_lines(lines: list[str], column_wise: bool = True) -> pl.DataFrame:

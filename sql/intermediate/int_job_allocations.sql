@@ -111,7 +111,7 @@ classified AS (
 )
 SELECT $day::DATE AS day,
        c.job_uid, c._file AS source_file, c._row AS source_row, cluster, job_key, job_id, job_name, user_name, account, partition, state, exit_code,
-       start_ts, end_ts, end_eff, run AS run_id,
+       submit_ts, start_ts, end_ts, end_eff, run AS run_id,
        c.project,
        coalesce(config_lookup($project_teams, c.project), tt.team, c.project) AS team,
        gpus, gpu_slices, gpu_index, node_count, hosts,

@@ -8,10 +8,14 @@ CREATE OR REPLACE MACRO young_daly_seconds(checkpoint_s, mtbf_s) AS sqrt(2 * che
 
 -- The expected share of extra time with checkpoints every τ: C/τ saving them, τ/(2M) recomputing the
 -- half interval lost on average at each interruption, R/M restarting (R seconds per interruption).
-CREATE OR REPLACE MACRO failure_overhead(checkpoint_s, restart_s, mtbf_s) AS
-    checkpoint_s / young_daly_seconds(checkpoint_s, mtbf_s)
-    + young_daly_seconds(checkpoint_s, mtbf_s) / (2 * mtbf_s::DOUBLE)
+CREATE OR REPLACE MACRO checkpoint_overhead(checkpoint_s, interval_s, restart_s, mtbf_s) AS
+    checkpoint_s / interval_s::DOUBLE
+    + interval_s / (2 * mtbf_s::DOUBLE)
     + restart_s / mtbf_s::DOUBLE;
+
+-- That overhead at the Young–Daly interval: what a plan expects, and the best a run can do.
+CREATE OR REPLACE MACRO failure_overhead(checkpoint_s, restart_s, mtbf_s) AS
+    checkpoint_overhead(checkpoint_s, young_daly_seconds(checkpoint_s, mtbf_s), restart_s, mtbf_s);
 
 -- Money rounded to the cent, half to even (banker's rounding: 0.125 -> 0.12, 0.135 -> 0.14), exactly.
 CREATE OR REPLACE MACRO cents_half_even(x) AS (

@@ -9,7 +9,8 @@
 --   a key twice in the object or its `model` (Python keeps the last, DuckDB the first);
 --   an escaped NUL (\u0000) anywhere;
 --   a field that is a number with a fraction or exponent (Python prints it its own way), an array or an
---   object — except model.params and model.active_params, which are read as numbers whatever their text.
+--   object — except model.params, model.active_params, data_seconds and comm_seconds, which are read as
+--   numbers whatever their text, unless they are NaN or infinite (Python spells those its own way).
 WITH objects AS (
     SELECT *,
            CASE WHEN strlen(_line) <= $max_bytes THEN  -- bytes
@@ -20,7 +21,7 @@ WITH objects AS (
     SELECT *,
            json_extract(obj, ['$.run_id', '$.event', '$.ts', '$.job_id', '$.step', '$.tokens', '$.project', '$.dtype',
                               '$.model.layers', '$.model.heads', '$.model.head_dim', '$.model.seq_len',
-                              '$.model.params', '$.model.active_params']) AS v
+                              '$.model.params', '$.model.active_params', '$.data_seconds', '$.comm_seconds']) AS v
     FROM objects
 )
 SELECT * EXCLUDE (obj, v),
@@ -32,8 +33,9 @@ SELECT * EXCLUDE (obj, v),
        OR coalesce(len(json_keys(obj, '$.model')) <> len(list_distinct(json_keys(obj, '$.model'))), FALSE)
        OR NOT list_bool_and(list_transform(v[1:12],
               lambda e: coalesce(json_type(e) IN ('NULL', 'VARCHAR', 'BOOLEAN', 'BIGINT', 'UBIGINT'), TRUE)))
-       OR NOT list_bool_and(list_transform(v[13:14],
-              lambda e: coalesce(json_type(e) IN ('NULL', 'VARCHAR', 'BOOLEAN', 'BIGINT', 'UBIGINT', 'DOUBLE'), TRUE)))
+       OR NOT list_bool_and(list_transform(v[13:16],
+              lambda e: coalesce(json_type(e) IN ('NULL', 'VARCHAR', 'BOOLEAN', 'BIGINT', 'UBIGINT')
+                                 OR (json_type(e) = 'DOUBLE' AND coalesce(isfinite(TRY_CAST(json_extract_string(e, '$') AS DOUBLE)), FALSE)), TRUE)))
        AS _python,
        json_extract_string(v[1], '$')  AS "raw.run_id",
        json_extract_string(v[2], '$')  AS "raw.event",
@@ -48,5 +50,7 @@ SELECT * EXCLUDE (obj, v),
        json_extract_string(v[9], '$')  AS "raw.model_layers",
        json_extract_string(v[10], '$') AS "raw.model_heads",
        json_extract_string(v[11], '$') AS "raw.model_head_dim",
-       json_extract_string(v[12], '$') AS "raw.model_seq_len"
+       json_extract_string(v[12], '$') AS "raw.model_seq_len",
+       json_extract_string(v[15], '$') AS "raw.data_seconds",
+       json_extract_string(v[16], '$') AS "raw.comm_seconds"
 FROM fields

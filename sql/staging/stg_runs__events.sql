@@ -3,7 +3,7 @@ CREATE TABLE IF NOT EXISTS staging.stg_runs__events (
     _file           VARCHAR NOT NULL,
     _row            BIGINT NOT NULL,      -- line number in the file
     run_id          VARCHAR NOT NULL,
-    event           VARCHAR NOT NULL,     -- run_config | step | checkpoint_saved | checkpoint_loaded
+    event           VARCHAR NOT NULL,     -- run_config | step | checkpoint_started | checkpoint_saved | checkpoint_loaded | eval_started | eval_done
     ts              TIMESTAMP NOT NULL,   -- UTC
     job_id          VARCHAR,
     step            BIGINT,
@@ -15,5 +15,12 @@ CREATE TABLE IF NOT EXISTS staging.stg_runs__events (
     model_layers    INTEGER,
     model_heads     INTEGER,
     model_head_dim  INTEGER,
-    model_seq_len   INTEGER
+    model_seq_len   INTEGER,
+    data_seconds    DOUBLE,               -- step events, optional: seconds of the step waiting for data
+    comm_seconds    DOUBLE,               -- and in exposed communication (the trainer's timers)
+    step_seconds    DOUBLE                -- step events: seconds since the job's previous step event in the file
 );
+-- a warehouse staged before the step timers were read gains their columns (NULL: no timers there)
+ALTER TABLE staging.stg_runs__events ADD COLUMN IF NOT EXISTS data_seconds DOUBLE;
+ALTER TABLE staging.stg_runs__events ADD COLUMN IF NOT EXISTS comm_seconds DOUBLE;
+ALTER TABLE staging.stg_runs__events ADD COLUMN IF NOT EXISTS step_seconds DOUBLE;

@@ -499,3 +499,100 @@ def test_s8_unused_commitment_goes_to_the_pool_owner(commitment):
     assert sum(v[0] for v in rest.values()) == 0
     assert sum(v[1] for v in rest.values()) == D("72")
     assert day_totals(commitment) == {NOV2: (D("72"), D("72"))}
+
+
+# --- scenario 9: the badput of a run (docs/ledger.md#the-badput-of-a-run) ------------------------
+# Node b1, 8 GPUs at $36.00 an hour ($0.00125 per GPU-second, $3.00 per 5 GPU-minutes of the node) on
+# Nov 2, telemetry busy whenever a job runs. Run rb:
+#   job 7001 00:00–06:00 NODE_FAIL: first step 00:30 (startup 30 min), blocking saves
+#     01:00–01:05, 02:00–02:05, 03:00–03:05 (15 min), the last save completed at 03:05, so 03:05–06:00
+#     (175 min) is lost; productive 00:00–03:05 = 185 min = 30 startup + 15 checkpoint + 140 goodput.
+#   job 7002 06:30–10:00 COMPLETED: loads the checkpoint, first step 06:45, so 06:30–06:45 (15 min) is
+#     restart (no startup: it is restart already); an evaluation 08:15–08:25 (10 min); its step at 07:30
+#     took 2700 s (since 06:45) of which 270 s waiting for data (1/10) and 135 s in exposed
+#     communication (1/20): hour 07 is productive throughout, so data_wait = 6 min and
+#     exposed_communication = 3 min of the node; productive 06:45–10:00 = 195 min = 10 evaluation + 6
+#     data + 3 communication + 176 goodput.
+# Per node-minute 8 × 60 = 480 GPU-seconds and $0.60:
+BADPUT_MINUTES = {"startup": 30, "checkpoint_save": 15, "evaluation": 10, "data_wait": 6,
+                  "exposed_communication": 3, "disruption": 175 + 15, "goodput": 140 + 176}
+assert sum(BADPUT_MINUTES.values()) == 6 * 60 + 210      # both jobs' minutes, every one in one kind
+NODE_MINUTE_S, NODE_MINUTE_USD = GPUS * 60, GPUS * 60 * PER_GPU_S
+assert NODE_MINUTE_USD == D("0.60")
+
+
+def build_badput(root: Path) -> Landing:
+    L = Landing(root)
+    L.config = {"teams": {"ml": {"projects": ["p9"]}}, "slurm_accounts": {"acct9": "p9"}}
+    L.node("b1", pool="pool-b1", team="infra")
+    L.node_hours("b1", utc(2026, 11, 2), 24, PRICE)
+    L.job("c1", "7001", account="acct9", start="2026-11-02T00:00:00", end="2026-11-02T06:00:00",
+          state="NODE_FAIL", host="b1", comment="run_id=rb", submit="2026-11-01T23:40:00")
+    L.job("c1", "7002", account="acct9", start="2026-11-02T06:30:00", end="2026-11-02T10:00:00",
+          state="COMPLETED", host="b1", comment="run_id=rb", submit="2026-11-02T06:10:00")
+    L.telemetry("b1", [NOV2], [Activity(utc(2026, 11, 2, 0), utc(2026, 11, 2, 6), "7001", True),
+                               Activity(utc(2026, 11, 2, 6, 30), utc(2026, 11, 2, 10), "7002", True)])
+    L.event("rb", "step", utc(2026, 11, 2, 0, 30), job_id="7001", step=1, tokens=1000)
+    for h in (1, 2, 3):
+        L.event("rb", "step", utc(2026, 11, 2, h), job_id="7001", step=100 * h, tokens=1000)
+        L.event("rb", "checkpoint_started", utc(2026, 11, 2, h), job_id="7001", step=100 * h)
+        L.event("rb", "checkpoint_saved", utc(2026, 11, 2, h, 5), job_id="7001", step=100 * h)
+    L.event("rb", "step", utc(2026, 11, 2, 4), job_id="7001", step=400, tokens=1000)        # lost
+    L.event("rb", "checkpoint_loaded", utc(2026, 11, 2, 6, 40), job_id="7002", step=300)
+    L.event("rb", "step", utc(2026, 11, 2, 6, 45), job_id="7002", step=301, tokens=1000)
+    L.event("rb", "step", utc(2026, 11, 2, 7, 30), job_id="7002", step=350, tokens=1000,
+            data_seconds=270, comm_seconds=135.0)
+    L.event("rb", "eval_started", utc(2026, 11, 2, 8, 15), job_id="7002", step=350)
+    L.event("rb", "eval_done", utc(2026, 11, 2, 8, 25), job_id="7002", step=350)
+    L.event("rb", "step", utc(2026, 11, 2, 9, 30), job_id="7002", step=400, tokens=1000)
+    return L
+
+
+@pytest.fixture(scope="module")
+def badput(tmp_path_factory):
+    ledger = _run(build_badput(tmp_path_factory.mktemp("badput")), [NOV2])
+    yield ledger
+    ledger.con.close()
+
+
+def test_s9_badput_kinds_exact(badput):
+    assert badput.rows("SELECT source, file, row_ref, reason FROM ops.quarantine") == []
+    rows = badput.rows("""SELECT kind, team, project, billing_currency, gpu_seconds, effective_cost, billed_cost
+                          FROM marts.fct_run_badput_daily WHERE day = ? AND run_id = 'rb' ORDER BY kind""", [NOV2])
+    got = {k: (s, e, b) for k, team, project, currency, s, e, b in rows}
+    assert {(r[1], r[2], r[3]) for r in rows} == {("ml", "p9", "USD")}
+    want = {k: (float(m * NODE_MINUTE_S), m * NODE_MINUTE_USD, m * NODE_MINUTE_USD) for k, m in BADPUT_MINUTES.items()}
+    assert got == want
+    # the hand-computed figures: $18.00 of startup, $9.00 of saves, $114.00 of disruption
+    assert (got["startup"][1], got["checkpoint_save"][1], got["disruption"][1]) == (D("18"), D("9"), D("114"))
+
+
+def test_s9_badput_sums_to_the_run(badput):
+    (seconds, cost), = badput.rows("""SELECT sum(gpu_seconds), sum(effective_cost) FROM marts.fct_run_efficiency_daily
+                                      WHERE day = ? AND run_id = 'rb'""", [NOV2])
+    (kind_seconds, kind_cost, kind_billed), = badput.rows(
+        "SELECT sum(gpu_seconds), sum(effective_cost), sum(billed_cost) FROM marts.fct_run_badput_daily WHERE day = ?",
+        [NOV2])
+    assert (kind_seconds, kind_cost, kind_billed) == (seconds, cost, cost)
+    assert cost == 570 * NODE_MINUTE_USD == D("342")
+
+
+def test_s9_queue_wait_and_checkpoint_interval(badput):
+    import math
+
+    (row,) = badput.con.execute("SELECT * FROM marts.fct_run_overhead_daily WHERE day = ? AND run_id = 'rb'",
+                                [NOV2]).fetchdf().to_dict("records")
+    # both jobs waited 20 minutes (7001 was submitted the evening before), on 8 GPUs each
+    assert (row["jobs"], row["queue_wait_seconds"]) == (2, 2400.0)
+    assert row["queue_wait_gpu_hours"] == pytest.approx(2 * 1200 * 8 / 3600, rel=1e-12)
+    # saves completed 01:05, 02:05, 03:05: an hour apart; each blocked 5 minutes
+    assert (row["checkpoints"], row["checkpoint_interval_s"], row["checkpoint_save_s"]) == (3, 3600.0, 300.0)
+    # the run held its node 6 h + 3.5 h of the day and was interrupted once
+    mtbf = 6 * HOUR + 3.5 * HOUR
+    assert row["mtbf_s"] == mtbf
+    tau = math.sqrt(2 * 300 * mtbf)
+    assert row["young_daly_interval_s"] == pytest.approx(tau, rel=1e-12)
+    excess = (300 / 3600 + 3600 / (2 * mtbf)) - (300 / tau + tau / (2 * mtbf))
+    assert excess > 0 and row["checkpoint_excess_overhead"] == pytest.approx(excess, rel=1e-12)
+    assert float(row["checkpoint_interval_cost"]) == pytest.approx(342 * excess, abs=1e-9)
+    assert row["billing_currency"] == "USD" and row["team"] == "ml"

@@ -134,3 +134,32 @@ def test_rerunning_a_day_leaves_every_mart_identical(ledger):
     before = snapshot()
     assert not run_pipeline(ledger.landing, ledger.warehouse, ledger.config, [day])
     assert snapshot() == before
+
+
+def test_run_badput_matches_truth(ledger):
+    """fct_run_badput_daily against truth/badput.csv: each kind of each run and day within 1 % of the run's
+    GPU-seconds that day (or a GPU-minute per GPU of a node, for a run's small days); the kinds add up
+    to the run's GPU-seconds and cost exactly, per currency."""
+    with (ledger.root / "truth" / "badput.csv").open() as fh:
+        truth = {(r["day"], r["run_id"], r["kind"]): float(r["gpu_seconds"]) for r in csv.DictReader(fh)}
+    with ledger.connect() as con:
+        got = {(d, r, k): s for d, r, k, s in con.execute(
+            """SELECT strftime(day, '%Y-%m-%d'), run_id, kind, sum(gpu_seconds) FROM marts.fct_run_badput_daily
+               GROUP BY ALL""").fetchall()}
+        runs = {(d, r, c): (s, e) for d, r, c, s, e in con.execute(
+            """SELECT strftime(day, '%Y-%m-%d'), run_id, billing_currency, gpu_seconds, effective_cost
+               FROM marts.fct_run_efficiency_daily""").fetchall()}
+        kinds = {(d, r, c): (s, e) for d, r, c, s, e in con.execute(
+            """SELECT strftime(day, '%Y-%m-%d'), run_id, billing_currency, sum(gpu_seconds), sum(effective_cost)
+               FROM marts.fct_run_badput_daily GROUP BY ALL""").fetchall()}
+    assert {d for d, _, _ in truth} == {d.isoformat() for d in ledger.days}     # three days
+    # the logged phases are there to be found: saves, evaluations, step timers, start-ups
+    assert {"startup", "checkpoint_save", "evaluation", "data_wait", "exposed_communication", "goodput"} <= {
+        k for _, _, k in truth}
+    run_seconds = {(d, r): 0.0 for d, r, _ in runs}
+    for (d, r, _), (s, _) in runs.items():
+        run_seconds[(d, r)] += s
+    for key in truth.keys() | got.keys():
+        want, have = truth.get(key, 0.0), got.get(key, 0.0)
+        assert abs(have - want) <= max(0.01 * run_seconds[key[:2]], 8 * 60), (key, want, have)
+    assert kinds == {k: v for k, v in runs.items() if v != (0.0, 0)}

@@ -31,7 +31,8 @@ INTERMEDIATE = ["intermediate/int_bill_line_hours", "intermediate/int_nodes", "i
 MARTS = ["marts/fct_bill_daily", "marts/fct_config_cost_daily", "marts/fct_cost_daily", "marts/fct_node_hourly",
          "marts/fct_idle_waste_daily", "marts/dim_nodes", "marts/dim_projects", "marts/fct_job_cost",
          "marts/fct_rerun_loss", "marts/fct_checkpoint_saves", "marts/fct_run_efficiency_daily",
-         "marts/dim_run_plans", "marts/fct_run_budget_daily"]
+         "marts/fct_run_badput_daily", "marts/fct_run_overhead_daily", "marts/dim_run_plans",
+         "marts/fct_run_budget_daily"]
 
 
 def _spark_or_skip():

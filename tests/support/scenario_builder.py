@@ -181,12 +181,12 @@ class Landing:
     # --- scheduler -----------------------------------------------------------------------------
     def job(self, cluster: str, job_id: str, *, account: str, start: str, end: str, state: str, host: str,
             gpus: int = 8, comment: str = "", user: str = "alice", exit_code: str = "0:0",
-            name: str = "train", tres: str | None = None) -> None:
+            name: str = "train", tres: str | None = None, submit: str | None = None) -> None:
         """start/end are sacct local times of the cluster, `YYYY-MM-DDTHH:MM:SS`; `tres` replaces the
-        AllocTRES `gres/gpu=<gpus>,node=1`."""
+        AllocTRES `gres/gpu=<gpus>,node=1`; `submit` is the Submit time (else the job starts when submitted)."""
         self.sacct.setdefault(cluster, []).append({
             "JobIDRaw": job_id, "JobID": job_id, "JobName": name, "User": user, "Account": account,
-            "Partition": "gpu", "State": state, "ExitCode": exit_code, "Submit": start, "Start": start,
+            "Partition": "gpu", "State": state, "ExitCode": exit_code, "Submit": submit or start, "Start": start,
             "End": end, "AllocTRES": tres or f"gres/gpu={gpus},node=1", "NodeList": host, "Comment": comment,
             "Restarts": "0", "QOS": "normal"})
 

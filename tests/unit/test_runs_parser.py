@@ -98,3 +98,49 @@ def test_blank_is_what_python_strips():
     lines = [f"{c}{c}" for c in chars if c not in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"]  # line breaks
     kept = pl.Series(lines).str.contains(runs.BLANK)
     assert kept.to_list() == [not line.strip() for line in lines]
+
+
+# The badput's events (docs/ingest/runs.md): phase events, and step timers held to the step's seconds.
+TIMED = [
+    '{"event":"step","run_id":"r1","job_id":"8","step":1,"tokens":4,"ts":"2026-11-01T00:00:00Z"}',
+    '{"event":"step","run_id":"r1","job_id":"8","step":2,"tokens":4,"ts":"2026-11-01T00:00:10Z","data_seconds":1.5,"comm_seconds":2}',
+    '{"event":"step","run_id":"r1","job_id":"8","step":3,"tokens":4,"ts":"2026-11-01T00:00:20Z","data_seconds":-1}',
+    '{"event":"step","run_id":"r1","job_id":"8","step":4,"tokens":4,"ts":"2026-11-01T00:00:30Z","data_seconds":NaN}',
+    '{"event":"step","run_id":"r1","job_id":"8","step":5,"tokens":4,"ts":"2026-11-01T00:00:40Z","data_seconds":6,"comm_seconds":5}',
+    '{"event":"step","run_id":"r1","job_id":"8","step":6,"tokens":4,"ts":"2026-11-01T00:00:50Z","data_seconds":"slow"}',
+    '{"event":"checkpoint_started","run_id":"r1","job_id":"8","step":6,"ts":"2026-11-01T00:00:51Z"}',
+    '{"event":"eval_started","run_id":"r1","job_id":"8","ts":"2026-11-01T00:00:52Z"}',
+    '{"event":"eval_done","run_id":"r1","job_id":"8","ts":"2026-11-01T00:00:55Z"}',
+    '{"event":"step","run_id":"r1","job_id":"8","step":7,"tokens":4,"ts":"2026-11-01T00:01:00Z","comm_seconds":Infinity}',
+    '{"event":"step","run_id":"r1","job_id":"9","step":1,"tokens":4,"ts":"2026-11-01T00:01:00Z","data_seconds":1e3}',
+    '{"event":"step","run_id":"r1","job_id":"8","step":8,"tokens":4,"ts":"2026-11-01T00:01:30Z","data_seconds":1e-3}',
+]
+
+
+def test_step_timers_and_phase_events(tmp_path):
+    path = tmp_path / "r1.jsonl"
+    path.write_text("\n".join(TIMED) + "\n")
+    parsed = runs.parse(path, "runs/r1.jsonl")
+    rows = {r["_row"]: r for r in parsed.rows.iter_rows(named=True)}
+    assert sorted(rows) == [1, 2, 7, 8, 9, 11, 12]
+    # old events keep their meaning: no timers, NULL, not 0
+    assert (rows[1]["data_seconds"], rows[1]["comm_seconds"], rows[1]["step_seconds"]) == (None, None, None)
+    assert (rows[2]["data_seconds"], rows[2]["comm_seconds"], rows[2]["step_seconds"]) == (1.5, 2.0, 10.0)
+    assert [rows[n]["event"] for n in (7, 8, 9)] == ["checkpoint_started", "eval_started", "eval_done"]
+    # the first step of job 9 has no previous step to hold its timer to; job 8's step 8 follows line 10,
+    # which was refused but is still the step before it in time
+    assert rows[11]["step_seconds"] is None and rows[11]["data_seconds"] == 1000.0
+    assert rows[12]["step_seconds"] == 30.0 and rows[12]["data_seconds"] == 0.001
+    reasons = dict(parsed.rejects.select("row_ref", "reason").iter_rows())
+    assert set(parsed.rejects["file"]) == {"runs/r1.jsonl"}
+    assert reasons == {
+        "line 3": "data_seconds -1.0 is negative",
+        "line 4": "data_seconds must be a finite number",
+        "line 5": "data_seconds + comm_seconds must not exceed the step's seconds since the job's previous step",
+        "line 6": "data_seconds 'slow' is not a number",
+        "line 10": "comm_seconds must be a finite number",
+    }
+
+
+def test_step_timers_read_column_wise_as_python_reads_them():
+    assert runs.read_lines(TIMED).equals(runs.read_lines(TIMED, column_wise=False))

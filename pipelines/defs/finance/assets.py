@@ -10,7 +10,8 @@ from pipelines.lib.resources import LandingZone
 
 MARTS = [
     "marts/fct_cost_daily", "marts/fct_job_cost", "marts/fct_rerun_loss", "marts/fct_idle_waste_daily",
-    "marts/fct_run_efficiency_daily", "marts/fct_node_hourly", "marts/fct_bill_daily", "marts/fct_config_cost_daily",
+    "marts/fct_run_efficiency_daily", "marts/fct_run_badput_daily",
+    "marts/fct_run_overhead_daily", "marts/fct_node_hourly", "marts/fct_bill_daily", "marts/fct_config_cost_daily",
     "marts/dim_nodes", "marts/dim_projects",
     "marts/fct_checkpoint_saves", "marts/dim_run_plans", "marts/fct_run_budget_daily", "ops/alerts",
     "marts/fct_job_efficiency_daily", "marts/fct_user_cost_daily", "marts/fct_gpu_price_daily",

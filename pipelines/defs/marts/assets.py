@@ -99,3 +99,21 @@ fct_bill_daily = sql_asset(
 EffectiveCost and BilledCost, with the quarantined lines' part shown apart. Reconciliation compares
 the ledger to it.""",
 )
+
+fct_run_badput_daily = sql_asset(
+    "marts/fct_run_badput_daily",
+    group="marts",
+    description="""The badput of each run per day: every GPU-second of the run's jobs and its cost in exactly
+one kind — disruption (rerun loss), idle (allocated idle), failed, unmonitored, and the productive time
+split into startup, checkpoint_save, evaluation, data_wait, exposed_communication and goodput (from
+the trainer's phase events and step timers). Per run, day and currency the kinds sum exactly to the
+run's GPU-seconds and cost in fct_run_efficiency_daily.""",
+)
+
+fct_run_overhead_daily = sql_asset(
+    "marts/fct_run_overhead_daily",
+    group="marts",
+    description="""Per run and day: the queue wait of its jobs (Submit to Start, seconds and GPU-hours), its
+checkpoints, their observed interval and blocking save time, its observed MTBF, the Young–Daly interval
+for them, and what the difference between observed and optimal checkpoint overhead cost.""",
+)

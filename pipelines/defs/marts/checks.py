@@ -11,6 +11,7 @@ from pipelines.defs.marts.assets import (
     fct_rerun_loss,
     fct_run_efficiency_daily,
 )
+from pipelines.defs.marts.assets import fct_run_badput_daily, fct_run_overhead_daily
 from pipelines.lib.expectations import MartExpectations, expectations_check
 from pipelines.lib.partitions import DAILY
 from pipelines.lib.resources import LandingZone
@@ -63,6 +64,16 @@ idle_waste_expectations = expectations_check(
     fct_idle_waste_daily,
     MartExpectations("marts/fct_idle_waste_daily", key=("day", "team", "hostname", "billing_currency"),
                      non_negative=("idle_unallocated_gpu_seconds", "allocated_idle_gpu_seconds")),
+)
+run_badput_expectations = expectations_check(
+    fct_run_badput_daily,
+    MartExpectations("marts/fct_run_badput_daily", key=("day", "run_id", "billing_currency", "kind"),
+                     non_negative=("gpu_seconds",)),
+)
+run_overhead_expectations = expectations_check(
+    fct_run_overhead_daily,
+    MartExpectations("marts/fct_run_overhead_daily", key=("day", "run_id", "billing_currency"),
+                     non_negative=("jobs", "queue_wait_seconds", "queue_wait_gpu_hours", "checkpoints")),
 )
 run_efficiency_expectations = expectations_check(
     fct_run_efficiency_daily,

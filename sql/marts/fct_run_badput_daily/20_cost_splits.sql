@@ -1,0 +1,20 @@
+-- The badput of each run, part 2: each run job's productive cost per host, hour and currency (its
+-- node-hour pieces of every line), split over the kind weights of 10_phase_weights.sql with the one
+-- exact split, for EffectiveCost and BilledCost.
+CREATE OR REPLACE TEMP TABLE badput_productive_cost AS
+SELECT c.job_uid, j.run_id, c.hostname, c.hour_ts, c.billing_currency,
+       c.job_uid || '|' || c.hostname || '|' || CAST(c.hour_ts AS VARCHAR) || '|' || c.billing_currency AS cost_key,
+       sum(c.effective_cost) AS effective_cost, sum(c.billed_cost) AS billed_cost
+FROM intermediate.int_cost_allocations c JOIN badput_jobs j USING (job_uid)
+WHERE c.day = $day AND c.line_kind = 'node_hour' AND c.category = 'productive' AND c.job_uid IS NOT NULL
+GROUP BY c.job_uid, j.run_id, c.hostname, c.hour_ts, c.billing_currency;
+
+CREATE OR REPLACE TEMP TABLE badput_split_input AS
+SELECT c.cost_key || m.measure AS group_key, w.kind AS piece_key,
+       CASE m.measure WHEN 'e' THEN money_units(c.effective_cost) ELSE money_units(c.billed_cost) END AS units,
+       w.weight
+FROM badput_productive_cost c
+JOIN badput_weights w ON w.job_uid = c.job_uid AND w.hostname = c.hostname AND w.hour_ts = c.hour_ts
+CROSS JOIN (VALUES ('e'), ('b')) m(measure);
+
+CREATE OR REPLACE TEMP TABLE badput_splits AS FROM split_exactly('badput_split_input')
