@@ -14,7 +14,7 @@ runs.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal, localcontext
 
@@ -144,14 +144,15 @@ class ReportData(Scope):
     rerun_daily: list[tuple[date, str, float, Decimal]]  # trend window: (day, run_id, gpu_seconds, cost)
     runs: list[RunEfficiency]
     run_budgets: list[RunBudget]  # planned runs in the plan's currency: plan against actual
-    underused_jobs: list[UnderUsedJob]  # busy but under-used, worst first (underuse.py)
-    users: list[UserCost]  # the team's users by waste and low-activity cost
-    low_activity_cost: Decimal  # the team's productive cost at low SM activity, in this currency
     team_mfu: float | None = None  # over all of the team's runs, whatever currency they were billed in
     team_effective_mfu: float | None = None
     mfu_target: float | None = None
     mfu_gap_cost: Decimal | None = None  # of this currency's run cost
     reporting: Converted | None = None  # its total and waste in the reporting currency (fx.py); None: no `fx:`
+    underused_jobs: list[UnderUsedJob] = field(default_factory=list)  # busy but under-used, worst first
+    users: list[UserCost] = field(default_factory=list)  # the team's users by waste and low-activity cost
+    low_activity_cost: Decimal = Decimal(0)  # the team's productive cost at low SM activity, in this currency
+    run_badput: list[tuple[str, str, Decimal, float]] = field(default_factory=list)  # (run, kind, cost, GPU-s)
 
     @property
     def has_data(self) -> bool:
@@ -265,10 +266,11 @@ def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, labe
     underused = _by_currency(query(con, "waste_underuse_jobs", top=TOP, user=None, **p)) if lens else {}
     users = _by_currency(query(con, "waste_underuse_users", top=TOP, **p)) if lens else {}
     low_cost = dict(query(con, "waste_low_activity_cost", **p)) if lens else {}
+    badput = _by_currency(query(con, "waste_run_badput", **p)) if "fct_run_badput_daily" in present else {}
     # Another mart may hold a currency fct_cost_daily has none of for the team (a run's team comes
     # from its project): it gets a section too rather than being dropped.
     every = sorted(set(currencies).union(by_category, daily, heatmap, idle_nodes, jobs, losses, runs, budgets,
-                                         underused, users))
+                                         underused, users, badput))
     team_mfu = _team_efficiency(run_rows)
     sections = []
     for c in every:
@@ -288,6 +290,7 @@ def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, labe
             run_budgets=[RunBudget(*r) for r in budgets.get(c, [])],
             underused_jobs=jobs_of(underused.get(c, [])), users=users_of(users.get(c, [])),
             low_activity_cost=low_cost.get(c) or Decimal(0),
+            run_badput=badput.get(c, []),
             **team_mfu, mfu_gap_cost=sum(gaps, Decimal(0)) if gaps else None,
             reporting=reporting.by_currency.get(c) if reporting else None,
         ))

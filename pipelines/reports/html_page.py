@@ -111,7 +111,7 @@ def page(title: str, heading: str, body: str, sub: str = "Days and times in UTC 
 def _currency_body(d: ReportData, coverage: str) -> str:
     """Everything the report says about one currency's money, headline first."""
     return "".join([_headline(d, coverage), _waste_table(d), _cost_chart(d), _heatmap(d), _rerun_chart(d),
-                    _mfu_chart(d), _job_tables(d), _underuse(d), _interruptions(d), _idle_nodes(d), _runs(d)])
+                    _badput_chart(d), _mfu_chart(d), _job_tables(d), _underuse(d), _interruptions(d), _idle_nodes(d), _runs(d)])
 
 
 def _no_data(d: Report) -> str:
@@ -281,6 +281,47 @@ def _rerun_chart(d: ReportData) -> str:
     return ("<section><h2>Work lost to interruptions, per run</h2>"
             f"<p class=\"note\">{esc(trend_text(d))} Cost of compute since the last checkpoint before each crash plus "
             "the restart until training resumed. Frequent bars mean checkpoint more often or fix the failing nodes.</p>"
+            f"{chart}</section>")
+
+
+# the badput kinds of a run (docs/ledger.md#the-badput-of-a-run) in the chart's stacking order, with labels
+BADPUT_KINDS = (("disruption", "Lost to interruptions"), ("failed", "Failed"), ("idle", "Idle (hung)"),
+                ("unmonitored", "Unmonitored"), ("startup", "Startup"), ("checkpoint_save", "Blocking checkpoint saves"),
+                ("evaluation", "Evaluation"), ("data_wait", "Waiting for data"),
+                ("exposed_communication", "Exposed communication"))
+
+
+def _badput_chart(d: ReportData) -> str:
+    """Each run's badput in money, a bar per run stacked by kind (goodput left out of the bar, in the tip)."""
+    c = d.currency
+    cost: dict[tuple[str, str], tuple[Decimal, float]] = {(run, kind): (e, s) for run, kind, e, s in d.run_badput}
+    runs = sorted({run for run, _ in cost},
+                  key=lambda r: (-sum(v[0] for (run, k), v in cost.items() if run == r and k != "goodput"), r))[:12]
+    if not runs:
+        return ""
+    def share(run: str, kind: str) -> str:
+        total = sum(v[1] for (r, _), v in cost.items() if r == run)
+        return pct(cost.get((run, kind), (0, 0.0))[1], total)
+    series = []
+    for i, (kind, label) in enumerate(BADPUT_KINDS):
+        values = [cost.get((run, kind), (Decimal(0), 0.0)) for run in runs]
+        if not any(v[0] for v in values):
+            continue
+        series.append(svg.Series(label, svg.RUN_COLORS[i % len(svg.RUN_COLORS)], [float(v[0]) for v in values],
+                                 [f"{run} · {label}: {money(v[0], c)} ({gpu_hours(v[1])} GPU-hours, "
+                                  f"{share(run, kind)} of the run's GPU time; goodput {share(run, 'goodput')})"
+                                  for run, v in zip(runs, values)]))
+    if not series:
+        chart = svg.empty(1180, 90, "The runs lost nothing to badput in this period.")
+    else:
+        totals = [money_short(sum((s.values[i] for s in series), 0.0), c) for i in range(len(runs))]
+        chart = svg.stacked_bars(runs, series, totals, y_format=lambda v: money_short(v, c),
+                                 label="Badput per run by kind", height=280)
+    return ("<section data-section=\"badput\"><h2>Where each run's GPU time went besides training</h2>"
+            "<p class=\"note\">The cost of every GPU-second of a run's jobs that was not goodput: crashes (work "
+            "lost and restarts), failed and idle jobs, time without telemetry, and within productive time the "
+            "startup, blocking checkpoint saves, evaluations, data waits and exposed communication its trainer "
+            "logged. Hover a bar for its GPU-hours and the run's goodput.</p>"
             f"{chart}</section>")
 
 

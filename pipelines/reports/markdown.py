@@ -8,6 +8,7 @@ name would split a table cell, a `*` or `_` would turn text bold), and kept on o
 from __future__ import annotations
 
 import html
+from decimal import Decimal
 import re
 
 from pipelines.reports import underuse
@@ -102,6 +103,10 @@ def _currency(d: ReportData, coverage: str, h: str) -> list[str]:
                                          gpu_hours(j.waste_gpu_seconds), money(j.waste_cost, c),
                                          money(j.effective_cost, c)]
                                         for j in d.jobs[kind]], "None in this period.", {5, 6, 7}))
+    if d.run_badput:
+        out.append(f"{h} Badput per run\n")
+        out.append(table(["run", "badput cost", "goodput share of GPU time", "largest badput kind"],
+                          _badput_rows(d), "", {1, 2}))
     out.append(f"{h} Busy but under-used\n")
     out.append(md(underuse.NOTE) + "\n")
     out.append(table(underuse.JOB_HEADERS, underuse.job_rows(d.underused_jobs, c),
@@ -129,3 +134,20 @@ def _currency(d: ReportData, coverage: str, h: str) -> list[str]:
         out.append(f"{h} Plan against actual\n")
         out.append(table(*plan_table(d), "", {1, 2, 3, 4, 5, 6, 7, 8}))
     return out
+
+
+def _badput_rows(d: ReportData) -> list[list[str]]:
+    """Per run: its badput in money, its goodput's share of its GPU time, and its costliest badput kind."""
+    runs: dict[str, dict[str, tuple]] = {}
+    for run, kind, cost, seconds in d.run_badput:
+        runs.setdefault(run, {})[kind] = (cost, seconds)
+    rows = []
+    for run, kinds in runs.items():
+        bad = {k: v for k, v in kinds.items() if k != "goodput"}
+        worst = max(bad, key=lambda k: (bad[k][0], k)) if bad else None
+        total_s = sum(v[1] for v in kinds.values())
+        rows.append((sum((v[0] for v in bad.values()), Decimal(0)), run, [
+            run, money(sum((v[0] for v in bad.values()), Decimal(0)), d.currency),
+            pct(kinds.get("goodput", (0, 0.0))[1], total_s),
+            f"{worst.replace('_', ' ')} ({money(bad[worst][0], d.currency)})" if worst else "–"]))
+    return [r for _, _, r in sorted(rows, key=lambda t: (-t[0], t[1]))][:12]
