@@ -364,3 +364,20 @@ def test_make_demo_writes_a_month_report_for_every_month_its_days_touch(ledger, 
     assert listed == [f"data/reports/{TEAM}/2026-10.html", f"data/reports/{TEAM}/2026-11.html"], done.stdout
     assert all((tmp_path / p).stat().st_size > 0 for p in listed)
     assert "October 2026" in (tmp_path / listed[0]).read_text()
+
+
+def test_each_runs_badput_is_a_stacked_bar_in_money(tampered):
+    """Every badput kind of every run the team's month has is a bar segment whose tip gives its cost."""
+    from pipelines.reports.fmt import money
+    from pipelines.reports.html_page import BADPUT_KINDS
+
+    labels = dict(BADPUT_KINDS)
+    rows = tampered["con"].execute(
+        "SELECT run_id, kind, billing_currency, sum(effective_cost) FROM marts.fct_run_badput_daily "
+        "WHERE team = $team AND day BETWEEN $start AND $end AND kind <> 'goodput' AND billing_currency IS NOT NULL "
+        "GROUP BY ALL HAVING sum(effective_cost) <> 0",
+        {"team": TEAM, "start": tampered["start"], "end": tampered["end"]}).fetchall()
+    assert rows, "the simulation should give the team a run with badput"
+    assert 'data-section="badput"' in tampered["html"]
+    for run, kind, currency, cost in rows:
+        assert html.escape(f"{run} · {labels[kind]}: {money(cost, currency)}") in tampered["html"], (run, kind)
