@@ -247,16 +247,19 @@ WITH segment_minutes AS (
            m.fb_used_max_mib,
            epoch_ms(least(g.e, m.minute_ts + INTERVAL 1 MINUTE)) - epoch_ms(greatest(g.s, m.minute_ts)) AS ms
     FROM slot_segments g
-    JOIN slot_minutes m ON m.slot_id = g.slot_id AND m.minute_ts < g.e AND m.minute_ts + INTERVAL 1 MINUTE > g.s
+    -- a segment lies within one hour (segments are cut at every hour), and so does a minute: joined by
+    -- hour first, each segment meets its hour's 60 minutes only
+    JOIN slot_minutes m ON m.slot_id = g.slot_id AND date_trunc('hour', m.minute_ts) = date_trunc('hour', g.s)
+     AND m.minute_ts < g.e AND m.minute_ts + INTERVAL 1 MINUTE > g.s
     WHERE g.category = 'productive'
 )
 SELECT slot_id, hour_ts,
        sum(ms) FILTER (activity_max < $low_activity) AS low_activity_ms,
        sum(ms) FILTER (activity IS NOT NULL) AS activity_ms,
-       -- in DECIMAL (activity to 1e-9), so the sums are the same in any order and on every re-run
-       sum(ms * round(activity, 9)::DECIMAL(18, 9)) AS activity_weighted_ms,
+       -- in integers (activity in millionths), so the sums are the same in any order and on every re-run
+       sum(ms * round(activity * 1000000)::BIGINT) AS activity_weighted_ms,
        sum(ms) FILTER (tensor_active_avg IS NOT NULL) AS tensor_ms,
-       sum(ms * round(tensor_active_avg, 9)::DECIMAL(18, 9)) AS tensor_weighted_ms,
+       sum(ms * round(tensor_active_avg * 1000000)::BIGINT) AS tensor_weighted_ms,
        max(fb_used_max_mib) AS fb_used_max_mib
 FROM segment_minutes WHERE ms > 0
 GROUP BY slot_id, hour_ts;

@@ -22,9 +22,10 @@ lens AS (
     SELECT s.job_uid, s.hostname, l.hour_ts,
            sum(coalesce(l.low_activity_ms, 0)::HUGEINT * s.multiplicity * s.share_units) AS low_activity_share_ms,
            sum(l.activity_ms::HUGEINT * s.multiplicity * s.share_units) AS activity_share_ms,
-           sum(l.activity_weighted_ms * s.multiplicity * s.share_units)::DECIMAL(38, 9) AS activity_weighted_share_ms,
+           -- activity-weighted milliseconds in millionths of activity
+           sum(l.activity_weighted_ms::HUGEINT * s.multiplicity * s.share_units) AS activity_weighted_share_ms,
            sum(l.tensor_ms::HUGEINT * s.multiplicity * s.share_units) AS tensor_share_ms,
-           sum(l.tensor_weighted_ms * s.multiplicity * s.share_units)::DECIMAL(38, 9) AS tensor_weighted_share_ms,
+           sum(l.tensor_weighted_ms::HUGEINT * s.multiplicity * s.share_units) AS tensor_weighted_share_ms,
            max(l.fb_used_max_mib) AS fb_used_max_mib
     FROM productive_lens l JOIN slots s USING (slot_id)
     GROUP BY s.job_uid, s.hostname, l.hour_ts

@@ -28,10 +28,7 @@ costs AS (
     FROM intermediate.int_cost_allocations c JOIN badput_jobs j USING (job_uid)
     WHERE c.day = $day AND c.line_kind = 'node_hour' AND c.category <> 'productive'
     UNION ALL
-    SELECT pc.run_id, se.piece_key, pc.billing_currency, units_money(se.units), units_money(sb.units)
-    FROM badput_productive_cost pc
-    JOIN badput_splits se ON se.group_key = pc.cost_key || 'e'
-    JOIN badput_splits sb ON sb.group_key = pc.cost_key || 'b' AND sb.piece_key = se.piece_key
+    SELECT run_id, kind, billing_currency, effective_cost, billed_cost FROM badput_kind_costs
 ),
 cost_by_kind AS (
     SELECT run_id, kind, billing_currency, sum(effective_cost) AS effective_cost, sum(billed_cost) AS billed_cost
