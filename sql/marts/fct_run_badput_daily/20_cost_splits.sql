@@ -10,7 +10,7 @@ WHERE c.day = $day AND c.line_kind = 'node_hour' AND c.category = 'productive' A
 GROUP BY c.job_uid, j.run_id, c.hostname, c.hour_ts, c.billing_currency;
 
 CREATE OR REPLACE TEMP TABLE badput_split_input AS
-SELECT c.cost_key || m.measure AS group_key, w.kind AS piece_key,
+SELECT m.measure || c.cost_key AS group_key, w.kind AS piece_key,
        CASE m.measure WHEN 'e' THEN money_units(c.effective_cost) ELSE money_units(c.billed_cost) END AS units,
        w.weight
 FROM badput_productive_cost c
@@ -24,9 +24,11 @@ CREATE OR REPLACE TEMP TABLE badput_splits AS FROM split_exactly('badput_split_i
 -- 836M rows on a 512-node day)
 CREATE OR REPLACE TEMP TABLE badput_kind_costs AS
 SELECT c.run_id, c.billing_currency, s.piece_key AS kind,
-       units_money(sum(s.units) FILTER (s.group_key = c.cost_key || 'e')) AS effective_cost,
-       units_money(sum(s.units) FILTER (s.group_key = c.cost_key || 'b')) AS billed_cost
+       units_money(sum(s.units) FILTER (s.measure = 'e')) AS effective_cost,
+       units_money(sum(s.units) FILTER (s.measure = 'b')) AS billed_cost
 FROM badput_productive_cost c
-JOIN (SELECT left(group_key, length(group_key) - 1) AS cost_key, group_key, piece_key, units FROM badput_splits) s
+-- a split's group is its measure (e, b) and its piece's cost_key
+JOIN (SELECT substr(group_key, 1, 1) AS measure, substr(group_key, 2) AS cost_key, piece_key, units
+      FROM badput_splits) s
   ON s.cost_key = c.cost_key
 GROUP BY c.run_id, c.billing_currency, s.piece_key
