@@ -22,9 +22,12 @@ WITH job_hours AS (
 lens AS (
     SELECT job_uid,
            share_ms_seconds(sum(low_activity_share_ms)) AS low_activity_gpu_seconds,
-           -- exact integer sums (activity in millionths), so the ratios are the same on every re-run
-           sum(activity_weighted_share_ms)::DOUBLE / nullif(sum(activity_share_ms), 0)::DOUBLE / 1000000 AS sm_active_avg,
-           sum(tensor_weighted_share_ms)::DOUBLE / nullif(sum(tensor_share_ms), 0)::DOUBLE / 1000000 AS tensor_active_avg,
+           -- exact integer sums (activity in millionths), so the ratios are the same on every re-run; to
+           -- 1e-9, as Spark's division differs from DuckDB's in the last binary digit
+           round(sum(activity_weighted_share_ms)::DOUBLE / nullif(sum(activity_share_ms), 0)::DOUBLE / 1000000, 9)
+               AS sm_active_avg,
+           round(sum(tensor_weighted_share_ms)::DOUBLE / nullif(sum(tensor_share_ms), 0)::DOUBLE / 1000000, 9)
+               AS tensor_active_avg,
            max(fb_used_max_mib) AS fb_used_max_mib
     FROM intermediate.int_gpu_seconds
     WHERE day = $day AND category = 'productive'
