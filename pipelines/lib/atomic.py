@@ -2,9 +2,12 @@
 
 The new content is written to a temp file in the same directory (a rename is only atomic within one
 file system), flushed to disk, then renamed over the target; the directory is synced so the rename
-itself survives a power cut. The temp name is a dotfile ending in `.tmp`: no landing pattern
-(`*.parquet`, `*.csv`, …) matches it and the ignored-files listing skips dotfiles, so a process killed
-mid-write leaves nothing the ingest reads. `remove_stale_temps` clears what such a kill left behind.
+itself survives a power cut. The temp name is a dotfile ending in `.tmp` and carrying the writer's
+pid: two processes replacing one file at once (two days of a Spark backfill writing one table's
+schema) each rename their own whole file and the last rename wins, where a shared temp name let one
+writer move the other's away. No landing pattern (`*.parquet`, `*.csv`, …) matches the temp name and
+the ignored-files listing skips dotfiles, so a process killed mid-write leaves nothing the ingest
+reads. `remove_stale_temps` clears what such a kill left behind.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ TEMP_SUFFIX = ".tmp"
 
 
 def temp_path(target: Path) -> Path:
-    """Where `target`'s next version is written before it is renamed into place."""
-    return target.with_name(f".{target.name}{TEMP_SUFFIX}")
+    """Where this process writes `target`'s next version before it is renamed into place."""
+    return target.with_name(f".{target.name}.{os.getpid()}{TEMP_SUFFIX}")
 
 
 def replace_atomically(target: Path, write: Callable[[Path], None]) -> None:

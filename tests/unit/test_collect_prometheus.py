@@ -189,6 +189,25 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path):
     assert sorted(p.name for p in target.parent.iterdir()) == ["node.parquet"]
 
 
+def test_two_processes_replacing_one_file_at_once_both_succeed(tmp_path):
+    """Another process replaces the file while this one is between its write and its rename (two days
+    of a Spark backfill writing one table's schema): each renames its own temp file, the last wins."""
+    import subprocess
+    import sys
+
+    target = tmp_path / "_schema.json"
+    other = ("import sys; from pathlib import Path; from pipelines.lib.atomic import replace_atomically; "
+             "replace_atomically(Path(sys.argv[1]), lambda tmp: tmp.write_text('theirs'))")
+
+    def ours_while_they_replace(tmp):
+        tmp.write_text("ours")
+        subprocess.run([sys.executable, "-c", other, str(target)], check=True)
+
+    replace_atomically(target, ours_while_they_replace)
+    assert target.read_text() == "ours"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["_schema.json"]
+
+
 def test_an_error_never_shows_the_prometheus_urls_credentials(tmp_path, monkeypatch):
     monkeypatch.setattr(prometheus.time, "sleep", lambda s: None)
     with pytest.raises(CollectError) as refused:
