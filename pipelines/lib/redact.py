@@ -45,9 +45,11 @@ def redact_url(url: str) -> str:
         shown, secret = f"{scheme}://{hostport}", tail
     if at:
         shown = shown.replace("://", f"://{MARK}@", 1)
-    if secret.strip("/"):
+    # nothing after the kept part but separators, or marks a redaction before put there (a text is
+    # redacted at each layer it passes, and twice must read as once)
+    if secret.replace(MARK, "").strip("/?#&;="):
         return f"{shown}{secret[0]}{MARK}"
-    return shown + secret  # nothing after the kept part but a slash
+    return shown + secret
 
 
 def url_secrets(url: str | None) -> list[str]:

@@ -8,7 +8,7 @@ import string
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pipelines.lib.config import ConfigError, load_config
@@ -51,6 +51,9 @@ TEXTS = st.sampled_from([
 
 @settings(max_examples=400, deadline=None)
 @given(secret_urls(), TEXTS, st.text(max_size=20))
+# CI found it: a space in the password ends the URL a text shows; the rest, redacted as pieces, left
+# `/…(redacted)?…(redacted)`, which a second pass must read as already redacted
+@example(("http://a:SECRET 0@a/a000000?a=b", "SECRET 0", "a"), "{url}", "")
 def test_redacted_output_never_holds_the_secret_and_keeps_the_host(case, template, noise):
     url, secret, hostport = case
     rest = url.partition("://")[2]
