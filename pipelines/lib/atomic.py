@@ -7,7 +7,9 @@ pid: two processes replacing one file at once (two days of a Spark backfill writ
 schema) each rename their own whole file and the last rename wins, where a shared temp name let one
 writer move the other's away. No landing pattern (`*.parquet`, `*.csv`, …) matches the temp name and
 the ignored-files listing skips dotfiles, so a process killed mid-write leaves nothing the ingest
-reads. `remove_stale_temps` clears what such a kill left behind.
+reads. What such a kill left behind is cleared by the next writer of the same file, and by
+`remove_stale_temps` for a whole folder: a temp is stale when the process its name carries is gone
+(or it carries none, as an older version's temps did); a live writer's temp is never touched.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ def replace_atomically(target: Path, write: Callable[[Path], None]) -> None:
     """Calls `write(temp)` to write the new content, then swaps it in for `target` by rename. A failure
     (or an exception in `write`) removes the temp file and leaves `target` as it was."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    for stale in _stale_temps(target.parent, of=target.name):
+        stale.unlink(missing_ok=True)
     tmp = temp_path(target)
-    tmp.unlink(missing_ok=True)
+    tmp.unlink(missing_ok=True)  # this process's own, from a write it did not finish
     try:
         write(tmp)
         _fsync(tmp, os.O_RDONLY)
@@ -41,13 +45,43 @@ def replace_atomically(target: Path, write: Callable[[Path], None]) -> None:
 
 
 def remove_stale_temps(directory: Path) -> list[Path]:
-    """Deletes the temp files a killed writer left in `directory` (ours only: `.<name>.tmp`); returns them."""
-    if not directory.is_dir():
-        return []
-    stale = sorted(p for p in directory.glob(f".*{TEMP_SUFFIX}") if p.is_file())
+    """Deletes the temp files killed writers left in `directory` (ours only: `.<name>[.<pid>].tmp`
+    whose process is gone); returns them."""
+    stale = _stale_temps(directory)
     for path in stale:
         path.unlink(missing_ok=True)
     return stale
+
+
+def _stale_temps(directory: Path, of: str | None = None) -> list[Path]:
+    """The temps in `directory` whose writer is gone (only those of the file named `of`, when given)."""
+    if not directory.is_dir():
+        return []
+    stale = []
+    for path in directory.glob(f".*{TEMP_SUFFIX}"):
+        target, pid = _temp_parts(path.name)
+        if path.is_file() and (of is None or target == of) and not _alive(pid):
+            stale.append(path)
+    return sorted(stale)
+
+
+def _temp_parts(temp_name: str) -> tuple[str, int | None]:
+    """`.<name>.<pid>.tmp` → (name, pid); `.<name>.tmp`, as an earlier version named them → (name, None)."""
+    name = temp_name[1: -len(TEMP_SUFFIX)]
+    base, _, pid = name.rpartition(".")
+    return (base, int(pid)) if base and pid.isdigit() else (name, None)
+
+
+def _alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
 
 
 def _fsync(path: Path, flags: int) -> None:

@@ -51,7 +51,10 @@ def _leave_a_killed_run(ledger: Ledger) -> str:
     ledger.warehouse.with_name(ledger.warehouse.name + ".lock").write_text(
         f'{{"run_id": "{run_id}", "pid": {pid}, "host": "{socket.gethostname()}", '
         f'"since": "2026-11-03 06:00:01 UTC", "mode": "exclusive"}}')
-    (ledger.root / f".{ledger.published.name}.tmp").write_bytes(b"DUCK" + bytes(100))
+    # the published file's half-written next version, as the killed process named it, and as an
+    # earlier version (no pid) did
+    for temp in (f".{ledger.published.name}.{pid}.tmp", f".{ledger.published.name}.tmp"):
+        (ledger.root / temp).write_bytes(b"DUCK" + bytes(100))
     return run_id
 
 
@@ -104,7 +107,7 @@ def test_a_killed_runs_leftovers_are_cleared_and_a_live_writer_holds_the_next_ru
         assert holder.wait(timeout=10) == 0
         out, err = run.communicate(timeout=120)
         assert run.returncode == 0, err[-2000:]
-        assert ledger.published.exists() and not (ledger.root / f".{ledger.published.name}.tmp").exists()
+        assert ledger.published.exists() and not list(ledger.root.glob(f".{ledger.published.name}*.tmp"))
         assert f"run {dead} was left unfinished by a process that is gone (killed): marked it failed" in said
     finally:
         for p in (run, holder):

@@ -184,9 +184,35 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path):
     with pytest.raises(OSError):
         replace_atomically(target, half_then_fail)
     assert target.read_bytes() == b"old" and not temp_path(target).exists()
-    temp_path(target).write_bytes(b"left by a kill")
-    assert remove_stale_temps(target.parent) == [temp_path(target)]
-    assert sorted(p.name for p in target.parent.iterdir()) == ["node.parquet"]
+
+
+def _a_dead_pid() -> int:
+    import subprocess
+    import sys
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    return gone.pid
+
+
+def test_temps_of_killed_writers_are_cleared_and_a_live_writers_kept(tmp_path):
+    import subprocess
+    import sys
+
+    target = tmp_path / "node.parquet"
+    killed = tmp_path / f".node.parquet.{_a_dead_pid()}.tmp"
+    older = tmp_path / ".node.parquet.tmp"  # an earlier version's temp carried no pid
+    alive = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        live = tmp_path / f".node.parquet.{alive.pid}.tmp"
+        for path in (killed, older, live):
+            path.write_bytes(b"half")
+        assert remove_stale_temps(tmp_path) == sorted([killed, older])
+        killed.write_bytes(b"half")
+        replace_atomically(target, lambda tmp: tmp.write_bytes(b"new"))  # the next writer clears it too
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, "node.parquet"])
+    finally:
+        alive.communicate(b"")
 
 
 def test_two_processes_replacing_one_file_at_once_both_succeed(tmp_path):
