@@ -1,4 +1,5 @@
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -7,6 +8,9 @@ import pytest
 # the definitions first load: start them early enough for every test's days. The CLI, run as a
 # subprocess, fixes the start from its own landing zone (tests/e2e/test_ledger_days.py).
 os.environ["GPULEDGER_LEDGER_START"] = "2000-01-01"
+# What gpuledger keeps between runs (the Spark SQL of each statement) is kept for the tests apart from
+# the user's own ~/.cache, shared by the test workers and the commands they start.
+os.environ.setdefault("GPULEDGER_CACHE", str(Path(tempfile.gettempdir()) / f"gpuledger-test-cache-{os.getuid()}"))
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 # Real public samples live beside the project in ../shared (never copied in); a user's clone has none.

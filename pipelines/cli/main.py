@@ -377,7 +377,7 @@ def _engine_problem(args: argparse.Namespace) -> str | None:
     """Why the engine asked for cannot run here (Spark without Java or pyspark), or None."""
     import shutil
 
-    from pipelines.engines.sql_asset import ENGINE_ENV, engine_of
+    from pipelines.lib.config import ENGINE_ENV, engine_of
     from pipelines.lib.config import load_config
 
     if args.engine:
@@ -394,7 +394,7 @@ def _engine_problem(args: argparse.Namespace) -> str | None:
 
 
 def _spark_where(args: argparse.Namespace) -> str | None:
-    from pipelines.engines.sql_asset import engine_of
+    from pipelines.lib.config import engine_of
     from pipelines.lib.config import load_config
 
     cfg = load_config(args.config)

@@ -2,31 +2,19 @@
 by the engine the config names (`engine: duckdb | spark`, or `gpuledger run --engine`): the same asset,
 the same SQL file, either way (docs/spark.md#running-on-spark)."""
 
-import os
 from datetime import date
 
 import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
 
-from pipelines.lib.config import OrgConfig
+from pipelines.lib.config import OrgConfig, engine_of
 from pipelines.lib.ledger_days import mark_day
 from pipelines.lib.partitions import daily_duckdb_asset
 from pipelines.lib.resources import LandingZone
 from pipelines.lib.sql_lineage import tables_read
 from pipelines.lib.warehouse import bootstrap
 from pipelines.lib.warehouse import write_day as write_day_on_duckdb
-
-ENGINE_ENV = "GPULEDGER_ENGINE"  # set by `gpuledger run --engine`; overrides the config's `engine`
-ENGINES = ("duckdb", "spark")
-
-
-def engine_of(cfg: OrgConfig) -> str:
-    name = os.environ.get(ENGINE_ENV) or cfg.engine
-    if name not in ENGINES:
-        raise ValueError(f"${ENGINE_ENV}={name!r} is no engine: one of {', '.join(ENGINES)}")
-    return name
-
 
 def write_day(warehouse: DuckDBResource, table: str, params: dict[str, object], cfg: OrgConfig) -> dict:
     """Writes day params["day"] of `table` ("schema/name") with the configured engine; returns the

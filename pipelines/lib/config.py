@@ -594,6 +594,18 @@ def config_file(given: str | Path | None) -> Path | None:
     return Path(chosen) if chosen else None
 
 
+ENGINE_ENV = "GPULEDGER_ENGINE"  # set by `gpuledger run --engine`; overrides the config's `engine`
+ENGINES = ("duckdb", "spark")
+
+
+def engine_of(cfg: OrgConfig) -> str:
+    """The engine the ledger's SQL runs on: $GPULEDGER_ENGINE, else the config's `engine`."""
+    name = os.environ.get(ENGINE_ENV) or cfg.engine
+    if name not in ENGINES:
+        raise ValueError(f"${ENGINE_ENV}={name!r} is no engine: one of {', '.join(ENGINES)}")
+    return name
+
+
 def load_config(path: str | Path | None) -> OrgConfig:
     """Reads and validates the YAML file at `path`; None or an empty path gives the built-in defaults.
     Raises ConfigError naming the file, each bad key, its line and what to do."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -12,9 +12,9 @@ import duckdb
 from dagster_duckdb import DuckDBResource
 from pydantic import PrivateAttr
 
-from pipelines.lib.config import OrgConfig, load_config
+from pipelines.lib.config import ConfigError, OrgConfig, engine_of, load_config
 from pipelines.lib.warehouse import PROJECT_ROOT, warehouse_path
-from pipelines.lib.writer_lock import connect_writer, warehouse_lock
+from pipelines.lib.writer_lock import connect_writer, held_open, warehouse_lock
 
 # The ledger's first day (YYYY-MM-DD), fixed before the daily partitions are defined.
 LEDGER_START_ENV = "GPULEDGER_LEDGER_START"
@@ -40,19 +40,41 @@ class WarehouseResource(DuckDBResource):
     dies, and closed before the lock is let go."""
 
     _run_id: str | None = PrivateAttr(default=None)
+    _held: ExitStack | None = PrivateAttr(default=None)
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         self._run_id = context.run.run_id if context.run else None  # named in the lock, for whoever waits
+        if context.run is not None and _engine() == "duckdb":
+            # A run holds the warehouse open from its first step to its last (writer_lock.held_open):
+            # `gpuledger run` initializes resources once per run; a daemon's run once per step process.
+            # Not on Spark: its steps let go of the warehouse while Spark works, so days run at once.
+            self._held = ExitStack()
+            self._held.enter_context(held_open(self.database, self._config(), run_id=self._run_id))
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        if self._held is not None:
+            self._held.close()
+            self._held = None
+
+    def _config(self) -> dict:
+        return {"custom_user_agent": "dagster", **self.connection_config}
 
     @contextmanager
     def get_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
         with warehouse_lock(self.database, run_id=self._run_id):
-            con = connect_writer(self.database, {"custom_user_agent": "dagster", **self.connection_config},
-                                 run_id=self._run_id)  # waits for a reader outside gpuledger to close it
+            # waits for a reader outside gpuledger to close the file; a cursor where the run holds it open
+            con = connect_writer(self.database, self._config(), run_id=self._run_id)
             try:
                 yield con
             finally:
                 con.close()
+
+
+def _engine() -> str | None:
+    try:
+        return engine_of(load_config(os.environ.get("GPULEDGER_CONFIG") or None))
+    except (ConfigError, ValueError):
+        return None  # the run's first step that reads the config says what is wrong with it
 
 
 def warehouse_resource() -> WarehouseResource:

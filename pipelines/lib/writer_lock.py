@@ -225,14 +225,44 @@ def _release(path: Path) -> None:
     os.close(mine.fd)  # closing the last descriptor releases the lock
 
 
+# The warehouses this process holds open for a whole run (`held_open`): a writer's connection is a
+# cursor of that one, so a step neither reloads the catalog when it opens nor checkpoints when it closes.
+_open_for_run: dict[Path, duckdb.DuckDBPyConnection] = {}
+
+
+@contextmanager
+def held_open(warehouse: str | Path, config: dict | None = None, *,
+              run_id: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Holds `warehouse`'s exclusive lock and one read-write connection to it for as long as a run
+    lasts; every `connect_writer` of this process meanwhile is a cursor of that connection. Opening a
+    DuckDB file reads its whole catalog and closing its last connection checkpoints it, ~0.1 s each a
+    step paid twice; held, the file is checkpointed once, when the run lets go. The lock held for the
+    run, not per step, also means no other writer's step comes between two of the run's."""
+    with warehouse_lock(warehouse, run_id=run_id):
+        key = Path(warehouse).resolve()
+        if key in _open_for_run:  # nested (a run inside a run's process): the outer one holds it
+            yield _open_for_run[key]
+            return
+        con = connect_writer(warehouse, config, run_id=run_id)
+        _open_for_run[key] = con
+        try:
+            yield con
+        finally:
+            del _open_for_run[key]
+            con.close()
+
+
 def connect_writer(warehouse: str | Path, config: dict | None = None, *, run_id: str | None = None,
                    report: Callable[[str], None] | None = None,
                    wait_seconds: float | None = None) -> duckdb.DuckDBPyConnection:
-    """A read-write DuckDB connection to `warehouse`, for a caller under its exclusive lock. While
-    another process has the file open (DuckDB's own lock: "Conflicting lock"), waits, saying so
-    through `report` at once and then every `report_every_seconds()`, for at most `wait_seconds`
-    (default $GPULEDGER_READER_WAIT_SECONDS, else 600), then raises LockBusy naming the file and the
-    process that keeps it open."""
+    """A read-write DuckDB connection to `warehouse`, for a caller under its exclusive lock: a cursor of
+    the run's connection where `held_open` holds one. While another process has the file open
+    (DuckDB's own lock: "Conflicting lock"), waits, saying so through `report` at once and then every
+    `report_every_seconds()`, for at most `wait_seconds` (default $GPULEDGER_READER_WAIT_SECONDS, else
+    600), then raises LockBusy naming the file and the process that keeps it open."""
+    held = _open_for_run.get(Path(warehouse).resolve())
+    if held is not None:
+        return held.cursor()
     wait = float(os.environ.get(READER_WAIT_ENV, "600")) if wait_seconds is None else wait_seconds
     report = report or _to_stderr
     started = time.monotonic()

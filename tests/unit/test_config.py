@@ -112,7 +112,7 @@ def test_the_simulators_config_is_valid(tmp_path):
 
 
 def test_engine_comes_from_the_config_and_the_command_line_overrides_it(tmp_path, monkeypatch):
-    from pipelines.engines.sql_asset import ENGINE_ENV, engine_of
+    from pipelines.lib.config import ENGINE_ENV, engine_of
 
     monkeypatch.delenv(ENGINE_ENV, raising=False)
     assert engine_of(load_config(None)) == "duckdb"

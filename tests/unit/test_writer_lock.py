@@ -177,3 +177,30 @@ def test_a_writer_gives_up_on_a_reader_that_stays_with_a_sentence_naming_it(tmp_
     finally:
         reader.kill()
         reader.wait()
+
+
+def test_a_run_holds_the_warehouse_open_and_its_writers_share_that_connection(tmp_path):
+    """`held_open` (a run, first step to last): each writer's connection is a cursor of the held one,
+    sees what the others wrote and closes without closing the file; another process waits for the run."""
+    from pipelines.lib.writer_lock import connect_writer, held_open
+
+    w = tmp_path / "w.duckdb"
+    with held_open(w, {"threads": 1}, run_id="this-run") as held:
+        first = connect_writer(w, {"threads": 2})  # the run's config rules: no "different configuration"
+        first.execute("CREATE TABLE t AS SELECT 1 AS x")
+        first.close()
+        second = connect_writer(w)
+        assert second.execute("SELECT x FROM t").fetchall() == [(1,)]
+        second.close()
+        assert held.execute("SELECT count(*) FROM t").fetchall() == [(1,)]  # still open
+        waiter = subprocess.run(
+            [sys.executable, "-c",
+             "from pipelines.lib.writer_lock import warehouse_lock, LockBusy\n"
+             f"try:\n    with warehouse_lock({str(w)!r}, wait_seconds=0.5): print('got it')\n"
+             "except LockBusy as busy: print(busy)\n"],
+            capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=60)
+        assert "held by run this-run" in waiter.stdout, waiter.stdout + waiter.stderr
+    import duckdb
+
+    with duckdb.connect(str(w)) as after:  # let go: checkpointed and closed, anyone may open it
+        assert after.execute("SELECT x FROM t").fetchall() == [(1,)]

@@ -18,7 +18,7 @@ from pipelines.lib.warehouse import MACRO_FILES, sql
 
 # the macro files DuckDB's bootstrap runs; finance.times_rate (sql/lib/times_rate.sql) is not among them:
 # finance views run on DuckDB, over the Spark marts (docs/spark.md)
-_FILES = ("macros", *MACRO_FILES)
+FILES = ("macros", *MACRO_FILES)
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Macro:
 @cache
 def macros() -> dict[str, Macro]:
     found: dict[str, Macro] = {}
-    for name in _FILES:
+    for name in FILES:
         for statement in sqlglot.parse(sql(name), read="duckdb"):
             if not (isinstance(statement, exp.Create) and str(statement.args.get("kind")).upper() == "MACRO"):
                 continue

@@ -24,7 +24,8 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from pipelines.engines.spark.transpile import SCHEMAS, to_spark, view_name
+from pipelines.engines.spark.sql_cache import spark_sql
+from pipelines.engines.spark.transpile import SCHEMAS, view_name
 from pipelines.lib.atomic import replace_atomically
 from pipelines.lib.warehouse import sql, table_sql
 
@@ -160,7 +161,7 @@ class SparkLedger:
             raise NotImplementedError(f"sql/{name}.sql: {statement.sql('duckdb')[:80]}… has no Spark form yet")
 
     def _sql(self, query: exp.Expression, params: dict[str, object]):
-        text = to_spark(query)
+        text = spark_sql(query)
         wanted = {p.name for p in query.find_all(exp.Parameter)} | {
             p.name for p in query.find_all(exp.Placeholder) if p.name}
         missing = wanted - params.keys()
