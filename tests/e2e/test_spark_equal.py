@@ -132,7 +132,7 @@ class SparkRun:
 
 @contextmanager
 def engine(name: str):
-    from pipelines.engines.sql_asset import ENGINE_ENV
+    from pipelines.lib.config import ENGINE_ENV
 
     saved = os.environ.get(ENGINE_ENV)
     os.environ[ENGINE_ENV] = name
