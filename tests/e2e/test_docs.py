@@ -11,14 +11,12 @@
 from __future__ import annotations
 
 import re
-from datetime import date
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from tests.conftest import PROJECT_ROOT
-from tests.support.pipeline import simulate_and_run
 
 DOCS = PROJECT_ROOT / "docs"
 # what `git ls-files` would hold of text: generated folders and dot folders are not the repository's
@@ -133,8 +131,8 @@ def test_every_ledger_category_is_in_the_ledger_page():
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory) -> Path:
-    run = simulate_and_run(tmp_path_factory.mktemp("docs"), date(2026, 11, 2), days=1, nodes=2, seed=3)
+def published(simulated_ledger) -> Path:
+    run = simulated_ledger  # the session's ledger: only read here
     return run.warehouse.with_name(f"{run.warehouse.stem}.published.duckdb")
 
 

@@ -331,12 +331,11 @@ def test_warehouse_without_marts_gets_a_clear_error(tmp_path):
         write_team_report(con, TEAM, date(2026, 11, 2), date(2026, 11, 2), "2026-11-02", tmp_path)
 
 
-def test_the_daily_run_writes_each_configured_teams_report(tmp_path):
-    from tests.support.pipeline import simulate_and_run
-
-    run = simulate_and_run(tmp_path / "r", date(2026, 11, 2), 1, 2, seed=6)
-    written = sorted(p.relative_to(run.root / "reports").as_posix() for p in (run.root / "reports").rglob("*.html"))
-    assert written == [f"{t}/2026-11-02.html" for t in ("inference", "posttrain", "pretrain", "research")]
+def test_the_daily_run_writes_each_configured_teams_report(ledger):
+    reports = ledger.root / "reports"
+    written = sorted(p.relative_to(reports).as_posix() for p in reports.rglob("*.html"))
+    assert written == [f"{t}/{d}.html" for t in ("inference", "posttrain", "pretrain", "research")
+                       for d in ("2026-11-02", "2026-11-03")]
 
 
 def test_make_demo_writes_a_month_report_for_every_month_its_days_touch(ledger, tmp_path):
