@@ -59,6 +59,10 @@ def _validation(spec: MartExpectations):
 
 def validate_frame(spec: MartExpectations, frame) -> tuple[bool, dict[str, object]]:
     """Runs the suite on a pandas frame; returns (success, {expectation: unexpected count or 'failed'})."""
+    # Pass or fail first, which GX answers in half the time; only a failure is validated again for
+    # the counts of what failed (each expectation's unexpected_count).
+    if _validation(spec).run(batch_parameters={"dataframe": frame}, result_format="BOOLEAN_ONLY").success:
+        return True, {}
     result = _validation(spec).run(batch_parameters={"dataframe": frame})
     failures = {
         f"{r.expectation_config.type}({r.expectation_config.kwargs.get('column') or r.expectation_config.kwargs.get('column_list') or ''})":
