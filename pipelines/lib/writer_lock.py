@@ -21,7 +21,8 @@ can never hold it, and there is nothing to clean up. Two live processes still ne
 at once: each connection that writes (`WarehouseResource.get_connection`, every asset and check of
 the daily job, from `gpuledger run` and from runs the daemon's schedules and sensors launch alike)
 is taken under the exclusive lock, and readers of the live warehouse (`export focus`) take it
-shared, so they never collide with DuckDB's own file lock either.
+shared, so they never collide with DuckDB's own file lock either. A DuckDB run holds it, with the
+file open, from its first step to its last (`held_open`).
 
 Details that matter:
 - The lock is on `<warehouse>.lock`, never on the DuckDB file: DuckDB holds a POSIX lock on its own
