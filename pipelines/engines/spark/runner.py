@@ -15,6 +15,7 @@ The DuckDB statements a step holds map to Spark as:
 from __future__ import annotations
 
 import json
+import os
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -86,12 +87,18 @@ class SparkLedger:
         return self.root / table
 
     def register(self, table: str) -> None:
-        """(Re)creates the view of `table` ("schema/name") over its Parquet; `day` read as a DATE."""
+        """(Re)creates the view of `table` ("schema/name") over its Parquet; `day` read as a DATE. A
+        view the session already has over the very same files (names, sizes, times) is kept: each step
+        registers every table it reads, and making a view lists and opens its files (~0.1 s)."""
         from pyspark.sql import functions as F
 
         from pyspark.sql.types import StructType
 
         path = self.table_path(table)
+        files = _files_of(path)
+        registered = self.spark.__dict__.setdefault("_gpuledger_views", {})  # dies with the session
+        if registered.get(str(path)) == files:
+            return
         reader = self.spark.read.option("basePath", str(path))
         schema_file = path / "_schema.json"
         if schema_file.exists():  # a day of no rows writes no file to infer the columns from
@@ -101,6 +108,7 @@ class SparkLedger:
             df = df.withColumn("day", F.col("day").cast("date"))
         schema, name = table.split("/")
         df.createOrReplaceTempView(view_name(schema, name))
+        registered[str(path)] = files
 
     def register_all(self) -> None:
         for schema in SCHEMAS:
@@ -168,6 +176,18 @@ class SparkLedger:
         if missing:
             raise KeyError(f"SQL parameter(s) not provided: {sorted(missing)}")
         return self.spark.sql(text, args={k: _spark_value(params[k]) for k in wanted})
+
+
+def _files_of(folder: Path) -> tuple:
+    """Every file under `folder` with its size and modification time, in order: equal means the same
+    Parquet (a write, in this process or another, renames new files in)."""
+    found = []
+    for root, dirs, names in os.walk(folder):
+        dirs.sort()
+        for name in sorted(names):
+            st = os.stat(os.path.join(root, name))
+            found.append((os.path.join(root, name), st.st_size, st.st_mtime_ns))
+    return tuple(found)
 
 
 def _writes_ops(statement: exp.Expression) -> bool:
