@@ -377,8 +377,7 @@ def _engine_problem(args: argparse.Namespace) -> str | None:
     """Why the engine asked for cannot run here (Spark without Java or pyspark), or None."""
     import shutil
 
-    from pipelines.lib.config import ENGINE_ENV, engine_of
-    from pipelines.lib.config import load_config
+    from pipelines.lib.config import ENGINE_ENV, engine_of, load_config
 
     if args.engine:
         os.environ[ENGINE_ENV] = args.engine
@@ -394,8 +393,7 @@ def _engine_problem(args: argparse.Namespace) -> str | None:
 
 
 def _spark_where(args: argparse.Namespace) -> str | None:
-    from pipelines.lib.config import engine_of
-    from pipelines.lib.config import load_config
+    from pipelines.lib.config import engine_of, load_config
 
     cfg = load_config(args.config)
     if engine_of(cfg) != "spark":

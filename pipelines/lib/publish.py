@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from pipelines.lib.atomic import replace_atomically
+from pipelines.lib.atomic import remove_stale_temps, replace_atomically
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.ledger_days import PublishWouldLoseDays, days_of_books, pending_days
 from pipelines.lib.warehouse import SQL_ROOT, sql, warehouse_path
@@ -71,6 +71,7 @@ def publish(con: duckdb.DuckDBPyConnection, cfg: OrgConfig, target: Path | None 
             return None
         raise PublishWouldLoseDays(lost, warehouse_path(), target)
     con.execute("CHECKPOINT")
+    remove_stale_temps(target.parent, of=target.name)  # a killed publish's half file: a warehouse's size
     replace_atomically(target, lambda staging_file: _build(con, cfg, staging_file))
     return target
 

@@ -37,7 +37,8 @@ class LandingZone(dg.ConfigurableResource):
 class WarehouseResource(DuckDBResource):
     """The live warehouse, one writing process at a time: every connection is opened under the
     warehouse's exclusive lock (pipelines/lib/writer_lock.py), which the OS releases if the process
-    dies, and closed before the lock is let go."""
+    dies, and closed before the lock is let go. A DuckDB run holds both, the lock and the file open,
+    from its first step to its last."""
 
     _run_id: str | None = PrivateAttr(default=None)
     _held: ExitStack | None = PrivateAttr(default=None)

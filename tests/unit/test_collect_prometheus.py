@@ -207,9 +207,12 @@ def test_temps_of_killed_writers_are_cleared_and_a_live_writers_kept(tmp_path):
         live = tmp_path / f".node.parquet.{alive.pid}.tmp"
         for path in (killed, older, live):
             path.write_bytes(b"half")
-        assert remove_stale_temps(tmp_path) == sorted([killed, older])
-        killed.write_bytes(b"half")
-        replace_atomically(target, lambda tmp: tmp.write_bytes(b"new"))  # the next writer clears it too
+        other = tmp_path / f".other.parquet.{_a_dead_pid()}.tmp"
+        other.write_bytes(b"half")
+        assert remove_stale_temps(tmp_path, of="node.parquet") == sorted([killed, older])  # that file's only
+        assert other.exists() and live.exists()
+        assert remove_stale_temps(tmp_path) == [other]
+        replace_atomically(target, lambda tmp: tmp.write_bytes(b"new"))
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, "node.parquet"])
     finally:
         alive.communicate(b"")

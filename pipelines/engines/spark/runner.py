@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from pipelines.engines.spark.sql_cache import spark_sql
 from pipelines.engines.spark.transpile import SCHEMAS, view_name
-from pipelines.lib.atomic import replace_atomically
+from pipelines.lib.atomic import remove_stale_temps, replace_atomically
 from pipelines.lib.warehouse import sql, table_sql
 
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")  # the driver logs errors only
@@ -133,6 +133,7 @@ class SparkLedger:
             # An empty file in the day's folder replaces them, and gives readers the columns.
             df.drop("day").coalesce(1).write.mode("overwrite").parquet(str(out / f"day={params['day']}"))
         schema = df.schema.json()  # renamed in: another day's run may be reading it
+        remove_stale_temps(out, of="_schema.json")  # a killed run's; never a live day's run's
         replace_atomically(out / "_schema.json", lambda tmp: tmp.write_text(schema))
         self.register(table)
         for name in steps.finish:
