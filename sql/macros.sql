@@ -43,3 +43,14 @@ CREATE OR REPLACE MACRO share_ms_seconds(ms) AS
 -- run plans (sql/marts/dim_run_plans/, `gpuledger plan`) both call it.
 CREATE OR REPLACE MACRO flops_per_token(n_active, layers, heads, head_dim, seq_len, attention) AS
     6 * n_active + CASE attention WHEN 'causal' THEN 6 ELSE 12 END * layers::DOUBLE * heads * head_dim * seq_len;
+
+-- An interactive session (a notebook, an editor, a shell) as policies.interactive describes one: its
+-- partition, QOS, job name or one of its pod labels (`key=value`) matches that key's patterns. `res` is
+-- $session_patterns: those four keys' globs, made one anchored regular expression each by the config.
+-- NULLs and empty texts match nothing.
+CREATE OR REPLACE MACRO is_interactive_session(partition_, qos_, job_name_, labels_, res) AS (
+    coalesce(regexp_matches(nullif(partition_, ''), res[1]), FALSE)
+    OR coalesce(regexp_matches(nullif(qos_, ''), res[2]), FALSE)
+    OR coalesce(regexp_matches(nullif(job_name_, ''), res[3]), FALSE)
+    OR coalesce(len(list_filter(labels_, lambda kv: regexp_matches(kv, res[4]))) > 0, FALSE)
+);

@@ -73,6 +73,7 @@ _SCHEMA: dict[str, pl.DataType] = {
     "hosts": pl.List(pl.String),
     "run_id": pl.String,
     "restarts": pl.Int32,
+    "labels": pl.List(pl.String),
 }
 
 
@@ -281,6 +282,8 @@ def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | str:
         "hosts": [node] if node else None,
         "run_id": next((v for k in RUN_ID_LABELS if (v := labels.get(k))), None),
         "restarts": sum(_int(c.get("restartCount")) or 0 for c in containers),
+        # `key=value`, sorted: what policies.interactive.pod_labels matches a notebook by
+        "labels": sorted(f"{k}={v}" for k, v in labels.items() if v is not None) or None,
     }
 
 
@@ -441,7 +444,7 @@ def _stage(df: pl.DataFrame, file: str, cluster: str) -> Parsed:
         SchedulerJobAllocation,
         source=SOURCE,
         file=file,
-        staged_columns=STAGED,
+        staged_columns=[*STAGED, "labels"],
         raw_columns=RAW_COLUMNS,
         row_ref=pl.when(pl.col("_item").is_null())
         .then(pl.format("line {}", pl.col("_row")))

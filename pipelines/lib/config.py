@@ -237,6 +237,57 @@ class LedgerConfig(_Section):
     freshness_checks: bool = True
 
 
+class InteractivePatterns(_Section):
+    """What makes a job an interactive session (a notebook, an editor, a shell): any pattern matching.
+    Patterns are globs (`jupyter*`), matched whole and case-sensitively; a pod label is `key=glob`."""
+
+    partitions: list[str] = Field(default_factory=lambda: ["interactive*"])
+    qos: list[str] = Field(default_factory=lambda: ["interactive*"])
+    job_names: list[str] = Field(default_factory=lambda: [
+        "jupyter*", "notebook*", "vscode*", "code-server*", "interactive*", "bash", "sh", "zsh"])
+    pod_labels: list[str] = Field(default_factory=lambda: ["notebook-name=*", "app=jupyter*"])
+
+    @field_validator("pod_labels")
+    @classmethod
+    def _key_glob(cls, value: list[str]) -> list[str]:
+        bad = [v for v in value if "=" not in v or not v.split("=", 1)[0]]
+        if bad:
+            raise ValueError(f"a pod label pattern is `key=glob`, e.g. `notebook-name=*` (got {bad[0]!r})")
+        return value
+
+
+class PoliciesConfig(_Section):
+    """The policies the savings opportunities price (docs/ledger.md#savings-opportunities): what a sweep
+    that cancels hung batch jobs, and an idle timeout on interactive sessions, would have saved."""
+
+    hung_job_cancel_minutes: int = Field(60, ge=1, le=7 * 24 * 60)
+    idle_session_minutes: int = Field(120, ge=1, le=7 * 24 * 60)
+    interactive: InteractivePatterns = InteractivePatterns()
+
+
+class SavingsConfig(_Section):
+    """marts.fct_savings_opportunities (docs/ledger.md#savings-opportunities)."""
+
+    window_days: int = Field(30, ge=1, le=366)
+    # the discount a commitment would give on the steady on-demand GPU base (0.30 = 30 % off); without
+    # it `add_commitment` is not computed
+    commitment_discount: float | None = Field(None, gt=0, lt=1)
+    # an on-demand or rented node idle and unallocated above this share of its billed hours is one to release
+    release_idle_share: float = Field(0.5, gt=0, le=1)
+
+
+def glob_regex(patterns: list[str]) -> str:
+    """One anchored regular expression matching a text any of the globs matches whole; `^$` (matching
+    only the empty text, which callers never pass) when there are none."""
+    import fnmatch
+
+    if not patterns:
+        return "^$"
+    # fnmatch.translate gives `(?s:...)\\Z`; RE2 (DuckDB) and Java (Spark) both read `^(?:...)$`
+    parts = [fnmatch.translate(p).removeprefix("(?s:").removesuffix(")\\Z") for p in patterns]
+    return "^(?:" + "|".join(parts) + ")$"
+
+
 class Budget(_Section):
     amount: Money = Field(gt=0)
     currency: str = "USD"  # written without one: the config's default_currency
@@ -467,6 +518,8 @@ class OrgConfig(_Section):
     telemetry: TelemetryConfig = TelemetryConfig()
     budgets: dict[str, Budget] = Field(default_factory=dict, description="project -> monthly budget")
     alerts: AlertsConfig = AlertsConfig()
+    policies: PoliciesConfig = PoliciesConfig()
+    savings: SavingsConfig = SavingsConfig()
     kubernetes: KubernetesConfig = KubernetesConfig()
     slurm: SlurmConfig = SlurmConfig()
     ledger: LedgerConfig = LedgerConfig()
@@ -560,6 +613,16 @@ class OrgConfig(_Section):
             "step_time_ratio": self.alerts.step_time_ratio,
             "step_time_minutes": self.alerts.step_time_minutes,
             "step_time_baseline_minutes": round(self.alerts.step_time_baseline_hours * 60),
+            "hung_cancel_minutes": self.policies.hung_job_cancel_minutes,
+            "idle_session_minutes": self.policies.idle_session_minutes,
+            # the is_interactive_session macro's patterns, in its order
+            "session_patterns": [glob_regex(p) for p in (
+                self.policies.interactive.partitions, self.policies.interactive.qos,
+                self.policies.interactive.job_names, self.policies.interactive.pod_labels)],
+            "savings_window_days": self.savings.window_days,
+            # 0: not given (add_commitment skipped); a NULL parameter does not bind on every engine
+            "commitment_discount": self.savings.commitment_discount or 0.0,
+            "release_idle_share": self.savings.release_idle_share,
             "cost_entries": self.costs.entries_json(),
             "energy_prices": self.costs.hourly_energy_prices_json(),
             "energy_pue": str(self.costs.energy.pue),

@@ -36,3 +36,6 @@ CREATE TABLE IF NOT EXISTS staging.stg_scheduler__job_allocations (
 -- says (Run:ai's `runai-gpu`). A warehouse staged before them gains them, NULL on the rows staged then.
 ALTER TABLE staging.stg_scheduler__job_allocations ADD COLUMN IF NOT EXISTS gpu_slices INTEGER[];
 ALTER TABLE staging.stg_scheduler__job_allocations ADD COLUMN IF NOT EXISTS gpu_index INTEGER;
+-- A pod's labels as `key=value` texts (Kubernetes only; NULL for Slurm records and rows staged before):
+-- what the config's policies.interactive.pod_labels tells an interactive session by.
+ALTER TABLE staging.stg_scheduler__job_allocations ADD COLUMN IF NOT EXISTS labels VARCHAR[];
