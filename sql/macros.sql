@@ -54,3 +54,6 @@ CREATE OR REPLACE MACRO is_interactive_session(partition_, qos_, job_name_, labe
     OR coalesce(regexp_matches(nullif(job_name_, ''), res[3]), FALSE)
     OR coalesce(len(list_filter(labels_, lambda kv: regexp_matches(kv, res[4]))) > 0, FALSE)
 );
+
+-- a count and its noun for people: 1 GPU, 2 GPUs, 1 day, 3 days
+CREATE OR REPLACE MACRO plural(n, noun) AS (n::VARCHAR || ' ' || noun || CASE WHEN n = 1 THEN '' ELSE 's' END);

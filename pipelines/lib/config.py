@@ -260,8 +260,9 @@ class PoliciesConfig(_Section):
     """The policies the savings opportunities price (docs/ledger.md#savings-opportunities): what a sweep
     that cancels hung batch jobs, and an idle timeout on interactive sessions, would have saved."""
 
-    hung_job_cancel_minutes: int = Field(60, ge=1, le=7 * 24 * 60)
-    idle_session_minutes: int = Field(120, ge=1, le=7 * 24 * 60)
+    # at most a day: the ledger judges an idle stretch's start at most a day before midnight
+    hung_job_cancel_minutes: int = Field(60, ge=1, le=24 * 60)
+    idle_session_minutes: int = Field(120, ge=1, le=24 * 60)
     interactive: InteractivePatterns = InteractivePatterns()
 
 
@@ -591,6 +592,9 @@ class OrgConfig(_Section):
             "account_projects": json.dumps(self.slurm_accounts),
             "pool_teams": json.dumps(self.pools),
             "idle_min_minutes": self.idle.min_stretch_minutes,
+            # how far before midnight int_gpu_seconds looks for the start of an idle stretch (at most a day)
+            "idle_lookback_minutes": max(self.idle.min_stretch_minutes, self.policies.hung_job_cancel_minutes,
+                                         self.policies.idle_session_minutes),
             "idle_sm_threshold": self.idle.sm_active_threshold,
             "low_activity": self.efficiency.low_activity,
             "memory_headroom": self.efficiency.memory_headroom,

@@ -115,6 +115,8 @@ SELECT $day::DATE AS day,
        c.project,
        coalesce(config_lookup($project_teams, c.project), tt.team, c.project) AS team,
        gpus, gpu_slices, gpu_index, node_count, hosts,
+       -- a notebook, an editor, a shell (policies.interactive): its idle time is priced by the idle timeout
+       is_interactive_session(partition, qos, job_name, labels, $session_patterns) AS interactive,
        interrupted, failed,
        CASE WHEN interrupted AND has_events THEN greatest(start_ts, coalesce(last_checkpoint_at, start_ts))
             WHEN interrupted THEN start_ts END AS lost_from,

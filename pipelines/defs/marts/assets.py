@@ -63,6 +63,17 @@ currency: every billed GPU-second of its nodes and what they cost. The price pla
 use.""",
 )
 
+fct_savings_opportunities = sql_asset(
+    "marts/fct_savings_opportunities",
+    group="marts",
+    description="""What to do, ranked in money: each day, over the trailing `savings.window_days` (30), the
+opportunities the ledger sees — cancel hung batch jobs, time out idle interactive sessions, right-size
+jobs, release idle on-demand nodes, reduce unused commitments, commit to the steady on-demand base,
+checkpoint at the Young–Daly interval, raise MFU — each with its subject, evidence, one-sentence action
+and what it would have saved over the window and per month. A GPU-second's money is saved by at most one
+opportunity; a day's opportunities never sum past the window's cost.""",
+)
+
 dim_nodes = sql_asset(
     "marts/dim_nodes",
     group="marts",

@@ -9,11 +9,13 @@
 -- GPU the record names), else as a whole GPU would be.
 
 -- the job's time on each of its hosts, within the day; `near_*` widens it by one idle stretch on each
--- side of midnight (still within the job) so a stretch crossing midnight is judged whole
+-- side of midnight (still within the job) so a stretch crossing midnight is judged whole, and before
+-- midnight by as long as the policies' idle limits too, so a stretch's start is known that far back
+-- (the savings opportunities price the idle time past those limits: int_gpu_seconds.sql)
 CREATE OR REPLACE TEMP TABLE job_hosts AS
 SELECT j.job_uid, j.job_id, j.job_key, h.hostname, j.gpu_index,
        slices_on_host(j.gpu_slices, coalesce(j.node_count, len(j.hosts)), h.k) AS host_slices,
-       greatest(j.start_ts, $day::DATE - to_minutes($idle_min_minutes::BIGINT)) AS near_start,
+       greatest(j.start_ts, $day::DATE - to_minutes($idle_lookback_minutes::BIGINT)) AS near_start,
        least(j.end_eff, $day::DATE + INTERVAL 1 DAY + to_minutes($idle_min_minutes::BIGINT)) AS near_end,
        coalesce(j.gpus // nullif(coalesce(j.node_count, len(j.hosts)), 0), n.gpu_count, 0) AS gpus_on_host,
        greatest(j.start_ts, $day::DATE::TIMESTAMP) AS w_start,
@@ -32,7 +34,7 @@ SELECT hostname, gpu, gpu_instance, hpc_job, minute_ts, first_sample_ts, last_sa
        coalesce(sm_active_avg, gpu_util_avg / 100) AS activity, tensor_active_avg, fb_used_max_mib
 FROM staging.stg_dcgm__gpu_minutes
 WHERE day BETWEEN $day::DATE - 1 AND $day::DATE + 1
-  AND minute_ts >= $day::DATE - to_minutes($idle_min_minutes::BIGINT)
+  AND minute_ts >= $day::DATE - to_minutes($idle_lookback_minutes::BIGINT)
   AND minute_ts < $day::DATE + INTERVAL 1 DAY + to_minutes($idle_min_minutes::BIGINT);
 
 CREATE OR REPLACE TEMP TABLE labelled_slots AS

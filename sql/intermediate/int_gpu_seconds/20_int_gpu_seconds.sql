@@ -8,14 +8,29 @@
 -- `low_activity_share_ms` of it in low-activity minutes (exact, ≤ gpu_share_ms), and the weights of its
 -- mean SM and tensor activity and its peak memory use. `gpus_seen` / `gpus_active` (the job's whole
 -- GPUs on the host with their own series, and those ever active that day) are on every row of the job
--- and host.
-WITH exact AS (
+-- and host. An `allocated_idle` row carries how much of it came after its idle stretch had lasted
+-- policies.hung_job_cancel_minutes (`idle_past_cancel_share_ms`) and policies.idle_session_minutes
+-- (`idle_past_session_share_ms`): what a sweep, or an idle timeout, would have saved
+-- (docs/ledger.md#savings-opportunities); NULL on the other categories.
+WITH idle_past AS (
+    -- each allocated_idle segment's milliseconds past each limit, from the start of its stretch
+    SELECT g.slot_id, g.s, g.e,
+           greatest(0, epoch_ms(g.e) - greatest(epoch_ms(g.s), epoch_ms(i.s) + 60000 * $hung_cancel_minutes)) AS past_cancel_ms,
+           greatest(0, epoch_ms(g.e) - greatest(epoch_ms(g.s), epoch_ms(i.s) + 60000 * $idle_session_minutes)) AS past_session_ms
+    FROM slot_segments g
+    JOIN idle_intervals i ON i.slot_id = g.slot_id AND i.s <= g.s AND i.e >= g.e
+    WHERE g.category = 'allocated_idle'
+),
+exact AS (
     SELECT $day::DATE AS day, date_trunc('hour', g.s) AS hour_ts, s.hostname, s.job_uid,
            split_part(g.category, ':', 1) AS category,
            nullif(split_part(g.category, ':', 2), '') AS rerun_part,   -- lost | restart, for rerun_loss
-           sum((epoch_ms(g.e) - epoch_ms(g.s))::HUGEINT * s.multiplicity * s.share_units) AS gpu_share_ms
+           sum((epoch_ms(g.e) - epoch_ms(g.s))::HUGEINT * s.multiplicity * s.share_units) AS gpu_share_ms,
+           sum(p.past_cancel_ms::HUGEINT * s.multiplicity * s.share_units) AS idle_past_cancel_share_ms,
+           sum(p.past_session_ms::HUGEINT * s.multiplicity * s.share_units) AS idle_past_session_share_ms
     FROM slot_segments g
     JOIN slots s USING (slot_id)
+    LEFT JOIN idle_past p ON p.slot_id = g.slot_id AND p.s = g.s AND p.e = g.e
     GROUP BY ALL
 ),
 lens AS (
@@ -38,6 +53,8 @@ SELECT e.day, e.hour_ts, e.hostname, e.job_uid, e.category, e.rerun_part,
        CASE WHEN e.category = 'productive' THEN l.tensor_share_ms END AS tensor_share_ms,
        CASE WHEN e.category = 'productive' THEN l.tensor_weighted_share_ms END AS tensor_weighted_share_ms,
        CASE WHEN e.category = 'productive' THEN l.fb_used_max_mib END AS fb_used_max_mib,
+       CASE WHEN e.category = 'allocated_idle' THEN coalesce(e.idle_past_cancel_share_ms, 0) END AS idle_past_cancel_share_ms,
+       CASE WHEN e.category = 'allocated_idle' THEN coalesce(e.idle_past_session_share_ms, 0) END AS idle_past_session_share_ms,
        a.gpus_seen, a.gpus_active
 FROM exact e
 LEFT JOIN lens l ON l.job_uid = e.job_uid AND l.hostname = e.hostname AND l.hour_ts = e.hour_ts

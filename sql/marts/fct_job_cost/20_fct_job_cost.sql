@@ -90,7 +90,7 @@ rows AS (
     WHERE j.day = $day
 )
 SELECT r.day, r.job_id, r.job_uid, r.cluster, r.run_id, r.team, r.project, r.user_name, r.account,
-       r.job_name, r.partition, r.state, r.exit_code, r.start_ts, r.end_ts,
+       r.job_name, r.partition, r.interactive, r.state, r.exit_code, r.start_ts, r.end_ts,
        coalesce(r.gpus, 0) AS gpus, r.hosts, r.billing_currency,
        (coalesce(s.gpu_seconds, 0) * r.seconds_share)::DOUBLE AS gpu_seconds,
        coalesce(r.effective_cost, 0)::DECIMAL(38, 18) AS effective_cost,
