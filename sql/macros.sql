@@ -57,3 +57,7 @@ CREATE OR REPLACE MACRO is_interactive_session(partition_, qos_, job_name_, labe
 
 -- a count and its noun for people: 1 GPU, 2 GPUs, 1 day, 3 days
 CREATE OR REPLACE MACRO plural(n, noun) AS (n::VARCHAR || ' ' || noun || CASE WHEN n = 1 THEN '' ELSE 's' END);
+
+-- a number for people, to `places` decimals, the same text on every engine: rounded as a decimal (half
+-- away from zero), never by a printf of a DOUBLE (C and Java round a binary 0.35 differently)
+CREATE OR REPLACE MACRO num_text(x, places) AS round(x::DECIMAL(38, 6), places)::VARCHAR;

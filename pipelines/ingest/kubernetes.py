@@ -444,7 +444,7 @@ def _stage(df: pl.DataFrame, file: str, cluster: str) -> Parsed:
         SchedulerJobAllocation,
         source=SOURCE,
         file=file,
-        staged_columns=[*STAGED, "labels"],
+        staged_columns=STAGED,
         raw_columns=RAW_COLUMNS,
         row_ref=pl.when(pl.col("_item").is_null())
         .then(pl.format("line {}", pl.col("_row")))

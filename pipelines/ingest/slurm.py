@@ -27,7 +27,7 @@ STAGED = [
     "_file", "_row", "cluster", "job_key", "job_id", "parent_job_key", "is_step", "array_job_id",
     "array_task_id", "job_name", "user_name", "account", "partition", "qos", "state", "cancelled_by",
     "exit_code", "submit_ts", "start_ts", "end_ts", "alloc_tres", "gpus", "gpu_slices", "gpu_index",
-    "node_count", "node_list", "hosts", "comment", "run_id", "restarts",
+    "node_count", "node_list", "hosts", "comment", "run_id", "restarts", "labels",
 ]
 
 
@@ -166,6 +166,7 @@ def from_sacct_frame(raw: pl.DataFrame, file: str, cluster: str, cfg: ClusterCon
         col("Comment").alias("comment"),
         col("Comment").str.extract(r"run_id=([^\s,;|]+)").alias("run_id"),
         col("Restarts").cast(pl.Int32, strict=False).alias("restarts"),
+        pl.lit(None, dtype=pl.List(pl.String)).alias("labels"),  # pod labels: Kubernetes only
     )
     # A job that ended in the hour a DST fall-back repeats reads as ending before it started when the
     # earlier reading is taken; the later reading is then the true one.

@@ -124,6 +124,9 @@ def test_pytorchjob_pods(parsed):
         "node_list": "gpu-node-1", "hosts": ["gpu-node-1"], "comment": None,
         "run_id": None,  # the PyTorchJob name is no run id: master and worker run side by side
         "restarts": 0,
+        # every label, as `key=value`: what policies.interactive.pod_labels tells a notebook by
+        "labels": ["project=llm-70b", "training.kubeflow.org/job-name=llama-ft",
+                   "training.kubeflow.org/replica-type=master", "user=alice"],
     }
     assert worker["hosts"] == ["gpu-node-2"] and worker["gpus"] == 8 and worker["restarts"] == 2
     assert worker["end_ts"] == datetime(2024, 5, 1, 12, 0, 5) and worker["user_name"] is None

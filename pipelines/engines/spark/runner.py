@@ -41,6 +41,8 @@ SESSION_CONF = {
     "spark.sql.timestampType": "TIMESTAMP_NTZ",  # DuckDB's TIMESTAMP has no time zone
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    # to_json of a struct writes its NULL fields, as DuckDB's does (a mart's `details` the same on both)
+    "spark.sql.jsonGenerator.ignoreNullFields": "false",
 }
 
 

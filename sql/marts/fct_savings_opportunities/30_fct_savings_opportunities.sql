@@ -51,20 +51,17 @@ opportunities AS (
            j.team, j.project, j.user_name, j.cluster, j.job_id, j.run_id, NULL AS hostname, NULL AS commitment_id,
            j.billing_currency, j.timeout_units AS units, j.past_gpu_hours AS gpu_hours,
            CASE WHEN j.interactive
-                THEN printf('session %s (%s, user %s, %s on %s) sat idle %.1f GPU-hours, %.1f of them after %d minutes idle in a row',
-                            j.job_id, j.job_name, coalesce(j.user_name, '?'), plural(j.gpus, 'GPU'), j.hosts, j.idle_gpu_hours,
-                            j.past_gpu_hours, $idle_session_minutes)
-                ELSE printf('job %s (%s, %s on %s) sat idle %.1f GPU-hours, %.1f of them after %d minutes idle in a row',
-                            j.job_id, j.job_name, plural(j.gpus, 'GPU'), j.hosts, j.idle_gpu_hours, j.past_gpu_hours,
+                THEN printf('session %s (%s, user %s, %s on %s) sat idle %s GPU-hours, %s of them after %d minutes idle in a row',
+                            j.job_id, j.job_name, coalesce(j.user_name, '?'), plural(j.gpus, 'GPU'), j.hosts, num_text(j.idle_gpu_hours, 1), num_text(j.past_gpu_hours, 1), $idle_session_minutes)
+                ELSE printf('job %s (%s, %s on %s) sat idle %s GPU-hours, %s of them after %d minutes idle in a row',
+                            j.job_id, j.job_name, plural(j.gpus, 'GPU'), j.hosts, num_text(j.idle_gpu_hours, 1), num_text(j.past_gpu_hours, 1),
                             $hung_cancel_minutes) END AS evidence,
            CASE WHEN j.interactive
-                THEN printf('Stop interactive sessions after %d idle minutes: session %s would have freed %.1f GPU-hours.',
-                            $idle_session_minutes, j.job_id, j.past_gpu_hours)
-                ELSE printf('Cancel batch jobs idle %d minutes in a row (a sweep of hung jobs): job %s would have freed %.1f GPU-hours.',
-                            $hung_cancel_minutes, j.job_id, j.past_gpu_hours) END AS action,
-           json_object('job_uid', j.job_uid, 'job_name', j.job_name, 'gpus', j.gpus, 'hosts', j.hosts,
-                       'idle_gpu_hours', j.idle_gpu_hours, 'past_limit_gpu_hours', j.past_gpu_hours,
-                       'limit_minutes', CASE WHEN j.interactive THEN $idle_session_minutes ELSE $hung_cancel_minutes END)::VARCHAR
+                THEN printf('Stop interactive sessions after %d idle minutes: session %s would have freed %s GPU-hours.',
+                            $idle_session_minutes, j.job_id, num_text(j.past_gpu_hours, 1))
+                ELSE printf('Cancel batch jobs idle %d minutes in a row (a sweep of hung jobs): job %s would have freed %s GPU-hours.',
+                            $hung_cancel_minutes, j.job_id, num_text(j.past_gpu_hours, 1)) END AS action,
+           to_json({'job_uid': j.job_uid, 'job_name': j.job_name, 'gpus': j.gpus, 'hosts': j.hosts, 'idle_gpu_hours': round(j.idle_gpu_hours, 3), 'past_limit_gpu_hours': round(j.past_gpu_hours, 3), 'limit_minutes': CASE WHEN j.interactive THEN $idle_session_minutes ELSE $hung_cancel_minutes END})::VARCHAR
                AS details
     FROM jobs j WHERE j.timeout_units > 0
     UNION ALL
@@ -76,8 +73,7 @@ opportunities AS (
                     THEN printf('job %s (%s) held %s, %d of them never active', j.job_id, j.job_name, plural(j.gpus, 'GPU'),
                                 j.gpus_never_active) END,
                CASE WHEN j.smaller_units > 0
-                    THEN printf('job %s (%s) peaked at %.1f GB of its %s''s %.0f GB: %s holds it', j.job_id, j.job_name,
-                                j.fb_used_max_mib / 1024, coalesce(j.gpu_model, 'GPU'), j.gpu_memory_gb, j.fits_smaller) END),
+                    THEN printf('job %s (%s) peaked at %s GB of its %s''s %s GB: %s holds it', j.job_id, j.job_name, num_text(j.fb_used_max_mib / 1024, 1), coalesce(j.gpu_model, 'GPU'), num_text(j.gpu_memory_gb, 0), j.fits_smaller) END),
            concat_ws(' ',
                CASE WHEN j.never_units > 0
                     THEN printf('Request %s instead of %d for %s.', plural(j.right_size_gpus, 'GPU'), j.gpus,
@@ -85,52 +81,43 @@ opportunities AS (
                CASE WHEN j.smaller_units > 0
                     THEN printf('Run %s on %s instead of %s.', CASE WHEN j.job_name = '' THEN 'job ' || j.job_id ELSE j.job_name END,
                                 j.fits_smaller, coalesce(j.gpu_model, 'its GPU')) END),
-           json_object('job_uid', j.job_uid, 'gpus', j.gpus, 'gpus_never_active', j.gpus_never_active,
-                       'right_size_gpus', j.right_size_gpus, 'fits_smaller', j.fits_smaller,
-                       'fb_used_max_mib', j.fb_used_max_mib)::VARCHAR
+           to_json({'job_uid': j.job_uid, 'gpus': j.gpus, 'gpus_never_active': j.gpus_never_active, 'right_size_gpus': j.right_size_gpus, 'fits_smaller': j.fits_smaller, 'fb_used_max_mib': j.fb_used_max_mib})::VARCHAR
     FROM jobs j WHERE j.never_units + j.smaller_units > 0
     UNION ALL
     SELECT 'checkpoint_interval', 'run', r.run_id, r.run_id, r.team, r.project, NULL, NULL, NULL, r.run_id, NULL, NULL,
            r.billing_currency, r.checkpoint_units, r.gpu_hours,
-           printf('run %s saved a checkpoint every %.0f minutes (saves of %.1f minutes, an interruption every %.1f hours): the Young–Daly interval is %.0f minutes',
-                  r.run_id, r.checkpoint_interval_s / 60, r.checkpoint_save_s / 60, r.mtbf_s / 3600,
-                  r.young_daly_interval_s / 60),
-           printf('Checkpoint run %s every %.0f minutes, not every %.0f.', r.run_id, r.young_daly_interval_s / 60,
-                  r.checkpoint_interval_s / 60),
-           json_object('checkpoint_interval_s', r.checkpoint_interval_s, 'checkpoint_save_s', r.checkpoint_save_s,
-                       'mtbf_s', r.mtbf_s, 'young_daly_interval_s', r.young_daly_interval_s)::VARCHAR
+           printf('run %s saved a checkpoint every %s minutes (saves of %s minutes, an interruption every %s hours): the Young–Daly interval is %s minutes',
+                  r.run_id, num_text(r.checkpoint_interval_s / 60, 0), num_text(r.checkpoint_save_s / 60, 1), num_text(r.mtbf_s / 3600, 1), num_text(r.young_daly_interval_s / 60, 0)),
+           printf('Checkpoint run %s every %s minutes, not every %s.', r.run_id, num_text(r.young_daly_interval_s / 60, 0), num_text(r.checkpoint_interval_s / 60, 0)),
+           to_json({'checkpoint_interval_s': round(r.checkpoint_interval_s, 3), 'checkpoint_save_s': round(r.checkpoint_save_s, 3), 'mtbf_s': round(r.mtbf_s, 3), 'young_daly_interval_s': round(r.young_daly_interval_s, 3)})::VARCHAR
     FROM runs r WHERE r.checkpoint_units > 0
     UNION ALL
     SELECT 'raise_mfu', 'run', r.run_id, r.run_id, r.team, r.project, NULL, NULL, NULL, r.run_id, NULL, NULL,
            r.billing_currency, r.mfu_units, r.gpu_hours,
-           printf('run %s ran at %.1f %% effective MFU against a %.0f %% target over %.1f GPU-hours', r.run_id,
-                  100 * r.effective_mfu::DOUBLE, 100 * $mfu_target::DOUBLE, r.gpu_hours),
-           printf('Raise run %s''s MFU toward %.0f %%: profile its input pipeline, communication and kernels.',
-                  r.run_id, 100 * $mfu_target::DOUBLE),
-           json_object('effective_mfu', r.effective_mfu, 'mfu_target', $mfu_target)::VARCHAR
+           printf('run %s ran at %s %% effective MFU against a %s %% target over %s GPU-hours', r.run_id, num_text(100 * r.effective_mfu::DOUBLE, 1), num_text(100 * $mfu_target::DOUBLE, 0), num_text(r.gpu_hours, 1)),
+           printf('Raise run %s''s MFU toward %s %%: profile its input pipeline, communication and kernels.',
+                  r.run_id, num_text(100 * $mfu_target::DOUBLE, 0)),
+           to_json({'effective_mfu': round(r.effective_mfu, 3), 'mfu_target': $mfu_target})::VARCHAR
     FROM runs r WHERE r.mfu_units > 0
     UNION ALL
     SELECT CASE WHEN n.paid_as = 'on_demand' THEN 'release_nodes' ELSE 'reduce_commitment' END,
            'node', n.hostname, n.hostname, n.team, NULL, NULL, NULL, NULL, NULL, n.hostname, n.commitment_id,
            n.billing_currency, n.idle_units, n.idle_gpu_hours,
-           printf('%s was idle with no job %.0f %% of its billed GPU-hours (%.1f of %.1f) over %s%s', n.hostname,
-                  100 * n.idle_gpu_hours / n.billed_gpu_hours, n.idle_gpu_hours, n.billed_gpu_hours, plural(c.days, 'day'),
+           printf('%s was idle with no job %s %% of its billed GPU-hours (%s of %s) over %s%s', n.hostname, num_text(100 * n.idle_gpu_hours / n.billed_gpu_hours, 0), num_text(n.idle_gpu_hours, 1), num_text(n.billed_gpu_hours, 1), plural(c.days, 'day'),
                   CASE WHEN n.commitment_id IS NOT NULL THEN ', paid by ' || n.commitment_id ELSE '' END),
            CASE WHEN n.paid_as = 'on_demand'
-                THEN printf('Release node %s (on demand or rented): %.1f idle GPU-hours in %s.', n.hostname,
-                            n.idle_gpu_hours, plural(c.days, 'day'))
-                ELSE printf('Shrink %s by node %s, idle %.0f %% of its hours.', coalesce(n.commitment_id, 'the commitment'),
-                            n.hostname, 100 * n.idle_gpu_hours / n.billed_gpu_hours) END,
-           json_object('paid_as', n.paid_as, 'idle_gpu_hours', n.idle_gpu_hours,
-                       'billed_gpu_hours', n.billed_gpu_hours)::VARCHAR
+                THEN printf('Release node %s (on demand or rented): %s idle GPU-hours in %s.', n.hostname, num_text(n.idle_gpu_hours, 1), plural(c.days, 'day'))
+                ELSE printf('Shrink %s by node %s, idle %s %% of its hours.', coalesce(n.commitment_id, 'the commitment'),
+                            n.hostname, num_text(100 * n.idle_gpu_hours / n.billed_gpu_hours, 0)) END,
+           to_json({'paid_as': n.paid_as, 'idle_gpu_hours': round(n.idle_gpu_hours, 3), 'billed_gpu_hours': round(n.billed_gpu_hours, 3)})::VARCHAR
     FROM nodes n, covered c WHERE n.paid_as IN ('on_demand', 'committed')
     UNION ALL
     SELECT 'reduce_commitment', 'commitment', u.commitment_id, u.commitment_id, u.team, NULL, NULL, NULL, NULL, NULL,
            NULL, u.commitment_id, u.billing_currency, u.unused_units, NULL,
-           printf('commitment %s went unused for %.2f %s on %s', u.commitment_id, units_money(u.unused_units)::DOUBLE,
+           printf('commitment %s went unused for %s %s on %s', u.commitment_id, num_text(units_money(u.unused_units), 2),
                   u.billing_currency, plural(u.days, 'day')),
            printf('Reduce commitment %s by its unused part at its next renewal (or exchange it).', u.commitment_id),
-           json_object('days', u.days)::VARCHAR
+           to_json({'days': u.days})::VARCHAR
     FROM sav_unused_commitments u
     UNION ALL
     SELECT 'add_commitment', 'gpu_model', b.gpu_model, b.gpu_model, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
@@ -142,9 +129,8 @@ opportunities AS (
            b.base_seconds / 3600,
            printf('at least %s of %s were busy on on-demand nodes in every hour of %s', plural(b.base_gpus, 'GPU'),
                   b.gpu_model, plural(c.days, 'day')),
-           printf('Commit to %s of %s (at %.0f %% off): the steady on-demand base.', plural(b.base_gpus, 'GPU'), b.gpu_model,
-                  100 * $commitment_discount::DOUBLE),
-           json_object('base_gpus', b.base_gpus, 'commitment_discount', $commitment_discount)::VARCHAR
+           printf('Commit to %s of %s (at %s %% off): the steady on-demand base.', plural(b.base_gpus, 'GPU'), b.gpu_model, num_text(100 * $commitment_discount::DOUBLE, 0)),
+           to_json({'base_gpus': b.base_gpus, 'commitment_discount': $commitment_discount})::VARCHAR
     FROM sav_on_demand_base b, covered c
     WHERE b.base_gpus > 0 AND b.billed_seconds > 0
 ),
@@ -171,7 +157,7 @@ kept AS (
 )
 SELECT $day::DATE AS day, $day::DATE - ($savings_window_days - 1) AS window_start,
        $savings_window_days::INTEGER AS window_days, c.days::INTEGER AS days_covered,
-       substr(sha256(json_array(k.kind, k.subject_type, k.subject_key, k.billing_currency)::VARCHAR), 1, 16)
+       substr(sha256(to_json([k.kind, k.subject_type, k.subject_key, k.billing_currency])::VARCHAR), 1, 16)
            AS opportunity_id,
        k.kind, row_number() OVER (PARTITION BY k.billing_currency ORDER BY k.units DESC, k.kind, k.subject_key)::INTEGER
            AS rank,
