@@ -15,6 +15,7 @@ MARTS = [
     "marts/dim_nodes", "marts/dim_projects",
     "marts/fct_checkpoint_saves", "marts/dim_run_plans", "marts/fct_run_budget_daily", "ops/alerts",
     "marts/fct_job_efficiency_daily", "marts/fct_user_cost_daily", "marts/fct_gpu_price_daily",
+    "marts/fct_savings_opportunities",
 ]
 
 
