@@ -278,15 +278,33 @@ class SavingsConfig(_Section):
 
 
 def glob_regex(patterns: list[str]) -> str:
-    """One anchored regular expression matching a text any of the globs matches whole; `^$` (matching
-    only the empty text, which callers never pass) when there are none."""
-    import fnmatch
+    """One anchored regular expression matching a text any of the globs matches whole (`*` any run,
+    `?` one character, `[...]` / `[!...]` a set), in the syntax RE2 (DuckDB) and Java (Spark) share;
+    `^$` (matching only the empty text, which callers never pass) when there are none. Written here,
+    not by fnmatch.translate, whose output changes with the Python version (atomic groups from 3.12,
+    which RE2 refuses)."""
+    return "^(?:" + "|".join(_glob_part(p) for p in patterns) + ")$" if patterns else "^$"
 
-    if not patterns:
-        return "^$"
-    # fnmatch.translate gives `(?s:...)\\Z`; RE2 (DuckDB) and Java (Spark) both read `^(?:...)$`
-    parts = [fnmatch.translate(p).removeprefix("(?s:").removesuffix(")\\Z") for p in patterns]
-    return "^(?:" + "|".join(parts) + ")$"
+
+def _glob_part(pattern: str) -> str:
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        close = pattern.find("]", i + 2) if ch == "[" else -1
+        if ch == "*":
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+        elif ch == "[" and close > 0:
+            body = pattern[i + 1:close]
+            negate = body.startswith("!")
+            members = body[1:] if negate else body
+            out.append("[" + ("^" if negate else "") + members.replace("\\", "\\\\").replace("[", "\\[") + "]")
+            i = close
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return "".join(out)
 
 
 class Budget(_Section):

@@ -225,3 +225,22 @@ def test_config_check_output_reads_back_as_the_same_config(tmp_path, capsys):
     again = tmp_path / "again.yaml"
     again.write_text(capsys.readouterr().out)
     assert load_config(again) == load_config(path)
+
+
+def test_interactive_globs_match_in_duckdb_as_fnmatch_matches_them():
+    """policies.interactive's globs become one regular expression per key (the is_interactive_session
+    macro's): DuckDB's RE2 must match exactly the names fnmatch matches, for every glob feature."""
+    from fnmatch import fnmatchcase
+
+    import duckdb
+
+    from pipelines.lib.config import glob_regex
+
+    patterns = ["jupyter*", "bash", "a?c", "x[!0-9]y", "f[ab]", "a.b", "c+d*e*f", "(x)|y"]
+    names = ["jupyter", "jupyter-lab", "bash", "bashx", "xjupyter", "abc", "ac", "xqy", "x5y", "fa", "fc",
+             "a.b", "axb", "c+dxxexf", "cdef", "(x)|y", "x", "y", "", "JUPYTER"]
+    regex = glob_regex(patterns)
+    got = dict(duckdb.sql("SELECT n, regexp_matches(n, $r) FROM unnest($names) t(n)",
+                          params={"r": regex, "names": names}).fetchall())
+    assert got == {n: any(fnmatchcase(n, p) for p in patterns) for n in names}
+    assert duckdb.sql("SELECT regexp_matches('anything', $r)", params={"r": glob_regex([])}).fetchall() == [(False,)]

@@ -6,12 +6,13 @@
 -- commitment, spot included, and rate cards: it can be released), `committed` (a bill commitment or a
 -- config contract: the commitment is what to reduce) or `owned` (amortized hardware: neither; it shows
 -- as utilisation).
+-- the window's bill lines of a commitment, read once for both uses below
+CREATE OR REPLACE TEMP TABLE sav_commitment_lines AS
+SELECT DISTINCT day, line_key, commitment_discount_id FROM intermediate.int_bill_line_hours
+WHERE day IN (SELECT day FROM sav_days) AND commitment_discount_id IS NOT NULL;
+
 CREATE OR REPLACE TEMP TABLE sav_node_days AS
-WITH lines AS (
-    SELECT DISTINCT day, line_key, commitment_discount_id FROM intermediate.int_bill_line_hours
-    WHERE day IN (SELECT day FROM sav_days) AND commitment_discount_id IS NOT NULL
-),
-pieces AS (
+WITH pieces AS (
     SELECT c.day, c.hostname, c.billing_currency, c.category, c.team, c.cost_source, c.gpu_seconds,
            c.effective_cost,
            CASE WHEN c.cost_source = 'amortization' THEN 'owned'
@@ -21,7 +22,7 @@ pieces AS (
                     CASE WHEN c.line_key LIKE '["contract"%' THEN 'contract ' || json_extract_string(c.line_key, '$[1]') END)
                AS commitment_id
     FROM intermediate.int_cost_allocations c
-    LEFT JOIN lines l ON l.day = c.day AND l.line_key = c.line_key
+    LEFT JOIN sav_commitment_lines l ON l.day = c.day AND l.line_key = c.line_key
     WHERE c.day IN (SELECT day FROM sav_days) AND c.line_kind = 'node_hour' AND c.hostname IS NOT NULL
       AND c.cost_source <> 'energy'
 )
@@ -44,9 +45,7 @@ CREATE OR REPLACE TEMP TABLE sav_unused_commitments AS
 SELECT l.commitment_discount_id AS commitment_id, c.billing_currency, min(c.team) AS team,
        money_units(sum(c.effective_cost)) AS unused_units, count(DISTINCT c.day) AS days
 FROM intermediate.int_cost_allocations c
-JOIN (SELECT DISTINCT day, line_key, commitment_discount_id FROM intermediate.int_bill_line_hours
-      WHERE day IN (SELECT day FROM sav_days) AND commitment_discount_id IS NOT NULL) l
-  ON l.day = c.day AND l.line_key = c.line_key
+JOIN sav_commitment_lines l ON l.day = c.day AND l.line_key = c.line_key
 WHERE c.day IN (SELECT day FROM sav_days) AND c.category = 'unused_commitment'
 GROUP BY ALL
 HAVING sum(c.effective_cost) > 0;

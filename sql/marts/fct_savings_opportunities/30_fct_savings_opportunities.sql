@@ -68,12 +68,13 @@ opportunities AS (
     SELECT 'right_size', 'job', j.job_uid, j.job_id, j.team, j.project, j.user_name, j.cluster, j.job_id, j.run_id,
            NULL, NULL, j.billing_currency, j.never_units + j.smaller_units,
            CASE WHEN j.never_units > 0 THEN j.never_gpu_hours ELSE j.smaller_gpu_hours END,
-           concat_ws('; ',
+           -- the job named once, then each reason it is oversized
+           printf('job %s (%s) ', j.job_id, j.job_name) || concat_ws('; ',
                CASE WHEN j.never_units > 0
-                    THEN printf('job %s (%s) held %s, %d of them never active', j.job_id, j.job_name, plural(j.gpus, 'GPU'),
-                                j.gpus_never_active) END,
+                    THEN printf('held %s, %d of them never active', plural(j.gpus, 'GPU'), j.gpus_never_active) END,
                CASE WHEN j.smaller_units > 0
-                    THEN printf('job %s (%s) peaked at %s GB of its %s''s %s GB: %s holds it', j.job_id, j.job_name, num_text(j.fb_used_max_mib / 1024, 1), coalesce(j.gpu_model, 'GPU'), num_text(j.gpu_memory_gb, 0), j.fits_smaller) END),
+                    THEN printf('peaked at %s GB of its %s''s %s GB: %s holds it', num_text(j.fb_used_max_mib / 1024, 1),
+                                coalesce(j.gpu_model, 'GPU'), num_text(j.gpu_memory_gb, 0), j.fits_smaller) END),
            concat_ws(' ',
                CASE WHEN j.never_units > 0
                     THEN printf('Request %s instead of %d for %s.', plural(j.right_size_gpus, 'GPU'), j.gpus,
