@@ -15,7 +15,7 @@ from pipelines.reports.org import TOP_SAVINGS, UTILISATION_NOTE, WASTE_LABELS, O
 from pipelines.reports.summary import period_text
 
 SHARES = (("productive", "Productive", "#2f855a"), ("allocated_other", "Allocated, failed or lost", "#dd6b20"),
-          ("allocated_idle", "Allocated, idle (hung)", "#c53030"), ("idle_unallocated", "Idle, no job", "#9b2c2c"))
+          ("allocated_idle", "Allocated, idle (hung)", "#c53030"), ("idle_unallocated", "Idle, no job", "#a0aec0"))
 
 
 def _cluster(c: str | None) -> str:
@@ -83,7 +83,11 @@ def _summary(r: OrgReport) -> str:
 
 
 def _days(r: OrgReport) -> list:
-    return [r.trend_start + timedelta(days=i) for i in range((r.trend_end - r.trend_start).days + 1)]
+    """The trend window's days, from the first to the last the ledger has node-hours for (a month in
+    progress is not drawn as weeks of empty bars)."""
+    have = [u.day for u in r.utilisation_daily]
+    first, last = (min(have), max(have)) if have else (r.trend_start, r.trend_end)
+    return [first + timedelta(days=i) for i in range((last - first).days + 1)]
 
 
 def _chart(r: OrgReport, cluster: str | None) -> str:
