@@ -119,14 +119,9 @@ def check_org_request(con: duckdb.DuckDBPyConnection, start: date, end: date) ->
         raise ValueError(f"the ledger has no day in {period}: its days run from {first} to {last}")
 
 
-def _has(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
-    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = $s "
-                            "AND table_name = $n", {"s": schema, "n": name}).fetchone()[0])
-
-
 def load(con: duckdb.DuckDBPyConnection, start: date, end: date, label: str, out_dir: Path) -> OrgReport:
     for table in ("fct_cost_daily", "fct_job_cost", "fct_node_hourly", "dim_nodes"):
-        if not _has(con, "marts", table):
+        if not savings.has_table(con, "marts", table):
             raise RuntimeError(f"the warehouse has no marts.{table}: run `gpuledger run` for the days first, "
                                "or point at another warehouse")
     p = {"start": start, "end": end}
@@ -148,7 +143,7 @@ def load(con: duckdb.DuckDBPyConnection, start: date, end: date, label: str, out
         t = teams.setdefault((o.team, o.billing_currency), TeamMoney(o.team, o.billing_currency, {}))
         t.saving_window += o.saving_window
         t.saving_monthly += o.saving_monthly
-    rate_rows = query(con, "waste_fx_rates") if _has(con, "finance", "fx_rates") else []
+    rate_rows = query(con, "waste_fx_rates") if savings.has_table(con, "finance", "fx_rates") else []
     reporting = rate_rows[0][4] if rate_rows else None
     in_reporting = _in_reporting(ledger, low, found, rate_rows) if rate_rows else []
     trend_start, trend_end = trend_window(start, end)

@@ -68,16 +68,16 @@ class Savings:
         return dict(sorted(out.items()))
 
 
-def _has(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
+def has_table(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
     return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = $s "
                             "AND table_name = $n", {"s": schema, "n": name}).fetchone()[0])
 
 
 def load(con: duckdb.DuckDBPyConnection, start: date, end: date, team: str | None = None) -> Savings:
     """Team `team`'s opportunities (None: all of them, those of no one team included) of [start, end]."""
-    if _has(con, "finance", "savings_opportunities"):
+    if has_table(con, "finance", "savings_opportunities"):
         rows = query(con, "savings_opportunities", start=start, end=end, team=team)
-    elif _has(con, "marts", "fct_savings_opportunities"):
+    elif has_table(con, "marts", "fct_savings_opportunities"):
         rows = query(con, "savings_opportunities_unconverted", start=start, end=end, team=team)
     else:
         return Savings(False, start, end)
