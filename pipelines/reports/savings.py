@@ -122,9 +122,10 @@ def intro(s: Savings, who: str) -> str:
         return f"No savings opportunities for {who} in the window ending in {_period(s)}: nothing to do."
     first, last = s.window
     days = s.opportunities[0].window_days
-    return (f"What {who} could have saved over the {days} days from {when(first)} to {when(last)} (the window "
-            "ending on the period's last day with opportunities), largest first; per month at that rate. "
-            "Each GPU-hour's money is counted by one opportunity only.")
+    return (f"What {who} could have saved over the {days}-day window from {when(first)} to {when(last)} (the "
+            "window ending on the period's last day with opportunities; only the days of it the ledger has "
+            "count), largest first; per month: 30 days at the rate of those days. Each GPU-hour's money is "
+            "counted by one opportunity only.")
 
 
 def _period(s: Savings) -> str:
