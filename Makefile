@@ -41,15 +41,19 @@ demo: setup
 
 # Each team's month report for every month the demo's days touch (START to END: October and November
 # by default), so the reports cover what the run's summary does; a month report rather than one over
-# the range, as finance and budgets count by month and `report` takes a day or a month.
+# the range, as finance and budgets count by month and `report` takes a day or a month. Then the
+# organisation's page of END's month (data/reports/index.html, linking them), listed first.
 demo-reports:
 	@echo
 	@echo "Waste reports per team (HTML, Markdown, CSV), one per month of $(START) to $(END) beside one per day:"
 	@rows=$$($(BIN)/gpuledger query --csv "SELECT DISTINCT team, strftime(day, '%Y-%m') AS month FROM marts.fct_cost_daily WHERE team <> '_unallocated' AND day BETWEEN DATE '$(START)' AND DATE '$(END)' ORDER BY 1, 2") || exit 1; \
-	echo "$$rows" | tail -n +2 | while IFS=, read -r team month; do \
+	listed=$$(echo "$$rows" | tail -n +2 | while IFS=, read -r team month; do \
 	  paths=$$($(BIN)/gpuledger report --team "$$team" --month "$$month") || exit 1; \
 	  echo "$$paths" | grep '\.html$$' | sed 's/^/  /'; \
-	done
+	done) || exit 1; \
+	org=$$($(BIN)/gpuledger report --org --month $(shell echo $(END) | cut -c1-7)) || exit 1; \
+	echo "$$org" | grep '\.html$$' | sed 's/^/  Organisation: /'; \
+	echo "$$listed"
 	@echo "  open one in a browser, e.g.  xdg-open data/reports/pretrain/$(shell echo $(END) | cut -c1-7).html"
 	@echo
 

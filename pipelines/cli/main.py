@@ -101,11 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also list the deliveries later ones superseded, the copies, and every reason "
                            "(default: count them)")
 
-    report = sub.add_parser("report", help="write a team's or a user's waste report (HTML, Markdown, CSV)")
+    report = sub.add_parser("report", help="write a team's, a user's or the organisation's waste report (HTML, Markdown)")
     whose = report.add_mutually_exclusive_group(required=True)
     whose.add_argument("--team", help="the team, as the ledger names it (marts.dim_projects)")
     whose.add_argument("--user", help="a user, as the scheduler names them (marts.fct_user_cost_daily): their jobs "
                                       "in every team, written under <out>/_users/")
+    whose.add_argument("--org", action="store_true",
+                       help="the whole organisation's page, <out>/index.html (+ .md): every team's cost, waste, "
+                            "under-use and savings, cluster utilisation, the top savings, links to the team reports")
     when = report.add_mutually_exclusive_group(required=True)
     when.add_argument("--day", help="one UTC day, YYYY-MM-DD (this or --month)")
     when.add_argument("--month", help="one month, YYYY-MM (this or --day)")
@@ -483,6 +486,7 @@ def _report(args: argparse.Namespace) -> int:
     from pipelines.lib.publish import published_path
     from pipelines.lib.sandbox import open_read_only
     from pipelines.reports import DEFAULT_REPORTS, check_report_request, period_of, write_team_report
+    from pipelines.reports.org import check_org_request, write_org_report
     from pipelines.reports.user_report import check_user_request, write_user_report
 
     try:  # what was typed first: a bad date is named before a missing warehouse
@@ -495,7 +499,10 @@ def _report(args: argparse.Namespace) -> int:
         return 2
     try:
         with open_read_only(path) as con:
-            if args.user is not None:
+            if args.org:
+                check_org_request(con, start, end)
+                paths = write_org_report(con, start, end, label, args.out or DEFAULT_REPORTS)
+            elif args.user is not None:
                 check_user_request(con, args.user, start, end)
                 paths = write_user_report(con, args.user, start, end, label, args.out or DEFAULT_REPORTS)
             else:

@@ -19,12 +19,16 @@ from datetime import date, datetime
 from decimal import Decimal, localcontext
 
 import duckdb
+from typing import TYPE_CHECKING
 
 from models import ledger_categories
 from pipelines.lib.warehouse import sql
 from pipelines.reports.fx import Converted, ReportingTotals, convert
 from pipelines.reports.period import trend_window
 from pipelines.reports.underuse import UnderUsedJob, UserCost, jobs_of, users_of
+
+if TYPE_CHECKING:
+    from pipelines.reports.savings import Savings
 
 # GPU categories, waste kinds, labels and help: one table, models/ledger_categories.py. Waste kinds are
 # listed in that order when they cost the same.
@@ -188,6 +192,7 @@ class Report(Scope):
     sections: list[ReportData]
     ledger: list[tuple]  # the CSV rows
     reporting: ReportingTotals | None = None  # every currency's totals in the reporting currency; None: no `fx:`
+    savings: Savings | None = None  # the team's savings opportunities of the period ("What to do"); None: not read
 
     @property
     def has_data(self) -> bool:

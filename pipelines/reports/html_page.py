@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from decimal import Decimal
 
-from pipelines.reports import svg, underuse
+from pipelines.reports import savings, svg, underuse
 from pipelines.reports.data import GPU_CATEGORIES, WASTE_HELP, WASTE_KINDS, WASTE_LABELS, Report, ReportData
 from pipelines.reports.fmt import esc, gpu_hours, money, money_short, pct, ratio_pct, tokens, when
 from pipelines.reports.summary import (CATEGORY_STYLE, biggest_contributor, category_style, converted_total_text,
@@ -64,7 +64,8 @@ td.total { font-weight:700; }
 .empty { color: var(--muted); font-style: italic; }
 .scroll { overflow-x:auto; }
 td.wrap { min-width: 160px; }
-td.meaning { min-width: 260px; max-width: 420px; }  /* a waste line's name and its sentence */
+td.meaning { min-width: 260px; max-width: 420px; }
+td.action { font-weight: 600; }  /* a waste line's name and its sentence */
 @media (max-width: 1100px) {             /* a narrow window: bars shorter, two cards a row, tighter tables */
   main { padding: 20px 14px 40px; } .bar { width: 90px; } .kpis { grid-template-columns: repeat(2, 1fr); }
   table { font-size: 13px; } th, td { padding: 5px 5px; } td.when, td.brk { white-space: normal; }
@@ -91,7 +92,7 @@ def render(r: Report) -> str:
                           f'<h2 class="billed">Billed in {esc(d.currency)}</h2>{_currency_body(d, "")}</div>'
                           for d in r.sections)
                 + _footer(r))
-    return page(title, f"Team {r.team} · {period_text(r)}", note + body,
+    return page(title, f"Team {r.team} · {period_text(r)}", note + what_to_do(r.savings, f"team {r.team}") + body,
                 f"Days and times in UTC · money in {money_in(r)}, effective cost (after discounts and credits)"
                 " · hover a bar or cell for its exact value")
 
@@ -106,6 +107,17 @@ def page(title: str, heading: str, body: str, sub: str = "Days and times in UTC 
             "<header><div class=\"eyebrow\">gpuledger &middot; GPU cost &amp; waste report</div>"
             f"<h1>{esc(heading)}</h1><p class=\"sub\">{esc(sub)}</p></header>"
             f"{body}</main></body></html>\n")
+
+
+def what_to_do(s: savings.Savings | None, who: str, heading: str = "What to do") -> str:
+    """The savings opportunities, largest first (savings.py): first on a team's page; one line without any."""
+    if s is None:
+        return ""
+    cells = [[("wrap action", a), ("wrap", e), ("n", w), ("n", m)] for a, e, w, m in savings.rows(s, savings.SHOWN)]
+    rest = savings.rest_text(s, savings.SHOWN)
+    return (f'<section data-section="what-to-do"><h2>{esc(heading)}</h2><p class="note">{esc(savings.intro(s, who))}</p>'
+            + (table([(h, i > 1) for i, h in enumerate(savings.HEADERS)], cells, "") if cells else "")
+            + (f'<p class="note">{esc(rest)}</p>' if rest else "") + "</section>")
 
 
 def _currency_body(d: ReportData, coverage: str) -> str:

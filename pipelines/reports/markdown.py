@@ -11,7 +11,7 @@ import html
 from decimal import Decimal
 import re
 
-from pipelines.reports import underuse
+from pipelines.reports import savings, underuse
 from pipelines.reports.data import GPU_CATEGORIES, WASTE_HELP, WASTE_KINDS, WASTE_LABELS, Report, ReportData
 from pipelines.reports.fmt import gpu_hours, money, pct, ratio_pct, tokens, when
 from pipelines.reports.summary import (biggest_contributor, converted_total_text, cost_per_mtok_text, coverage_text,
@@ -44,6 +44,7 @@ def render(r: Report) -> str:
            f"Days in UTC; money in {md(money_in(r))}, effective cost.\n"]
     if team_note(r):
         out.append(md(team_note(r)) + "\n")
+    out += what_to_do(r.savings, f"team {r.team}")
     if not r.has_data:
         span = (f"The warehouse holds days {r.data_first_day} to {r.data_last_day}." if r.data_first_day
                 else "The warehouse holds no cost rows yet.")
@@ -64,6 +65,15 @@ def render(r: Report) -> str:
     out.append("## What the lines mean\n")
     out.append("\n".join(f"- **{md(label)}**: {md(sentence)}" for label, sentence in meanings(r)) + "\n")
     return "\n".join(out)
+
+
+def what_to_do(s: savings.Savings | None, who: str, heading: str = "## What to do") -> list[str]:
+    """The savings opportunities, largest first; one line without any (savings.py)."""
+    if s is None:
+        return []
+    rows, rest = savings.rows(s, savings.SHOWN), savings.rest_text(s, savings.SHOWN)
+    return ([f"{heading}\n", md(savings.intro(s, who)) + "\n"] + ([table(savings.HEADERS, rows, "", {2, 3})] if rows else [])
+            + ([md(rest) + "\n"] if rest else []))
 
 
 def _currency(d: ReportData, coverage: str, h: str) -> list[str]:

@@ -1,7 +1,7 @@
 """A team's waste report (`gpuledger report`, docs/operations.md#commands):
 `<out_dir>/<team>/<label>.html`, `.md`, `.csv`.
 
-- HTML: headline (total cost, GPU cost, waste in money and % of GPU cost by kind, MFU against target),
+- HTML: first "What to do", the team's savings opportunities of the period largest first (savings.py), then the headline (total cost, GPU cost, waste in money and % of GPU cost by kind, MFU against target),
   then charts (daily cost by category, idle GPU-hours by node and hour, rerun loss per run, MFU and
   cost per 1M tokens per run), then the tables to act on (hung, failed and interrupted jobs, idle
   nodes, runs). One file, no script, no network. A day report's trend charts cover the 7 days ending
@@ -34,7 +34,7 @@ import duckdb
 from pipelines.lib.atomic import replace_atomically
 from pipelines.lib.csv_cells import guard
 from pipelines.lib.names import file_name, unknown_name
-from pipelines.reports import data, html_page, markdown
+from pipelines.reports import data, html_page, markdown, savings
 from pipelines.reports.fmt import plain_decimal
 from pipelines.reports.period import check_label, period_of
 
@@ -57,6 +57,7 @@ def write_team_report(con: duckdb.DuckDBPyConnection, team: str, start: date, en
     Raises ValueError for a label that cannot be a file name, or an empty period."""
     check_label(label, start, end)
     report = data.load(con, team, start, end, label)
+    report.savings = savings.load(con, start, end, team)
     folder = Path(out_dir) / file_name(team)
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{label}.html", folder / f"{label}.md", folder / f"{label}.csv"]

@@ -361,6 +361,10 @@ def test_make_demo_writes_a_month_report_for_every_month_its_days_touch(ledger, 
     assert done.returncode == 0, done.stderr
     listed = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("data/")]
     assert listed == [f"data/reports/{TEAM}/2026-10.html", f"data/reports/{TEAM}/2026-11.html"], done.stdout
+    # the organisation's page, written after them (it links them) and listed first
+    paths = [line.strip() for line in done.stdout.splitlines() if "data/reports/" in line]
+    assert paths[0] == "Organisation: data/reports/index.html", done.stdout
+    assert f'href="{TEAM}/2026-10.html"' in (tmp_path / "data" / "reports" / "index.html").read_text()
     assert all((tmp_path / p).stat().st_size > 0 for p in listed)
     assert "October 2026" in (tmp_path / listed[0]).read_text()
 
