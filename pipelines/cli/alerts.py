@@ -141,7 +141,7 @@ def summary_lines(alerts: list[dict]) -> list[str]:
     for (kind, team), g in sorted(groups.items()):
         stakes = [_money(v, c) for c, v in sorted(g["stake"].items())] or ["–"]
         lines.append(f"{kind[:21]:<21} {_cut(team, 20):<20} {g['n']:>6} {g['open']:>5}  {stakes[0]:>22}")
-        lines += [f"{'':<55}{s:>22}" for s in stakes[1:]]
+        lines += [f"{'':<57}{s:>22}" for s in stakes[1:]]
     return lines
 
 

@@ -163,3 +163,34 @@ def test_a_budget_climbing_its_thresholds_is_one_alert_escalated_at_each(tmp_pat
         assert con.execute("SELECT resolved_at FROM ops.alerts").fetchall() == [(as_of,)]
     finally:
         con.close()
+
+
+# --- a simulated world, every day evaluated again -------------------------------------------------
+
+def test_re_running_every_day_of_a_simulated_world_raises_nothing_and_changes_nothing(simulated_ledger, tmp_path):
+    """The daily asset itself, run again for each day of the shared simulated ledger (2 days, 4 nodes)
+    on a copy of its warehouse: every episode was last changed no earlier than its day's evaluation, or
+    is changed to what it was, so ops.alerts stays as it is, row for row."""
+    import shutil
+
+    import dagster as dg
+
+    from pipelines.defs.alerts.assets import alerts
+    from pipelines.lib.resources import landing_resource, warehouse_resource
+    from tests.support.pipeline import pipeline_env
+
+    wh = tmp_path / "warehouse.duckdb"
+    shutil.copyfile(simulated_ledger.warehouse, wh)
+    before = _alerts(wh)
+    assert before, "the simulated fleet raises alerts"
+    # the world's episodes: one per kind and subject, resolved when they no longer hold
+    assert len({(a["kind"], a["subject_type"], a["subject"]) for a in before.values()}) == len(before)
+    assert all(a["opened_at"] and a["updated_at"] for a in before.values())
+    with pipeline_env(simulated_ledger.landing, wh, simulated_ledger.config):
+        for day in [*simulated_ledger.days, *reversed(simulated_ledger.days)]:  # in order, then backwards
+            result = dg.materialize([alerts], partition_key=day.isoformat(),
+                                    resources={"duckdb": warehouse_resource(), "landing": landing_resource()})
+            assert result.success
+            raised = result.asset_materializations_for_node("ops__alerts")[0].metadata["raised"].value
+            assert sum(raised.values()) == 0, (day, raised)
+    assert _alerts(wh) == before

@@ -81,13 +81,15 @@ def incident_scorecard(out: Path, day: date, interval_minutes: int | None = None
     con.execute("CREATE TABLE marts.fct_node_hourly AS SELECT * FROM no_rates")
 
     start = datetime.combine(day, datetime.min.time())
-    # an alert is an episode per job (or run); each of its stretches is scored: first seen when
+    # an alert is an episode per job (or run); each of its stretches is scored, first seen when; a stretch
+    # begun before the queries' look-back (since_edge) starts where the window does, which moves each tick
     first_seen: dict[tuple[str, str], tuple[datetime, dict]] = {}
     for k in range(1, 24 * 60 // interval + 1):
         as_of = start + timedelta(minutes=k * interval)
         for row in detect(con, cfg, as_of).iter_rows(named=True):
             details = json.loads(row["details"])
-            first_seen.setdefault((row["alert_id"], details.get("idle_from") or details.get("slow_from")), (as_of, row))
+            began = "edge" if row["since_edge"] else details.get("idle_from") or details.get("slow_from")
+            first_seen.setdefault((row["alert_id"], began), (as_of, row))
 
     card = Scorecard(day, interval)
     matched: set[int] = set()
