@@ -140,7 +140,8 @@ SELECT CASE WHEN l.interactive THEN 'idle_session' ELSE 'hung_job' END AS kind,
                                           duration_text(l.idle_seconds), strftime(l.idle_from, '%Y-%m-%d %H:%M UTC'))
                ELSE printf(' held %s idle for %s, %s to %s', gpu_units_text(l.gpu_units, l.mig),
                            duration_text(l.idle_seconds), strftime(l.idle_from, '%Y-%m-%d %H:%M'),
-                           strftime(l.idle_to, '%H:%M UTC')) END
+                           CASE WHEN l.idle_to::DATE = l.idle_from::DATE THEN strftime(l.idle_to, '%H:%M UTC')
+                                ELSE strftime(l.idle_to, '%Y-%m-%d %H:%M UTC') END) END
        || CASE WHEN r.rate IS NOT NULL
                THEN printf(', about %s %s%s', round(l.idle_seconds * l.gpu_count * r.rate, 2)::VARCHAR,
                            r.billing_currency, CASE WHEN l.ongoing THEN ' so far' ELSE '' END)
