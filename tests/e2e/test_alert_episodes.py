@@ -127,18 +127,35 @@ def _budget_day(con, day: date, burn_pct: float) -> None:
                     NULL, NULL, $burn, 0.0)""", {"day": day, "burn": burn_pct})
 
 
-def test_a_budget_climbing_its_thresholds_is_one_alert_escalated_at_each(tmp_path):
-    con = connect(tmp_path / "w.duckdb")
+def _budget_warehouse(path):
+    con = connect(path)
+    bootstrap(con)
+    con.execute("CREATE SCHEMA IF NOT EXISTS marts")
+    con.execute("""CREATE TABLE marts.fct_run_budget_daily (day DATE, run_id VARCHAR, team VARCHAR,
+                   project VARCHAR, billing_currency VARCHAR, burn_pct DOUBLE, progress_pct DOUBLE,
+                   gpu_hours_to_date DOUBLE, budget_gpu_hours DOUBLE, budget_cost DECIMAL(38, 18),
+                   cost_to_date DECIMAL(38, 18), projected_gpu_hours DOUBLE, projected_overrun_cost DECIMAL(38, 18),
+                   planned_burn_pct DOUBLE, burn_ahead_pct DOUBLE)""")
+    con.execute("CREATE TABLE marts.fct_cost_daily (day DATE, project VARCHAR, billing_currency VARCHAR, "
+                "effective_cost DECIMAL(38, 18))")
+    return con
+
+
+def test_alerts_severity_sets_a_kinds_severity(tmp_path):
+    con = _budget_warehouse(tmp_path / "w.duckdb")
     try:
-        bootstrap(con)
-        con.execute("CREATE SCHEMA IF NOT EXISTS marts")
-        con.execute("""CREATE TABLE marts.fct_run_budget_daily (day DATE, run_id VARCHAR, team VARCHAR,
-                       project VARCHAR, billing_currency VARCHAR, burn_pct DOUBLE, progress_pct DOUBLE,
-                       gpu_hours_to_date DOUBLE, budget_gpu_hours DOUBLE, budget_cost DECIMAL(38, 18),
-                       cost_to_date DECIMAL(38, 18), projected_gpu_hours DOUBLE, projected_overrun_cost DECIMAL(38, 18),
-                       planned_burn_pct DOUBLE, burn_ahead_pct DOUBLE)""")
-        con.execute("CREATE TABLE marts.fct_cost_daily (day DATE, project VARCHAR, billing_currency VARCHAR, "
-                    "effective_cost DECIMAL(38, 18))")
+        _budget_day(con, DAY, 35.0)
+        as_of = datetime.combine(DAY + timedelta(days=1), datetime.min.time())
+        params = {**load_config(None).sql_params(), "day": DAY, "as_of": as_of}
+        raise_alerts(con, ("budget_threshold",), params, DAY, as_of, as_of, {"budget_threshold": "critical"})
+        assert con.execute("SELECT threshold, severity FROM ops.alerts").fetchall() == [("30%", "critical")]
+    finally:
+        con.close()
+
+
+def test_a_budget_climbing_its_thresholds_is_one_alert_escalated_at_each(tmp_path):
+    con = _budget_warehouse(tmp_path / "w.duckdb")
+    try:
         params = load_config(None).sql_params()
         revisions = []
         for n, burn in enumerate([35.0, 55.0, 56.0, 85.0, 101.0]):

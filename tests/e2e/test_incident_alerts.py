@@ -37,9 +37,11 @@ def test_every_incident_is_alerted_within_one_sensor_interval_and_nothing_else(w
     assert card.owed.get(HUNG, 0) + card.owed.get(SESSION, 0), "the replayed day has idle jobs or sessions"
     assert card.owed.get(SLOW), "the replayed day has a slowed run"
     for kind in (HUNG, SESSION, SLOW):
-        if not card.owed.get(kind) and not card.alerts.get(kind):
-            continue  # a day may have no batch job idle for half an hour, or no notebook for two hours
-        assert card.recall(kind) == 1.0, card.missed
-        assert card.precision(kind) == 1.0, card.false
-        for delay in card.delays[kind]:
+        # a day may owe no batch job idle for half an hour (its hung jobs began the day before), or no
+        # notebook idle for two hours: what it owes is all alerted, and what it alerts is all owed
+        if card.owed.get(kind):
+            assert card.recall(kind) == 1.0, card.missed
+        if card.alerts.get(kind):
+            assert card.precision(kind) == 1.0, card.false
+        for delay in card.delays.get(kind, []):
             assert -60 <= delay <= INTERVAL * 60 + GRANULARITY_S[kind], (kind, delay)
