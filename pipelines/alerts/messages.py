@@ -167,26 +167,28 @@ def digest_webhook_payload(digest: Digest, channel: str) -> dict:
             "at_stake": {c: _exact(v) for c, v in at_stake(digest.alerts).items()}, "alerts": rows}
 
 
-def digest_email(digest: Digest, channel: str, sender: str, recipients: list[str], now: datetime) -> EmailMessage:
+def _email(subject: str, sender: str, recipients: list[str], now: datetime, message_id_: str,
+           headers: dict[str, str], body: str) -> EmailMessage:
     msg = EmailMessage()
-    msg["Subject"] = f"[gpuledger] {digest_title(digest)}"
+    msg["Subject"] = subject
     msg["From"] = sender
     msg["To"] = ", ".join(recipients)
     msg["Date"] = format_datetime(now)
-    domain = sender.rpartition("@")[2] or "gpuledger"
-    msg["Message-ID"] = f"<gpuledger.digest.{digest.key}@{domain}>"
-    msg["X-Gpuledger-Digest"] = digest.key
-    msg.set_content(digest_text(digest) + "\n")
+    msg["Message-ID"] = message_id_
+    for name, value in headers.items():
+        msg[name] = value
+    msg.set_content(body + "\n")
     return msg
+
+
+def digest_email(digest: Digest, channel: str, sender: str, recipients: list[str], now: datetime) -> EmailMessage:
+    domain = sender.rpartition("@")[2] or "gpuledger"
+    return _email(f"[gpuledger] {digest_title(digest)}", sender, recipients, now,
+                  f"<gpuledger.digest.{digest.key}@{domain}>", {"X-Gpuledger-Digest": digest.key},
+                  digest_text(digest))
 
 
 def email_message(alert: dict, channel: str, sender: str, recipients: list[str], now: datetime) -> EmailMessage:
-    msg = EmailMessage()
-    msg["Subject"] = f"[gpuledger][{alert['severity']}] {headline(alert)}"
-    msg["From"] = sender
-    msg["To"] = ", ".join(recipients)
-    msg["Date"] = format_datetime(now)
-    msg["Message-ID"] = message_id(alert["alert_id"], channel, sender, alert_key(alert, channel))
-    msg["X-Gpuledger-Alert-Id"] = alert["alert_id"]
-    msg.set_content(text_body(alert) + "\n")
-    return msg
+    return _email(f"[gpuledger][{alert['severity']}] {headline(alert)}", sender, recipients, now,
+                  message_id(alert["alert_id"], channel, sender, alert_key(alert, channel)),
+                  {"X-Gpuledger-Alert-Id": alert["alert_id"]}, text_body(alert))
