@@ -116,3 +116,25 @@ def test_immediate_kinds_go_alone_and_a_digest_waits_for_its_day_unless_critical
     clock.advance(7 * 86400)
     assert delivery_pass(wh, cfg, clock=clock).delivered == []
     assert Decimal(digest["at_stake"]["USD"]) == Decimal("11.25")
+
+
+def test_an_email_digest_is_one_message_per_team_with_a_stable_message_id(tmp_path):
+    from tests.support.alert_servers import RecordingSmtp
+
+    smtp = RecordingSmtp()
+    try:
+        wh = warehouse_with_alerts(tmp_path / "w.duckdb", ALERTS)
+        path = tmp_path / "gpuledger.yaml"
+        path.write_text(dump_yaml({"alerts": {"channels": [{
+            "name": "mail", "type": "email", "smtp": {"host": "127.0.0.1", "port": smtp.port, "starttls": False},
+            "from": "gpuledger@example.com", "to": ["leads@example.com"]}]}}))
+        result = delivery_pass(wh, load_config(path).alerts, clock=Clock(T0))
+        assert len(result.delivered) == 4 and len(smtp.messages) == 2
+        subjects = sorted(str(mail["Subject"]).replace("\r\n", "") for _, mail in smtp.messages)  # unfolded
+        assert subjects == ["[gpuledger] inference: 1 alert opened or escalated, at stake 1.50 USD",
+                            "[gpuledger] pretrain: 3 alerts opened or escalated, at stake 7.00 EUR + 110.75 USD"]
+        keys = {d["digest_key"] for d in _deliveries(wh).values()}
+        assert {mail["Message-ID"] for _, mail in smtp.messages} == {
+            f"<gpuledger.digest.{k}@example.com>" for k in keys}
+    finally:
+        smtp.stop()
