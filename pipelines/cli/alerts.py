@@ -149,7 +149,7 @@ def alert_lines(a: dict) -> list[str]:
     """An alert in a few lines of at most WIDTH characters: what and how bad, its state and money, the
     message wrapped beneath."""
     state = "OPEN" if a["resolved_at"] is None else "resolved"
-    head = f"{state:<8} {a['severity']:<8} {a['kind']}  {a['subject_type']} {a['subject']}"
+    head = f"{state:<8} {a['severity']:<8} {a['kind']}  {a['subject_type']} {a['subject']}  [{a['threshold']}]"
     when = f"opened {a['opened_at']:%Y-%m-%d %H:%M}" if a.get("opened_at") else f"day {a['day']}"
     if a["resolved_at"] is not None:
         when += f", resolved {a['resolved_at']:%Y-%m-%d %H:%M}"
