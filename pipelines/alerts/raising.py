@@ -36,7 +36,6 @@ QUERY_KINDS = {
 }
 # Queries the live sensor runs within the hour, from today's landing files (the daily run runs them too).
 LIVE_QUERIES = ("hung_job", "step_time_regression")
-LIVE_KINDS = tuple(k for q in LIVE_QUERIES for k in QUERY_KINDS[q])
 SEVERITY_RANK = "list_position(['info', 'warning', 'critical'], {})"
 # what an episode's row says when an evaluation finds it again (figures of a stretch begun before the
 # look-back are the window's part only: the episode keeps its own)

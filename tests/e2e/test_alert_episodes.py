@@ -211,3 +211,32 @@ def test_re_running_every_day_of_a_simulated_world_raises_nothing_and_changes_no
             raised = result.asset_materializations_for_node("ops__alerts")[0].metadata["raised"].value
             assert sum(raised.values()) == 0, (day, raised)
     assert _alerts(wh) == before
+
+
+def test_a_warehouse_made_before_episodes_migrates_and_its_rows_keep_working(tmp_path):
+    """ops.alerts as the version before episodes made it (one row per subject and threshold): the
+    bootstrap adds the episode columns; its rows read as opened when raised, and the first evaluation of
+    their kind resolves them (they never held under an episode's id)."""
+    import subprocess
+
+    old_sql = subprocess.run(["git", "show", "da1930c:sql/ops/alerts.sql"], capture_output=True, text=True,
+                             check=True).stdout
+    path = tmp_path / "old.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE SCHEMA ops")
+        con.execute(old_sql)
+        con.execute("""INSERT INTO ops.alerts (alert_id, kind, severity, subject_type, subject, threshold, team, day,
+                       raised_at, message, status) VALUES ('legacy', 'hung_job', 'warning', 'job', '101',
+                       'c1 idle since 2026-11-01T01:00:00Z', 'research', '2026-11-01', '2026-11-01 02:00', 'm', 'delivered')""")
+    con = connect(path)
+    try:
+        bootstrap(con)
+        [(opened, updated, resolved, revision)] = con.execute(
+            "SELECT opened_at, updated_at, resolved_at, revision FROM ops.alerts").fetchall()
+        assert (opened, updated, resolved, revision) == (datetime(2026, 11, 1, 2), None, None, 0)
+        con.execute("CREATE TEMP TABLE nothing_found AS SELECT * FROM ops.alerts WHERE FALSE")
+        con.execute("ALTER TABLE nothing_found ADD COLUMN since_edge BOOLEAN")
+        raise_found(con, "nothing_found", ("hung_job",), DAY, _at(24), datetime(2026, 11, 3), {})
+        assert con.execute("SELECT status, resolved_at FROM ops.alerts").fetchall() == [("delivered", _at(24))]
+    finally:
+        con.close()
