@@ -101,8 +101,8 @@ def _list(args: argparse.Namespace) -> int:
         print("no alerts" + (" match" if _filtered(args) else ""))
         return 0
     print("\n".join(summary_lines(alerts)))
-    print()
     for a in alerts:
+        print()
         print("\n".join(alert_lines(a)))
     return 0
 
@@ -149,16 +149,29 @@ def alert_lines(a: dict) -> list[str]:
     """An alert in a few lines of at most WIDTH characters: what and how bad, its state and money, the
     message wrapped beneath."""
     state = "OPEN" if a["resolved_at"] is None else "resolved"
-    head = f"{state:<8} {a['severity']:<8} {a['kind']}  {a['subject_type']} {a['subject']}  [{a['threshold']}]"
+    # a short threshold says the state (`80%`, `burn_ahead`); a stretch's start is in the message already
+    shown = f"  [{a['threshold']}]" if len(a["threshold"]) <= 16 else ""
+    head = f"{state:<8} {a['severity']:<8} {a['kind']}  {a['subject_type']} {a['subject']}{shown}  {a['alert_id']}"
     when = f"opened {a['opened_at']:%Y-%m-%d %H:%M}" if a.get("opened_at") else f"day {a['day']}"
     if a["resolved_at"] is not None:
         when += f", resolved {a['resolved_at']:%Y-%m-%d %H:%M}"
     stake = "–" if a["cost_at_stake"] is None else _money(a["cost_at_stake"], a["billing_currency"] or "")
-    facts = f"team {a['team'] or '–'} · {when} · at stake {stake} · {a['status']} · {a['alert_id']}"
-    out = textwrap.wrap(head, WIDTH, subsequent_indent="    ")
-    out += textwrap.wrap(facts, WIDTH, initial_indent="    ", subsequent_indent="    ")
-    out += textwrap.wrap(a["message"], WIDTH, initial_indent="    ", subsequent_indent="    ")
+    facts = [f"team {a['team'] or '–'}", when, f"at stake {stake}", a["status"]]
+    out = textwrap.wrap(head, WIDTH, subsequent_indent="    ", break_on_hyphens=False)
+    out += _joined(facts, " · ", "    ")
+    out += textwrap.wrap(a["message"], WIDTH, initial_indent="    ", subsequent_indent="    ", break_on_hyphens=False)
     return out
+
+
+def _joined(parts: list[str], sep: str, indent: str) -> list[str]:
+    """`parts` joined by `sep` in lines of at most WIDTH, a line breaking only between parts."""
+    lines = [indent + parts[0]]
+    for part in parts[1:]:
+        if len(lines[-1]) + len(sep) + len(part) <= WIDTH:
+            lines[-1] += sep + part
+        else:
+            lines.append(indent + part)
+    return lines
 
 
 def _cut(text: str, width: int) -> str:
