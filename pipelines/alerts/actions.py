@@ -6,6 +6,7 @@ placeholder the alert has no value for refuses the action instead of running som
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 from pipelines.lib.alert_channels import PLACEHOLDERS, AlertAction, placeholders
@@ -18,9 +19,18 @@ class ActionRefused(Exception):
 
 
 def alert_fields(alert: dict) -> dict[str, str | None]:
-    """What placeholders stand for: the alert's fields as text, and job_id for an alert about a job."""
+    """What placeholders stand for: the alert's fields as text, and job_id for an alert about a job —
+    the JobID as scancel/kubectl take it, from its details (its subject is `cluster/JobID`, unique per
+    allocation; an alert raised before episodes has the bare JobID as its subject)."""
     fields = {k: (None if alert.get(k) is None else str(alert[k])) for k in PLACEHOLDERS if k != "job_id"}
-    fields["job_id"] = fields["subject"] if alert.get("subject_type") == "job" else None
+    fields["job_id"] = None
+    if alert.get("subject_type") == "job":
+        try:
+            details = json.loads(alert.get("details") or "{}")
+        except ValueError:
+            details = {}
+        job_id = details.get("job_id") if isinstance(details, dict) else None
+        fields["job_id"] = str(job_id) if job_id is not None else fields["subject"]
     return fields
 
 

@@ -1,11 +1,15 @@
 """One delivery pass: every alert still pending goes to the channels that route it, at least once and,
-short of a crash between sending and recording, exactly once per channel (docs/plans.md#delivery).
+short of a crash between sending and recording, exactly once per channel and revision (an escalated
+alert is due again) (docs/plans.md#delivery). Alerts of a kind in `alerts.immediate` go one message
+each; the others go in one digest per team and channel — every due alert of that team in one message,
+at most once per `alerts.digest_hours` unless it holds a critical alert.
 
 A pass takes the warehouse lock twice, briefly, and never while it talks to the network:
 1. claim (one transaction): route each pending alert to its channels (a row per alert and channel in
    ops.alert_deliveries), take the deliveries that are due, count their attempt and put their next
    attempt off by the backoff; write the ops.actions row of each alert whose kind has an action.
-2. send, with the lock released; run the actions that are not dry runs.
+2. send, with the lock released — each immediate alert alone, each team's digest as one message, whose
+   deliveries share its outcome; run the actions that are not dry runs.
 3. record (one transaction): delivered, or the error; then sum each alert's deliveries up into
    ops.alerts (status, delivered_at, channel).
 A process that dies between 2 and 3 leaves its deliveries claimed: they are due again after the
@@ -31,6 +35,7 @@ import duckdb
 import polars as pl
 
 from pipelines.alerts.actions import ActionRefused, command_for, run_command
+from pipelines.alerts.messages import Digest, digest_key
 from pipelines.alerts.send import DeliveryFailed, channel_secrets, send
 from pipelines.lib.alert_channels import Channel
 from pipelines.lib.config import AlertsConfig
@@ -77,7 +82,7 @@ def delivery_pass(
     warehouse: str | Path, cfg: AlertsConfig, *, clock: Callable[[], datetime] = utc_now,
     lock_wait_seconds: float | None = None, record_wait_seconds: float | None = None,
     send_budget_seconds: float | None = None, log: Callable[[str], None] | None = None,
-    sender: Callable[[Channel, dict, datetime], str | None] = send,
+    sender: Callable[[Channel, dict | Digest, datetime], str | None] = send,
     runner: Callable[[list[str], float], tuple[int | None, str]] = run_command,
 ) -> PassResult:
     """Delivers what is due. `lock_wait_seconds` / `record_wait_seconds`: how long to wait for the
@@ -92,34 +97,41 @@ def delivery_pass(
     broken: dict[str, str] = {}  # channel -> its first error of this pass
     notes: dict[tuple[str, str], str] = {}
     arrived: dict[tuple[str, str], datetime] = {}  # when each receiver took its message
-    for claim in claims:
-        key = (claim.alert["alert_id"], claim.channel.name)
+    digests: dict[tuple[str, str], str] = {}  # (alert_id, channel) -> the digest it went in
+    for batch, item in _messages(claims, cfg.immediate):
+        keys = [(c.alert["alert_id"], c.channel.name) for c in batch]
+        channel = batch[0].channel
         if send_budget_seconds is not None and time.monotonic() - started > send_budget_seconds:
-            result.unsent.append(key)
-        elif claim.channel.name in broken:
+            result.unsent.extend(keys)
+            continue
+        if channel.name in broken:
             # a channel that just failed is not tried again in this pass: its deliveries back off together
-            result.failed.append((*key, f"not tried: the channel failed earlier in this pass ({broken[claim.channel.name]})"))
-        else:
-            try:
-                note = sender(claim.channel, claim.alert, clock())
-            except Exception as err:  # DeliveryFailed, or anything unforeseen: this delivery failed, the pass goes on
-                reason = str(err) if isinstance(err, DeliveryFailed) else f"{type(err).__name__}: {err}"
-                # redacted here too: a sender's or an unforeseen error may quote the URL or a password
-                reason = redact(reason, channel_secrets(claim.channel))
-                broken[claim.channel.name] = reason
-                unknown = isinstance(err, DeliveryFailed) and err.unknown
-                (result.unknown if unknown else result.failed).append((*key, reason))
-            else:
-                result.delivered.append(key)
-                arrived[key] = clock()
-                if note:
-                    notes[key] = redact(note, channel_secrets(claim.channel))
+            result.failed.extend((*k, f"not tried: the channel failed earlier in this pass ({broken[channel.name]})")
+                                 for k in keys)
+            continue
+        try:
+            note = sender(channel, item, clock())
+        except Exception as err:  # DeliveryFailed, or anything unforeseen: this message failed, the pass goes on
+            reason = str(err) if isinstance(err, DeliveryFailed) else f"{type(err).__name__}: {err}"
+            # redacted here too: a sender's or an unforeseen error may quote the URL or a password
+            reason = redact(reason, channel_secrets(channel))
+            broken[channel.name] = reason
+            unknown = isinstance(err, DeliveryFailed) and err.unknown
+            (result.unknown if unknown else result.failed).extend((*k, reason) for k in keys)
+            continue
+        result.delivered.extend(keys)
+        for k in keys:
+            arrived[k] = clock()
+            if isinstance(item, Digest):
+                digests[k] = item.key
+            if note:
+                notes[k] = redact(note, channel_secrets(channel))
     outcomes = {alert_id: runner(command, timeout) for alert_id, command, timeout in actions}
     result.actions = [(a, c, False, outcomes[a][0]) for a, c, _ in actions]
     try:
         with warehouse_lock(warehouse, wait_seconds=record_wait_seconds, report=log):
             with _open(warehouse) as con, transaction(con):
-                _record(con, cfg, result, notes, arrived, clock(), claims)
+                _record(con, cfg, result, notes, arrived, clock(), claims, digests)
                 _record_actions(con, outcomes)
     except LockBusy as busy:
         result.not_recorded = str(busy)
@@ -140,6 +152,25 @@ def _open(path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
         con.close()
 
 
+def _messages(claims: list[Claim], immediate: list[str]) -> list[tuple[list[Claim], dict | Digest]]:
+    """What the claims are sent as: an alert of an immediate kind alone; the others one Digest per
+    channel and team, in the order their first claim came (the oldest due first)."""
+    out: list[tuple[list[Claim], dict | Digest]] = []
+    groups: dict[tuple[str, str | None], list[Claim]] = {}
+    for claim in claims:
+        if claim.alert["kind"] in immediate:
+            out.append(([claim], claim.alert))
+        else:
+            group = groups.setdefault((claim.channel.name, claim.alert["team"]), [])
+            if not group:
+                out.append((group, None))  # its place; filled below
+            group.append(claim)
+    return [(batch, item if item is not None else
+             Digest(batch[0].alert["team"], [c.alert for c in batch],
+                    digest_key(batch[0].channel.name, batch[0].alert["team"], [c.alert for c in batch])))
+            for batch, item in out]
+
+
 def _rows(con: duckdb.DuckDBPyConnection, query: str, params: dict | None = None) -> list[dict]:
     cursor = con.execute(query, params or {})
     names = [d[0] for d in cursor.description]
@@ -149,8 +180,9 @@ def _rows(con: duckdb.DuckDBPyConnection, query: str, params: dict | None = None
 def _claim(con: duckdb.DuckDBPyConnection, cfg: AlertsConfig, now: datetime) -> list[Claim]:
     pending = _rows(con, "SELECT * FROM ops.alerts WHERE status = 'pending' ORDER BY raised_at, alert_id")
     routes = pl.DataFrame(
-        [(a["alert_id"], c.name) for a in pending for c in cfg.channels if c.routes(a["team"], a["severity"])],
-        schema={"alert_id": pl.String, "channel": pl.String}, orient="row")
+        [(a["alert_id"], c.name, a.get("revision") or 0)
+         for a in pending for c in cfg.channels if c.routes(a["team"], a["severity"])],
+        schema={"alert_id": pl.String, "channel": pl.String, "revision": pl.Int32}, orient="row")
     con.register("routes_in", routes)
     con.register("pending_in", pl.DataFrame({"alert_id": [a["alert_id"] for a in pending]}, schema={"alert_id": pl.String}))
     try:
@@ -160,17 +192,45 @@ def _claim(con: duckdb.DuckDBPyConnection, cfg: AlertsConfig, now: datetime) -> 
                            last_error = 'no longer routed by alerts.channels'
                        WHERE status = 'pending' AND alert_id IN (SELECT alert_id FROM pending_in)
                          AND (alert_id, channel) NOT IN (SELECT (alert_id, channel) FROM routes_in)""")
-        con.execute("""INSERT INTO ops.alert_deliveries (alert_id, channel, status, attempts, next_attempt_at)
-                       SELECT alert_id, channel, 'pending', 0, $now FROM routes_in
-                       ON CONFLICT (alert_id, channel) DO UPDATE SET status = 'pending', next_attempt_at = $now
-                       WHERE status = 'cancelled'""", {"now": now})
+        # an escalated alert (a higher revision) is due again on every route, its attempts counted afresh
+        con.execute("""INSERT INTO ops.alert_deliveries (alert_id, channel, status, attempts, next_attempt_at, revision)
+                       SELECT alert_id, channel, 'pending', 0, $now, revision FROM routes_in
+                       ON CONFLICT (alert_id, channel) DO UPDATE SET status = 'pending', next_attempt_at = $now,
+                           attempts = CASE WHEN EXCLUDED.revision > coalesce(revision, 0) THEN 0 ELSE attempts END,
+                           revision = EXCLUDED.revision
+                       WHERE status = 'cancelled'
+                          OR (EXCLUDED.revision > coalesce(revision, 0) AND status IN ('delivered', 'failed'))""",
+                    {"now": now})
     finally:
         con.unregister("routes_in")
         con.unregister("pending_in")
-    due = _rows(con, """SELECT alert_id, channel, attempts FROM ops.alert_deliveries
-                        WHERE status = 'pending' AND next_attempt_at <= $now
-                        ORDER BY next_attempt_at, alert_id, channel LIMIT $limit""",
-                {"now": now, "limit": CLAIM_LIMIT})
+    # A team's digest to a channel waits while its last one is younger than digest_hours, unless it
+    # holds a critical alert or alerts left over from that digest (due before it went: a claim limit)
+    due = _rows(con, """
+        WITH due AS (
+            SELECT d.alert_id, d.channel, d.attempts, d.next_attempt_at, a.team, a.kind, a.severity
+            FROM ops.alert_deliveries d JOIN ops.alerts a USING (alert_id)
+            WHERE d.status = 'pending' AND d.next_attempt_at <= $now
+        ),
+        last_digest AS (
+            SELECT d.channel, a.team, max(d.delivered_at) AS at
+            FROM ops.alert_deliveries d JOIN ops.alerts a USING (alert_id)
+            WHERE d.digest_key IS NOT NULL AND d.delivered_at IS NOT NULL GROUP BY ALL
+        ),
+        held AS (
+            SELECT u.channel, u.team FROM due u
+            JOIN last_digest l ON l.channel = u.channel AND l.team IS NOT DISTINCT FROM u.team
+            WHERE NOT list_contains($immediate, u.kind)
+            GROUP BY ALL
+            HAVING max(l.at) > $now - to_seconds(CAST($digest_seconds AS BIGINT))
+               AND NOT bool_or(u.severity = 'critical') AND min(u.next_attempt_at) > max(l.at)
+        )
+        SELECT alert_id, channel, attempts FROM due u
+        WHERE list_contains($immediate, kind)
+           OR NOT EXISTS (SELECT 1 FROM held h WHERE h.channel = u.channel AND h.team IS NOT DISTINCT FROM u.team)
+        ORDER BY next_attempt_at, alert_id, channel LIMIT $limit""",
+                {"now": now, "limit": CLAIM_LIMIT, "immediate": list(cfg.immediate),
+                 "digest_seconds": round(cfg.digest_hours * 3600)})
     by_id = {a["alert_id"]: a for a in pending}
     channels = {c.name: c for c in cfg.channels}
     claims = [Claim(by_id[d["alert_id"]], channels[d["channel"]], d["attempts"] + 1)
@@ -222,11 +282,11 @@ def _claim_actions(con: duckdb.DuckDBPyConnection, cfg: AlertsConfig, now: datet
 
 
 def _record(con: duckdb.DuckDBPyConnection, cfg: AlertsConfig, result: PassResult, notes: dict,
-            arrived: dict, now: datetime, claims: list[Claim]) -> None:
+            arrived: dict, now: datetime, claims: list[Claim], digests: dict) -> None:
     if result.delivered:
         con.executemany("UPDATE ops.alert_deliveries SET status = 'delivered', last_outcome = 'delivered', "
-                        "delivered_at = ?, last_error = ? WHERE alert_id = ? AND channel = ?",
-                        [(arrived[k], notes.get(k), *k) for k in result.delivered])
+                        "delivered_at = ?, last_error = ?, digest_key = ? WHERE alert_id = ? AND channel = ?",
+                        [(arrived[k], notes.get(k), digests.get(k), *k) for k in result.delivered])
     # failed: the receiver surely does not have it; unknown: it may (sent whole, no answer). Both are
     # due again after the backoff, and both give up after max_attempts.
     tried = [("failed", *f) for f in result.failed] + [("unknown", *u) for u in result.unknown]

@@ -1,4 +1,5 @@
-"""Hung jobs and step-time regressions raised within the hour, not at the daily run (docs/plans.md#alerts).
+"""Hung jobs, idle sessions and step-time regressions raised within the hour, not at the daily run
+(docs/plans.md#alerts).
 
 Every `alerts.live_interval_minutes` (default 5) the live sensor (pipelines/defs/alerts/live.py) stages the
 newest landing files of today and the two days before — scheduler records, DCGM telemetry, trainer events —
@@ -6,8 +7,8 @@ into a scratch DuckDB beside the warehouse (`<warehouse>.live.duckdb`) with the 
 daily run uses, read in place, each file only when it is new or has changed since the last tick
 (ops.landed_files of the scratch file). It then runs
 the detection queries (sql/alerts/hung_job.sql, step_time_regression.sql) with `as_of` = now and inserts
-what they find into the warehouse's ops.alerts, under the warehouse's writer lock, with the same
-INSERT OR IGNORE and alert_id as the daily run: the daily run later finds them raised already.
+what they find into the warehouse's ops.alerts, under the warehouse's writer lock, through the daily
+run's own merge (raising.py `raise_found`: open, update, resolve): the daily run later finds them there.
 The money (cost per GPU-second of each node) comes from the warehouse's marts.fct_node_hourly, read under
 the same lock. `gpuledger alerts --live [--as-of TS]` does one tick by hand (cron, tests).
 """
@@ -21,7 +22,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from pipelines.alerts.raising import LIVE_KINDS, alert_rows, insert_found
+from pipelines.alerts.raising import LIVE_QUERIES, alert_rows, raise_found
 from pipelines.ingest.landing import sync
 from pipelines.ingest.sources import DCGM, KUBERNETES, RUNS, SLURM
 from pipelines.lib.config import OrgConfig
@@ -63,7 +64,7 @@ def detect(con: duckdb.DuckDBPyConnection, cfg: OrgConfig, as_of: datetime) -> p
     """The hung jobs and step-time regressions the staged data in `con` shows as of `as_of`, with their
     alert_id (marts.fct_node_hourly must be there, empty if need be)."""
     params = {"as_of": as_of, **cfg.sql_params()}
-    frames = [alert_rows(con, kind, params).pl() for kind in LIVE_KINDS]
+    frames = [alert_rows(con, query, params).pl() for query in LIVE_QUERIES]
     return pl.concat(frames, how="diagonal_relaxed")
 
 
@@ -84,7 +85,7 @@ def run_live(root: Path, cfg: OrgConfig, warehouse: Path | None = None, as_of: d
                 bootstrap(con)
                 _copy_rates(con, live, as_of)
                 found = detect(live, cfg, as_of)
-                raised = _insert(con, found, as_of)
+                raised = _insert(con, found, as_of, cfg.alerts.severity)
             finally:
                 con.close()
     return LiveResult(as_of, files, raised, found)
@@ -105,16 +106,12 @@ def _copy_rates(con: duckdb.DuckDBPyConnection, live: duckdb.DuckDBPyConnection,
     live.unregister("rates_frame")
 
 
-def _insert(con: duckdb.DuckDBPyConnection, found: pl.DataFrame, as_of: datetime) -> dict[str, int]:
-    raised = {kind: 0 for kind in LIVE_KINDS}
+def _insert(con: duckdb.DuckDBPyConnection, found: pl.DataFrame, as_of: datetime,
+            severity: dict[str, str]) -> dict[str, int]:
     raised_at = datetime.now(timezone.utc).replace(tzinfo=None)
     with transaction(con):
-        for kind in LIVE_KINDS:
-            of_kind = found.filter(pl.col("kind") == kind) if found.height else found
-            if of_kind.height:
-                con.register("found_alerts", of_kind)
-                try:
-                    raised[kind] = insert_found(con, "found_alerts", as_of.date(), raised_at)
-                finally:
-                    con.unregister("found_alerts")
-    return raised
+        con.register("found_alerts", found)
+        try:
+            return raise_found(con, "found_alerts", LIVE_QUERIES, as_of.date(), as_of, raised_at, severity)
+        finally:
+            con.unregister("found_alerts")

@@ -1,4 +1,5 @@
-"""Sending one alert to one channel, with the standard library only (docs/plans.md#delivery).
+"""Sending one alert, or one team's digest, to one channel, with the standard library only
+(docs/plans.md#delivery).
 
 Each send has a deadline: connect, send and reading the answer together within the channel's
 `timeout_seconds` (pipelines/alerts/deadline.py), however slowly a receiver trickles. Redirects are
@@ -20,7 +21,8 @@ from datetime import datetime
 from urllib.parse import unquote, urljoin, urlsplit
 
 from pipelines.alerts.deadline import Exchange, Expired, run_within
-from pipelines.alerts.messages import delivery_key, email_message, slack_payload, webhook_payload
+from pipelines.alerts.messages import (Digest, alert_key, digest_email, digest_slack_payload,
+                                       digest_webhook_payload, email_message, slack_payload, webhook_payload)
 from pipelines.lib.alert_channels import Channel, unusable_in_url
 from pipelines.lib.redact import login_secrets, redact, redact_url, url_secrets
 
@@ -36,19 +38,23 @@ class DeliveryFailed(Exception):
         self.unknown = unknown
 
 
-def send(channel: Channel, alert: dict, now: datetime) -> str | None:
-    """Delivers `alert` (an ops.alerts row) to `channel`; returns only once the receiver took it, with
-    a note when it took it only in part (a mail server refusing some recipients: sending again would
-    repeat it to the others, so it counts as delivered)."""
+def send(channel: Channel, item: dict | Digest, now: datetime) -> str | None:
+    """Delivers `item` — an alert (an ops.alerts row) or a team's Digest — to `channel`; returns only
+    once the receiver took it, with a note when it took it only in part (a mail server refusing some
+    recipients: sending again would repeat it to the others, so it counts as delivered)."""
     secrets = channel_secrets(channel)
     try:
         if channel.type == "email":
-            note = _send_email(channel, alert, now)
+            note = _send_email(channel, item, now)
             return None if note is None else redact(note, secrets)
-        key = delivery_key(alert["alert_id"], channel.name)
-        payload = slack_payload(alert) if channel.type == "slack" else webhook_payload(alert, channel.name)
-        _post_json(_url(channel), payload, {"Idempotency-Key": key, "X-Gpuledger-Alert-Id": alert["alert_id"]},
-                   channel.timeout_seconds)
+        if isinstance(item, Digest):
+            payload = digest_slack_payload(item) if channel.type == "slack" else digest_webhook_payload(item, channel.name)
+            headers = {"Idempotency-Key": item.key, "X-Gpuledger-Digest": item.key,
+                       "X-Gpuledger-Alert-Id": ",".join(a["alert_id"] for a in item.alerts)}
+        else:
+            payload = slack_payload(item) if channel.type == "slack" else webhook_payload(item, channel.name)
+            headers = {"Idempotency-Key": alert_key(item, channel.name), "X-Gpuledger-Alert-Id": item["alert_id"]}
+        _post_json(_url(channel), payload, headers, channel.timeout_seconds)
         return None
     except DeliveryFailed as err:
         raise DeliveryFailed(redact(str(err), secrets), unknown=err.unknown) from None
@@ -154,10 +160,13 @@ class _TrackedSmtpSsl(_TrackedSmtp, smtplib.SMTP_SSL):
     pass
 
 
-def _send_email(channel: Channel, alert: dict, now: datetime) -> str | None:
+def _send_email(channel: Channel, item: dict | Digest, now: datetime) -> str | None:
     smtp = channel.smtp
     assert smtp is not None and channel.from_  # the config requires both for an email channel
-    msg = email_message(alert, channel.name, channel.from_, channel.to, now)
+    if isinstance(item, Digest):
+        msg = digest_email(item, channel.name, channel.from_, channel.to, now)
+    else:
+        msg = email_message(item, channel.name, channel.from_, channel.to, now)
     password = None
     if smtp.password_env:
         password = os.environ.get(smtp.password_env)

@@ -6,10 +6,10 @@ import argparse
 import os
 import signal
 import sys
-from datetime import date, timedelta, timezone
+from datetime import date, timedelta
 from pathlib import Path
 
-from pipelines.lib.dates import day_argument, time_argument
+from pipelines.lib.dates import day_argument
 
 from pipelines.lib.warehouse import PROJECT_ROOT
 
@@ -130,26 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="where defaults come from (default: the published warehouse, if there is one)")
     plan.add_argument("--config", type=Path, help="organisation config YAML (default: $GPULEDGER_CONFIG, else defaults)")
 
-    alerts = sub.add_parser("alerts", help="list the alerts the daily run raised (ops.alerts)")
-    alerts.add_argument("--open", action="store_true", help="only those not delivered yet")
-    alerts.add_argument("--json", action="store_true", help="the rows of ops.alerts as a JSON array")
-    alerts.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse; "
-                        "with --deliver or --live, the live warehouse written: $GPULEDGER_WAREHOUSE or "
-                        "data/warehouse.duckdb)")
-    alerts.add_argument("--deliver", action="store_true",
-                        help="run one delivery pass: send due alerts to alerts.channels, run alerts.actions")
-    alerts.add_argument("--live", action="store_true",
-                        help="raise hung jobs and step-time regressions now from today's landing files, as the "
-                             "live sensor does, and print what was found")
-    alerts.add_argument("--as-of", type=time_argument, metavar="TIME",
-                        help="with --live: consider only data up to this time, YYYY-MM-DDTHH:MM:SS, UTC unless "
-                             "it names its offset (default: now)")
-    alerts.add_argument("--landing", type=Path, help="with --live: the landing zone (default: $GPULEDGER_LANDING)")
-    alerts.add_argument("--config", type=Path, help="with --deliver or --live: organisation config YAML "
-                                                     "(default: $GPULEDGER_CONFIG)")
+    from pipelines.cli import alerts, collect, ui
 
-    from pipelines.cli import collect, ui
-
+    alerts.add_parser(sub)
     collect.add_parser(sub)
     ui.add_parser(sub)
 
@@ -185,12 +168,10 @@ def _main(argv: list[str] | None = None) -> int:
         return _config_check(args)
     if args.command == "plan":
         return _plan(args)
-    if args.command == "alerts":
-        return _alerts(args)
-    if args.command in ("collect", "ui"):
-        from pipelines.cli import collect, ui
+    if args.command in ("alerts", "collect", "ui"):
+        from pipelines.cli import alerts, collect, ui
 
-        return (collect if args.command == "collect" else ui).run(args)
+        return {"alerts": alerts, "collect": collect, "ui": ui}[args.command].run(args)
     return _run(args)
 
 
@@ -596,103 +577,6 @@ def _plan(args: argparse.Namespace) -> int:
     else:
         print(as_text(row))
     return 1 if row["missing_inputs"] else 0
-
-
-def _alerts(args: argparse.Namespace) -> int:
-    import json
-
-    if args.deliver:
-        return _deliver(args)
-    if args.live:
-        return _alerts_live(args)
-
-    from pipelines.lib.publish import published_path
-    from pipelines.lib.sandbox import open_read_only
-
-    path = args.warehouse or published_path()
-    if not _readable(path):
-        return 2
-    with open_read_only(path) as con:
-        if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'ops' AND table_name = 'alerts'"
-                           ).fetchall()[0][0]:
-            print(f"{path} has no ops.alerts yet: run `gpuledger run` with this version", file=sys.stderr)
-            return 2
-        frame = con.sql(
-            "SELECT * FROM ops.alerts WHERE NOT $open OR status <> 'delivered' ORDER BY day, raised_at, kind, subject, "
-            "threshold", params={"open": args.open}).pl()
-    if args.json:
-        print(json.dumps(frame.to_dicts(), indent=2, default=str))
-        return 0
-    if frame.height == 0:
-        print("no open alerts" if args.open else "no alerts")
-        return 0
-    # a line per alert, its message whole beneath it: the message is what a reader acts on
-    for a in frame.iter_rows(named=True):
-        stake = "" if a["cost_at_stake"] is None else f"{a['cost_at_stake']:,.2f} {a['billing_currency'] or ''}".strip()
-        print(f"{a['day']}  {a['severity']:<8}  {a['kind']:<16}  {a['subject_type']} {a['subject']}  "
-              f"[{a['threshold']}]  at stake {stake or '–'}  {a['status']}  {a['alert_id']}")
-        print(f"    {a['message']}")
-    return 0
-
-
-def _deliver(args: argparse.Namespace) -> int:
-    """One delivery pass on the live warehouse (docs/plans.md#delivery), for cron and tests: exit 0
-    when nothing failed, 1 when a channel failed or its outcome is unknown (its deliveries are retried
-    by the next pass), 2 when
-    the config or the warehouse cannot be used."""
-    from pipelines.alerts.deliver import delivery_pass
-    from pipelines.lib.config import load_config
-    from pipelines.lib.warehouse import warehouse_path
-
-    config = args.config
-    if not _valid_config(config):
-        return 2
-    cfg = load_config(config).alerts
-    path = args.warehouse or warehouse_path()
-    if not _readable(path):
-        return 2
-    if not cfg.channels and not any(a.enabled for a in cfg.actions.values()):
-        print("no alerts.channels (and no enabled alerts.actions) in the config: nothing to deliver to", file=sys.stderr)
-        return 0
-    _stop_on_signals()
-    try:
-        result = delivery_pass(path, cfg)  # waits for a run that holds the warehouse, saying so
-    except KeyboardInterrupt as stop:
-        return _stopped(stop)
-    for alert_id, channel, error in result.failed + result.unknown:  # redacted by the pass
-        print(f"  {alert_id} → {channel}: {error}", file=sys.stderr)
-    for alert_id, command, dry_run, exit_code in result.actions:
-        print(f"  action for {alert_id}: {' '.join(command)} → exit {exit_code}")
-    print(f"alerts: {result.summary()}")
-    return 1 if result.failed or result.unknown else 0
-
-
-def _alerts_live(args: argparse.Namespace) -> int:
-    """One tick of the live sensor by hand (pipelines/alerts/live.py): for cron users and tests."""
-    import json
-
-    from pipelines.alerts.live import run_live
-    from pipelines.lib.config import load_config
-    from pipelines.lib.resources import landing_resource
-
-    landing = args.landing or landing_resource().path
-    if not landing.is_dir():
-        print(f"no landing zone at {landing}: give --landing or set GPULEDGER_LANDING", file=sys.stderr)
-        return 2
-    cfg = load_config(args.config)
-    as_of = args.as_of.astimezone(timezone.utc).replace(tzinfo=None) if args.as_of and args.as_of.tzinfo else args.as_of
-    result = run_live(landing, cfg, args.warehouse, as_of)
-    if args.json:
-        print(json.dumps({"as_of": result.as_of.isoformat(), "files_read": result.files_read, "raised": result.raised,
-                          "found": result.alerts.to_dicts()}, indent=2, default=str))
-        return 0
-    new = ", ".join(f"{n} {kind}" for kind, n in result.raised.items() if n) or "nothing new"
-    print(f"as of {result.as_of:%Y-%m-%d %H:%M:%S} UTC: {result.files_read} landing files read; raised {new}")
-    for a in result.alerts.iter_rows(named=True):
-        print(f"  {a['severity']:<8}  {a['kind']:<20}  {a['subject_type']} {a['subject']}  [{a['threshold']}]  "
-              f"{a['alert_id']}")
-        print(f"    {a['message']}")
-    return 0
 
 
 def _stop_on_signals() -> None:

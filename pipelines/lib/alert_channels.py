@@ -20,7 +20,7 @@ from pipelines.lib.config_section import Section
 from pipelines.lib.redact import redact_url
 
 SEVERITIES = ("info", "warning", "critical")  # in rising order: a channel's min_severity takes it and those above
-ALERT_KINDS = ("budget_threshold", "cost_anomaly", "hung_job", "step_time_regression")
+ALERT_KINDS = ("budget_threshold", "cost_anomaly", "hung_job", "idle_session", "step_time_regression")
 # what an action's arguments may name: an alert's own fields, and `job_id`, the subject of an alert about a job
 PLACEHOLDERS = ("alert_id", "kind", "severity", "subject_type", "subject", "threshold", "team", "day", "job_id")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -190,11 +190,35 @@ class AlertAction(Section):
         return command
 
 
-def _known_kinds(actions: dict[str, AlertAction]) -> dict[str, AlertAction]:
-    unknown = sorted(set(actions) - set(ALERT_KINDS))
-    if unknown:
-        raise ValueError(f"unknown alert kind(s) {unknown}: known are {', '.join(ALERT_KINDS)}")
+def _refuse_unknown(what: str, given: list[str], known: tuple[str, ...]) -> None:
+    """A ValueError naming the first name not in `known`, and the closest known one."""
+    import difflib
+
+    for name in given:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+            hint = f" — did you mean {close[0]!r}?" if close else f"; known are {', '.join(known)}"
+            raise ValueError(f"unknown {what} {name!r}{hint}")
+
+
+def _known_kinds(actions: dict) -> dict:
+    _refuse_unknown("alert kind", sorted(actions), ALERT_KINDS)
     return actions
 
 
+def _kind_severities(severities: dict[str, str]) -> dict[str, str]:
+    _refuse_unknown("alert kind", sorted(severities), ALERT_KINDS)
+    _refuse_unknown("severity", [severities[k] for k in sorted(severities)], SEVERITIES)
+    return severities
+
+
+def _kind_list(kinds: list[str]) -> list[str]:
+    _refuse_unknown("alert kind", kinds, ALERT_KINDS)
+    return sorted(set(kinds))
+
+
 AlertActions = Annotated[dict[str, AlertAction], AfterValidator(_known_kinds)]
+# alerts.severity: kind -> info | warning | critical, over the query's own severity
+KindSeverities = Annotated[dict[str, str], AfterValidator(_kind_severities)]
+# alerts.immediate: the kinds delivered one message per alert at once, not in the team's digest
+AlertKinds = Annotated[list[str], AfterValidator(_kind_list)]

@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, Field, ValidationError, field_serializer, field_validator, model_validator
 
-from pipelines.lib.alert_channels import AlertActions, AlertChannels, RetryConfig
+from pipelines.lib.alert_channels import AlertActions, AlertChannels, AlertKinds, KindSeverities, RetryConfig
 from models.currencies import check_currency
 from pipelines.lib.config_section import Money
 from pipelines.lib.config_section import Section as _Section
@@ -330,7 +330,14 @@ class AlertsConfig(_Section):
     channels: AlertChannels = Field(default_factory=list)
     retry: RetryConfig = RetryConfig()
     actions: AlertActions = Field(default_factory=dict)
-    # hung_job: a job whose GPUs all sat idle (the ledger's idle minute) this many minutes in a row
+    # a kind's severity, over the one its query gives (hung_job: warning, critical after 4 × hung_minutes …)
+    severity: KindSeverities = Field(default_factory=dict)
+    # kinds delivered one message per alert as soon as raised; the others go in each team's digest
+    immediate: AlertKinds = Field(default_factory=list)
+    # a team's digest to a channel goes out at most this often, unless it holds a critical alert
+    digest_hours: float = Field(24, ge=0, le=24 * 7)
+    # hung_job: a batch job whose GPUs all sat idle (the ledger's idle minute) this many minutes in a row
+    # (an interactive session: policies.idle_session_minutes, as idle_session)
     hung_minutes: int = Field(30, ge=1)
     # step_time_regression: a run's step time (median of its last 3 step events) above `step_time_ratio` ×
     # its baseline (the median over the `step_time_baseline_hours` before) for `step_time_minutes` in a row
@@ -632,6 +639,7 @@ class OrgConfig(_Section):
             "anomaly_min_days": self.alerts.anomaly_min_days,
             "anomaly_score": self.alerts.anomaly_score,
             "hung_minutes": self.alerts.hung_minutes,
+            "alert_severity": json.dumps(self.alerts.severity),
             "step_time_ratio": self.alerts.step_time_ratio,
             "step_time_minutes": self.alerts.step_time_minutes,
             "step_time_baseline_minutes": round(self.alerts.step_time_baseline_hours * 60),

@@ -1,7 +1,8 @@
 -- budget_threshold alerts that $day's figures call for (docs/plans.md#alerts): a run's GPU-hour budget
--- and a project's monthly budget at each configured threshold crossed by $day, and a run whose burn
--- runs ahead of its progress by more than the margin. The pipeline inserts those not raised before
--- (ops.alerts keys them by alert_id), so each is raised once, on the first day that crossed it.
+-- and a project's monthly budget at the highest configured threshold crossed by $day, and a run whose
+-- burn runs ahead of its progress by more than the margin. Each is one episode per subject (the run; the
+-- run's pace; the project's month): a threshold crossed later updates it (pipelines/alerts/raising.py),
+-- and a run no longer in the day's budget figures, or a month gone by, resolves it.
 -- cost_at_stake is the spend to date (the run's, in its plan's currency; the project's month's, in the
 -- budget's currency).
 WITH thresholds AS (
@@ -13,7 +14,7 @@ runs AS (
 run_thresholds AS (
     SELECT 'budget_threshold' AS kind,
            CASE WHEN t.pct >= 100 THEN 'critical' WHEN t.pct >= 80 THEN 'warning' ELSE 'info' END AS severity,
-           'run' AS subject_type, r.run_id AS subject, printf('%g%%', t.pct) AS threshold, r.team,
+           'run' AS subject_type, r.run_id AS subject, printf('%g%%', t.pct) AS threshold, r.team, t.pct,
            r.cost_to_date AS cost_at_stake, r.billing_currency,
            printf('run %s has used %.1f%% of its GPU-hour budget (%.1f of %.1f GPU-hours; %.1f%% of its planned tokens done)',
                   r.run_id, r.burn_pct, r.gpu_hours_to_date, r.budget_gpu_hours, r.progress_pct)
@@ -24,9 +25,10 @@ run_thresholds AS (
                        'projected_gpu_hours', r.projected_gpu_hours,
                        'projected_overrun_cost', r.projected_overrun_cost::VARCHAR)::VARCHAR AS details
     FROM runs r JOIN thresholds t ON r.burn_pct >= t.pct
+    QUALIFY row_number() OVER (PARTITION BY r.run_id ORDER BY t.pct DESC) = 1
 ),
 burn_ahead AS (
-    SELECT 'budget_threshold' AS kind, 'warning' AS severity, 'run' AS subject_type, r.run_id AS subject,
+    SELECT 'budget_threshold' AS kind, 'warning' AS severity, 'run_pace' AS subject_type, r.run_id AS subject,
            'burn_ahead' AS threshold, r.team, r.cost_to_date AS cost_at_stake, r.billing_currency,
            printf('run %s burns ahead of its progress: %.1f%% of its planned GPU-hours used for %.1f%% of its planned tokens (margin %g points)',
                   r.run_id, r.planned_burn_pct, r.progress_pct, $burn_ahead_margin) AS message,
@@ -48,8 +50,8 @@ month_spend AS (
 project_thresholds AS (
     SELECT 'budget_threshold' AS kind,
            CASE WHEN t.pct >= 100 THEN 'critical' WHEN t.pct >= 80 THEN 'warning' ELSE 'info' END AS severity,
-           'project_month' AS subject_type, b.project AS subject,
-           printf('%g%% of %s', t.pct, strftime($day::DATE, '%Y-%m')) AS threshold,
+           'project_month' AS subject_type, b.project || ' ' || strftime($day::DATE, '%Y-%m') AS subject,
+           printf('%g%%', t.pct) AS threshold, t.pct,
            coalesce(config_lookup($project_teams, b.project), b.project) AS team, s.spent AS cost_at_stake,
            b.billing_currency,
            printf('project %s has spent %s %s of its %s monthly budget of %s %s (%.1f%%)', b.project,
@@ -59,7 +61,11 @@ project_thresholds AS (
                        'burn_pct', round(100 * s.spent / b.budget, 1))::VARCHAR AS details
     FROM budgets b JOIN month_spend s USING (project, billing_currency)
     JOIN thresholds t ON s.spent >= t.pct / 100 * b.budget
+    QUALIFY row_number() OVER (PARTITION BY b.project, b.billing_currency ORDER BY t.pct DESC) = 1
 )
-SELECT * FROM run_thresholds
-UNION ALL BY NAME SELECT * FROM burn_ahead
-UNION ALL BY NAME SELECT * FROM project_thresholds
+-- a budget's state is the day's: it holds (resolved_at NULL) from the evaluation that first finds it
+SELECT * EXCLUDE (pct), NULL::TIMESTAMP AS opened_at, NULL::TIMESTAMP AS resolved_at, FALSE AS since_edge FROM (
+    SELECT * FROM run_thresholds
+    UNION ALL BY NAME SELECT * FROM burn_ahead
+    UNION ALL BY NAME SELECT * FROM project_thresholds
+)

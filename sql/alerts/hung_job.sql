@@ -1,7 +1,11 @@
--- hung_job alerts as of $as_of (docs/plans.md#alerts): a job whose GPUs all sat idle for at least
--- $hung_minutes in a row while it held them. Only data before $as_of is read, and every figure looks
--- back only, so the live sensor (as_of = now, today's landing files) and the daily run (as_of = the
--- day's end, the staged warehouse) find the same stretch with the same start, hence the same alert_id.
+-- hung_job and idle_session alerts as of $as_of (docs/plans.md#alerts): a job whose GPUs all sat idle
+-- in a row while it held them — a batch job for $hung_minutes (hung_job), an interactive session
+-- (is_interactive_session: a notebook, an editor, a shell) for $idle_session_minutes (idle_session).
+-- One row per job allocation, its latest such stretch: an episode (pipelines/alerts/raising.py) that
+-- holds while the stretch goes on (resolved_at NULL) and ends when the job ends or gets busy
+-- (resolved_at = the stretch's end). Only data before $as_of is read, and every figure looks back only,
+-- so the live sensor (as_of = now, today's landing files) and the daily run (as_of = the day's end, the
+-- staged warehouse) find the same job, hence the same alert_id.
 --
 -- A minute is idle as the ledger judges it (docs/ledger.md#categories): its highest GPU_UTIL is 0 or its
 -- highest SM_ACTIVE is below idle.sm_active_threshold. The job's series on a host are those labelled with
@@ -9,14 +13,16 @@
 -- minute when every series it has there is. A stretch continues across a telemetry gap of up to three
 -- scrapes; its ends are refined to the samples as allocated_idle's are: it starts one scrape after the
 -- last busy sample before it and ends at the first busy sample after it (so far: one scrape after its
--- last idle sample). Telemetry is read 36 hours back: a stretch that
--- starts at that edge began earlier and was raised then, so it is left alone here.
+-- last idle sample). Telemetry is read 36 hours back: a stretch that starts at that edge began earlier
+-- (`since_edge`): its figures are only the window's part, so an episode raised before keeps its own.
 -- cost_at_stake: the stretch's GPU-seconds so far at the job's nodes' cost per GPU-second over the
 -- 7 days before (marts.fct_node_hourly), in the currency most of that cost is in; an estimate at an
 -- average rate, so kept to 1e-9.
 WITH jobs AS (
     SELECT * EXCLUDE (pick) FROM (
-        SELECT cluster, job_key, job_id, account, start_ts, gpus, gpu_slices, hosts,
+        SELECT cluster, job_key, job_id, account, start_ts, gpus, gpu_slices, hosts, job_name,
+               is_interactive_session(partition, qos, job_name, labels, $session_patterns) AS interactive,
+               lower(regexp_extract(alloc_tres, '(\d+g\.\d+gb(\+me)?)', 1, 'i')) AS mig_profile,
                CASE WHEN end_ts <= $as_of::TIMESTAMP THEN end_ts END AS end_ts,
                row_number() OVER (PARTITION BY cluster, job_key, start_ts
                                   ORDER BY (end_ts IS NOT NULL) DESC, _file DESC, _row DESC) AS pick
@@ -76,24 +82,34 @@ stretches AS (
            -- the first busy sample of the minute after, else one scrape after the last idle sample
            arg_max(CASE WHEN next_minute = minute_ts + INTERVAL 1 MINUTE AND next_first_busy IS NOT NULL
                         THEN next_first_busy ELSE last_sample_ts + to_seconds($scrape_seconds::BIGINT) END,
-                   minute_ts) AS idle_to
-    FROM numbered WHERE idle
-    GROUP BY ALL
+                   minute_ts) AS idle_to,
+           max(minute_ts) AS last_idle_minute, any_value(last_minute) AS last_minute
+    FROM (SELECT *, max(minute_ts) OVER (PARTITION BY cluster, job_key, start_ts) AS last_minute FROM numbered)
+    WHERE idle
+    GROUP BY cluster, job_key, start_ts, stretch_no
 ),
 hung AS (
     SELECT j.*, s.job_start,
            greatest(s.idle_from, j.start_ts) AS idle_from,
            least(s.idle_to, coalesce(j.end_ts, $as_of::TIMESTAMP), $as_of::TIMESTAMP) AS idle_to,
-           coalesce(config_lookup($account_projects, j.account), j.account, '_unallocated') AS project
+           coalesce(config_lookup($account_projects, j.account), j.account, '_unallocated') AS project,
+           s.idle_from <= $as_of::TIMESTAMP - INTERVAL 36 HOUR + INTERVAL 10 MINUTE AS since_edge,
+           -- still idle: the stretch reaches the job's last minute of telemetry and the job has not ended
+           s.last_idle_minute = s.last_minute AND j.end_ts IS NULL AS ongoing,
+           CASE WHEN j.interactive THEN $idle_session_minutes ELSE $hung_minutes END AS after_minutes
     FROM stretches s JOIN jobs j ON j.cluster = s.cluster AND j.job_key = s.job_key AND j.start_ts = s.job_start
-    WHERE s.idle_from > $as_of::TIMESTAMP - INTERVAL 36 HOUR + INTERVAL 10 MINUTE
 ),
 long_enough AS (
     SELECT *, epoch(idle_to) - epoch(idle_from) AS idle_seconds,
-           -- whole GPUs, else the slices' share (units of 1/7000 of a GPU, models/mig_profiles.py)
-           coalesce(nullif(gpus, 0), list_sum(gpu_slices) / 7000.0, len(hosts) * 8) AS gpu_count
+           -- share units (models/mig_profiles.py: 7000 a GPU): whole GPUs, else the slices held
+           coalesce(nullif(gpus, 0) * 7000, nullif(list_sum(gpu_slices), 0), len(hosts) * 8 * 7000) AS gpu_units,
+           coalesce(nullif(gpus, 0) * 7000, nullif(list_sum(gpu_slices), 0), len(hosts) * 8 * 7000) / 7000.0 AS gpu_count,
+           CASE WHEN mig_profile <> '' THEN CASE WHEN len(gpu_slices) > 1 THEN len(gpu_slices) || ' × ' ELSE '' END
+                                            || 'MIG ' || mig_profile END AS mig
     FROM hung
-    WHERE epoch(idle_to) - epoch(idle_from) >= 60 * $hung_minutes
+    WHERE epoch(idle_to) - epoch(idle_from) >= 60 * after_minutes
+    -- one episode per job allocation: its latest stretch
+    QUALIFY row_number() OVER (PARTITION BY cluster, job_key, job_start ORDER BY idle_from DESC) = 1
 ),
 node_rates AS (
     SELECT hostname, arg_max(billing_currency, cost) AS billing_currency,
@@ -110,22 +126,31 @@ job_rates AS (
     JOIN node_rates r USING (hostname)
     GROUP BY ALL
 )
-SELECT 'hung_job' AS kind,
-       CASE WHEN l.idle_seconds >= 4 * 60 * $hung_minutes THEN 'critical' ELSE 'warning' END AS severity,
-       'job' AS subject_type, l.job_id AS subject,
-       printf('%s idle since %s', l.cluster, strftime(l.idle_from, '%Y-%m-%dT%H:%M:%SZ')) AS threshold,
+SELECT CASE WHEN l.interactive THEN 'idle_session' ELSE 'hung_job' END AS kind,
+       CASE WHEN l.interactive THEN 'warning'
+            WHEN l.idle_seconds >= 4 * 60 * l.after_minutes THEN 'critical' ELSE 'warning' END AS severity,
+       'job' AS subject_type, l.cluster || '/' || l.job_id AS subject,
+       printf('idle since %s', strftime(l.idle_from, '%Y-%m-%dT%H:%M:%SZ')) AS threshold,
        coalesce(config_lookup($project_teams, l.project), l.project) AS team,
        (l.idle_seconds * l.gpu_count * r.rate)::DECIMAL(38, 9)::DECIMAL(38, 18) AS cost_at_stake, r.billing_currency,
-       printf('job %s (%s, on %s) has held %g GPUs idle for %d minutes, since %s%s', l.job_id, l.cluster,
-              array_to_string(l.hosts, ','), l.gpu_count, (l.idle_seconds // 60)::BIGINT,
-              strftime(l.idle_from, '%Y-%m-%d %H:%M UTC'),
-              CASE WHEN r.rate IS NOT NULL
-                   THEN printf(', about %s %s so far', round(l.idle_seconds * l.gpu_count * r.rate, 2)::VARCHAR,
-                               r.billing_currency)
-                   ELSE '' END) AS message,
-       json_object('cluster', l.cluster, 'job_key', l.job_key, 'job_start', l.job_start, 'hosts', l.hosts,
-                   'gpus', l.gpu_count, 'idle_from', l.idle_from, 'idle_to', l.idle_to,
-                   'idle_gpu_seconds', l.idle_seconds * l.gpu_count, 'project', l.project,
-                   'as_of', $as_of::TIMESTAMP)::VARCHAR AS details
+       CASE WHEN l.interactive THEN printf('session %s (job %s on %s, %s)', coalesce(nullif(l.job_name, ''), '?'),
+                                           l.job_id, l.cluster, array_to_string(l.hosts, ','))
+            ELSE printf('job %s (%s, on %s)', l.job_id, l.cluster, array_to_string(l.hosts, ',')) END
+       || CASE WHEN l.ongoing THEN printf(' has held %s idle for %s, since %s', gpu_units_text(l.gpu_units, l.mig),
+                                          duration_text(l.idle_seconds), strftime(l.idle_from, '%Y-%m-%d %H:%M UTC'))
+               ELSE printf(' held %s idle for %s, %s to %s', gpu_units_text(l.gpu_units, l.mig),
+                           duration_text(l.idle_seconds), strftime(l.idle_from, '%Y-%m-%d %H:%M'),
+                           CASE WHEN l.idle_to::DATE = l.idle_from::DATE THEN strftime(l.idle_to, '%H:%M UTC')
+                                ELSE strftime(l.idle_to, '%Y-%m-%d %H:%M UTC') END) END
+       || CASE WHEN r.rate IS NOT NULL
+               THEN printf(', about %s %s%s', round(l.idle_seconds * l.gpu_count * r.rate, 2)::VARCHAR,
+                           r.billing_currency, CASE WHEN l.ongoing THEN ' so far' ELSE '' END)
+               ELSE '' END AS message,
+       json_object('cluster', l.cluster, 'job_id', l.job_id, 'job_key', l.job_key, 'job_start', l.job_start,
+                   'job_name', l.job_name, 'hosts', l.hosts, 'gpus', l.gpu_count, 'idle_from', l.idle_from,
+                   'idle_to', l.idle_to, 'idle_gpu_seconds', l.idle_seconds * l.gpu_count, 'project', l.project)::VARCHAR AS details,
+       l.idle_from + to_minutes(l.after_minutes::BIGINT) AS opened_at,
+       CASE WHEN NOT l.ongoing THEN l.idle_to END AS resolved_at,
+       l.since_edge
 FROM long_enough l
 LEFT JOIN job_rates r ON r.cluster = l.cluster AND r.job_key = l.job_key AND r.job_start = l.job_start

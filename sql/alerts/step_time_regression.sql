@@ -1,7 +1,9 @@
 -- step_time_regression alerts as of $as_of (docs/plans.md#alerts): a run whose step time stays above
 -- $step_time_ratio × its own baseline for at least $step_time_minutes. Read from the trainer's step
 -- events before $as_of (36 hours back); every figure looks back only, so the live sensor and the daily run
--- find the same stretch with the same start, hence the same alert_id.
+-- find the same run, hence the same alert_id. One row per run, its latest slow stretch: an episode that
+-- holds while the run's latest step events are slow (resolved_at NULL) and ends with the stretch (a fast
+-- step event again, or no step event for $step_time_minutes: resolved_at = its last slow event).
 --
 -- A step event's step time is the time since the job's previous step event over the steps between them.
 -- Its smoothed step time is the median over it and the job's two step events before it, so one long gap
@@ -52,11 +54,14 @@ stretches AS (
            arg_min(baseline, ts) AS baseline, median(smooth) AS median_step_time, count(*) AS events,
            sum(steps) AS steps, list(DISTINCT job_id ORDER BY job_id) AS job_ids,
            -- per job: its slow steps and their (smoothed) time, priced against the stretch's baseline below
-           list({'job_id': job_id, 'seconds': smooth * steps, 'steps': steps}) AS extras
-    FROM numbered WHERE slow
-    GROUP BY ALL
+           list({'job_id': job_id, 'seconds': smooth * steps, 'steps': steps}) AS extras,
+           any_value(run_last) AS run_last
+    FROM (SELECT *, max(ts) OVER (PARTITION BY run_id) AS run_last FROM numbered)
+    WHERE slow
+    GROUP BY run_id, stretch_no
     HAVING epoch(max(ts)) - epoch(arg_min(prev_ts, ts)) >= 60 * $step_time_minutes
-       AND arg_min(prev_ts, ts) > $as_of::TIMESTAMP - INTERVAL 36 HOUR + to_minutes(($step_time_minutes + $step_time_baseline_minutes)::BIGINT)
+    -- one episode per run: its latest stretch
+    QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY slow_from DESC) = 1
 ),
 jobs AS (
     SELECT * EXCLUDE (pick) FROM (
@@ -113,14 +118,22 @@ SELECT 'step_time_regression' AS kind,
        printf('slow since %s', strftime(slow_from, '%Y-%m-%dT%H:%M:%SZ')) AS threshold,
        coalesce(config_lookup($project_teams, project), project) AS team,
        extra_cost::DECIMAL(38, 9)::DECIMAL(38, 18) AS cost_at_stake, billing_currency,
-       printf('run %s steps in %.1f s against its usual %.1f s (×%.2f) for %d minutes, since %s, on %s: %.0f extra GPU-seconds%s',
-              run_id, median_step_time, baseline, median_step_time / baseline,
-              ((epoch(slow_to) - epoch(slow_from)) // 60)::BIGINT, strftime(slow_from, '%Y-%m-%d %H:%M UTC'),
+       printf('run %s %s in %.1f s against its usual %.1f s (×%.2f) for %s, since %s, on %s: %.0f extra GPU-seconds%s',
+              run_id, CASE WHEN ongoing THEN 'steps' ELSE 'stepped' END, median_step_time, baseline,
+              median_step_time / baseline, duration_text(epoch(slow_to) - epoch(slow_from)),
+              strftime(slow_from, '%Y-%m-%d %H:%M UTC'),
               coalesce(array_to_string(hosts, ','), 'unknown hosts'), extra_gpu_seconds,
               CASE WHEN extra_cost IS NOT NULL
                    THEN printf(', about %s %s', round(extra_cost, 2)::VARCHAR, billing_currency) ELSE '' END) AS message,
        json_object('hosts', hosts, 'job_ids', job_ids, 'slow_from', slow_from, 'slow_to', slow_to,
                    'baseline_step_seconds', baseline, 'median_step_seconds', median_step_time,
-                   'steps', steps, 'extra_gpu_seconds', extra_gpu_seconds, 'project', project,
-                   'as_of', $as_of::TIMESTAMP)::VARCHAR AS details
-FROM raised
+                   'steps', steps, 'extra_gpu_seconds', extra_gpu_seconds, 'project', project)::VARCHAR AS details,
+       slow_from + to_minutes($step_time_minutes::BIGINT) AS opened_at,
+       CASE WHEN NOT ongoing THEN slow_to END AS resolved_at,
+       since_edge
+FROM (SELECT *,
+             -- the run's latest step event is slow, and recent: a run that stopped stepping is no longer slow
+             slow_to = run_last AND run_last > $as_of::TIMESTAMP - to_minutes($step_time_minutes::BIGINT) AS ongoing,
+             slow_from <= $as_of::TIMESTAMP - INTERVAL 36 HOUR
+                          + to_minutes(($step_time_minutes + $step_time_baseline_minutes)::BIGINT) AS since_edge
+      FROM raised)

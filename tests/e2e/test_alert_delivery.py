@@ -20,6 +20,7 @@ import pytest
 
 from pipelines.lib.strict_yaml import dump_yaml
 from pipelines.alerts.deliver import delivery_pass
+from pipelines.lib.alert_channels import ALERT_KINDS
 from pipelines.lib.config import load_config
 from tests.support.alert_servers import RecordingHttp, RecordingSmtp, alert, free_port, warehouse_with_alerts
 
@@ -52,8 +53,10 @@ def smtp():
 
 
 def _config(tmp_path: Path, alerts: dict) -> Path:
+    """These tests are of one message per alert: every kind is `immediate` unless a test says otherwise
+    (a team's digest: tests/e2e/test_alert_digests.py)."""
     path = tmp_path / "gpuledger.yaml"
-    path.write_text(dump_yaml({"alerts": alerts}))
+    path.write_text(dump_yaml({"alerts": {"immediate": list(ALERT_KINDS), **alerts}}))
     return path
 
 
@@ -372,7 +375,7 @@ def test_the_cli_runs_one_pass_and_lists_compatibly(tmp_path, http):
                          capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr
     assert "1 delivered" in run.stdout and len(http.requests) == 1
-    listed = subprocess.run([sys.executable, "-m", "pipelines.cli", "alerts", "--open", "--json", "--warehouse", str(wh)],
+    listed = subprocess.run([sys.executable, "-m", "pipelines.cli", "alerts", "--undelivered", "--json", "--warehouse", str(wh)],
                             capture_output=True, text=True, env=env)
     assert listed.returncode == 0, listed.stderr
     assert [a["alert_id"] for a in json.loads(listed.stdout)] == ["a2"]

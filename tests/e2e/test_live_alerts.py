@@ -68,17 +68,17 @@ def _tick(land, as_of):
 def test_a_hung_job_is_raised_once_its_idle_stretch_reaches_30_minutes(scene):
     # idle from one scrape after the last busy sample (00:59:30 + 30 s); at 01:29 the complete minutes
     # (to 01:28) show 29 idle minutes (to one scrape after 01:28:30), at 01:30 30 of them
-    assert _tick(scene, _at(1, 29)).raised == {"hung_job": 0, "step_time_regression": 0}
-    assert _tick(scene, _at(1, 30)).raised == {"hung_job": 1, "step_time_regression": 0}
+    assert _tick(scene, _at(1, 29)).raised == {"hung_job": 0, "idle_session": 0, "step_time_regression": 0}
+    assert _tick(scene, _at(1, 30)).raised == {"hung_job": 1, "idle_session": 0, "step_time_regression": 0}
     [alert] = _alerts(scene)
     assert (alert["kind"], alert["subject_type"], alert["subject"], alert["team"], alert["severity"]) == \
-        ("hung_job", "job", "101", "research", "warning")
-    assert alert["threshold"] == "c1 idle since 2026-11-02T01:00:00Z"
+        ("hung_job", "job", "c1/101", "research", "warning")
+    assert alert["threshold"] == "idle since 2026-11-02T01:00:00Z"
     assert alert["day"] == DAY and alert["status"] == "pending"
     # 30 minutes of 8 GPUs at 0.001 USD a GPU-second
     assert (alert["cost_at_stake"], alert["billing_currency"]) == (Decimal("14.4"), "USD")
     # later ticks find the same stretch (same start, same alert_id): nothing new
-    assert _tick(scene, _at(1, 50)).raised == {"hung_job": 0, "step_time_regression": 0}
+    assert _tick(scene, _at(1, 50)).raised == {"hung_job": 0, "idle_session": 0, "step_time_regression": 0}
     assert len(_alerts(scene)) == 1
 
 
@@ -105,7 +105,7 @@ def test_the_days_end_finds_the_same_alerts_the_sensor_raised(scene):
         found_daily = detect(con, load_config(scene.config_path), _at(24))
     assert set(found_live["alert_id"]) == set(found_daily["alert_id"])
     # the 20-minute lull of job 102 is no hung job; a 60-minute stretch is critical only from 4 × 30 minutes
-    assert sorted(found_daily["subject"]) == ["101", "r1"]
+    assert sorted(found_daily["subject"]) == ["c1/101", "r1"]
 
 
 def test_the_cli_raises_by_hand_for_cron(scene, capsys):

@@ -168,14 +168,12 @@ def test_fct_run_budget_daily_by_hand(ledger):
 
 
 EXPECTED_ALERTS = {
-    # 2 Nov: the run at 48.2 % of its budget, burning 60.2 % of plan for 40 % of its tokens; p1 at 414 of 1000 USD
-    (NOV2, "run", "r1", "30%", "info", D("414")),
-    (NOV2, "run", "r1", "burn_ahead", "warning", D("414")),
-    (NOV2, "project_month", "p1", "30% of 2026-11", "info", D("414")),
-    # 3 Nov: the run at 90.0 %; p1 at 774 USD (77.4 %)
-    (NOV3, "run", "r1", "50%", "info", D("774")),
-    (NOV3, "run", "r1", "80%", "warning", D("774")),
-    (NOV3, "project_month", "p1", "50% of 2026-11", "info", D("774")),
+    # one episode per subject, opened 2 Nov and updated 3 Nov: the run at 48.2 % of its budget, then 90.0 %
+    # (30 % -> 80 %, info -> warning); burning 60.2 %, then 112.5 %, of plan for 40 %, then 90 %, of its
+    # tokens (ahead); p1 at 414, then 774, of its 1000 USD (30 % -> 50 %)
+    (NOV2, "run", "r1", "80%", "warning", D("774")),
+    (NOV2, "run_pace", "r1", "burn_ahead", "warning", D("774")),
+    (NOV2, "project_month", "p1 2026-11", "50%", "info", D("774")),
 }
 
 
@@ -184,11 +182,14 @@ def alert_set(L: Landing) -> set[tuple]:
             for r in rows(L, "SELECT * FROM ops.alerts")}
 
 
-def test_alerts_are_raised_once_per_subject_and_threshold(ledger, tmp_path):
+def test_alerts_are_one_episode_per_subject_updated_as_thresholds_are_crossed(ledger, tmp_path):
     assert alert_set(ledger) == EXPECTED_ALERTS
     every = rows(ledger, "SELECT * FROM ops.alerts")
     assert {(r["kind"], r["status"], r["billing_currency"], r["team"]) for r in every} == {
         ("budget_threshold", "pending", "USD", "ml")}
+    # still holding at 3 Nov's end; the run's and the project's crossed a higher threshold: escalated once
+    assert {(r["subject_type"], r["resolved_at"], r["revision"]) for r in every} == {
+        ("run", None, 1), ("run_pace", None, 0), ("project_month", None, 1)}
     ids = {r["alert_id"] for r in every}
     # re-running the days (on a copy) raises nothing new, and the ids are the same
     copy = Landing(tmp_path)

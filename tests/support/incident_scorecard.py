@@ -24,7 +24,7 @@ import polars as pl
 from pipelines.alerts.live import RATE_COLUMNS, detect, stage_live
 from pipelines.lib.config import load_config
 
-HUNG, SLOW = "hung_job", "step_time_regression"
+HUNG, SESSION, SLOW = "hung_job", "idle_session", "step_time_regression"
 
 
 @dataclass
@@ -47,7 +47,9 @@ class Scorecard:
 
     def text(self) -> str:
         lines = [f"incident scorecard for {self.day}, sensor every {self.interval_minutes} min"]
-        for kind in (HUNG, SLOW):
+        for kind in (HUNG, SESSION, SLOW):
+            if not self.owed.get(kind) and not self.alerts.get(kind):
+                continue
             d = sorted(self.delays.get(kind, []))
             delay = (f"delay after threshold min {d[0] / 60:.1f} / median {d[len(d) // 2] / 60:.1f} / "
                      f"max {d[-1] / 60:.1f} min" if d else "no delays")
@@ -68,6 +70,7 @@ def incident_scorecard(out: Path, day: date, interval_minutes: int | None = None
     cfg = load_config(out / "gpuledger.yaml")
     interval = interval_minutes or cfg.alerts.live_interval_minutes
     threshold = {HUNG: timedelta(minutes=cfg.alerts.hung_minutes),
+                 SESSION: timedelta(minutes=cfg.policies.idle_session_minutes),
                  SLOW: timedelta(minutes=cfg.alerts.step_time_minutes)}
     with (out / "truth" / "incidents.csv").open(newline="") as fh:
         truth = [{**r, "start": _ts(r["start_ts"]), "end": _ts(r["end_ts"])} for r in csv.DictReader(fh)]
@@ -78,21 +81,26 @@ def incident_scorecard(out: Path, day: date, interval_minutes: int | None = None
     con.execute("CREATE TABLE marts.fct_node_hourly AS SELECT * FROM no_rates")
 
     start = datetime.combine(day, datetime.min.time())
-    first_seen: dict[str, tuple[datetime, dict]] = {}
+    # an alert is an episode per job (or run); each of its stretches is scored, first seen when; a stretch
+    # begun before the queries' look-back (since_edge) starts where the window does, which moves each tick
+    first_seen: dict[tuple[str, str], tuple[datetime, dict]] = {}
     for k in range(1, 24 * 60 // interval + 1):
         as_of = start + timedelta(minutes=k * interval)
         for row in detect(con, cfg, as_of).iter_rows(named=True):
-            first_seen.setdefault(row["alert_id"], (as_of, row))
+            details = json.loads(row["details"])
+            began = "edge" if row["since_edge"] else details.get("idle_from") or details.get("slow_from")
+            first_seen.setdefault((row["alert_id"], began), (as_of, row))
 
     card = Scorecard(day, interval)
     matched: set[int] = set()
     for as_of, row in first_seen.values():
         kind = row["kind"]
         details = json.loads(row["details"])
-        began = _ts(details["idle_from"] if kind == HUNG else details["slow_from"])
+        began = _ts(details["idle_from"] if kind in (HUNG, SESSION) else details["slow_from"])
         cluster = details.get("cluster")
+        subject = details.get("job_id", row["subject"])  # a job's subject is cluster/JobID
         hits = [i for i, t in enumerate(truth)
-                if t["kind"] == kind and t["subject"] == row["subject"] and (cluster is None or t["cluster"] == cluster)
+                if t["kind"] == kind and t["subject"] == subject and (cluster is None or t["cluster"] == cluster)
                 and t["start"] - timedelta(minutes=interval) <= began < t["end"]]
         card.alerts[kind] = card.alerts.get(kind, 0) + 1
         if hits:

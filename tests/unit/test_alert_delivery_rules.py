@@ -68,10 +68,19 @@ def test_channels_load_with_defaults_and_from_is_the_key(tmp_path):
     ({"actions": {"hung_job": {"command": ["scancel", "{job_id:>10}"]}}}, "alerts.actions.hung_job.command", "bare {name}"),
     ({"actions": {"hung_job": {"command": ["{subject}", "x"]}}}, "alerts.actions.hung_job.command", "program (first argument) is fixed"),
     ({"actions": {"hung_job": {"command": "scancel {job_id}"}}}, "alerts.actions.hung_job.command", "valid list"),
+    ({"severity": {"idle_sessions": "info"}}, "alerts.severity", "unknown alert kind 'idle_sessions' — did you mean 'idle_session'?"),
+    ({"severity": {"hung_job": "critcal"}}, "alerts.severity", "unknown severity 'critcal' — did you mean 'critical'?"),
+    ({"immediate": ["hung-job"]}, "alerts.immediate", "unknown alert kind 'hung-job' — did you mean 'hung_job'?"),
 ])
 def test_bad_delivery_keys_are_refused_by_name(tmp_path, alerts, key, problem):
     message = _refused(tmp_path, alerts)
     assert f"`{key}" in message and problem in message, message
+
+
+def test_severity_and_immediate_load_by_kind(tmp_path):
+    cfg = _load(tmp_path, {"severity": {"idle_session": "info"}, "immediate": ["hung_job", "hung_job"]})
+    assert cfg.severity == {"idle_session": "info"} and cfg.immediate == ["hung_job"] and cfg.digest_hours == 24
+    assert _load(tmp_path, {}).immediate == []  # by default every kind goes in its team's digest
 
 
 def test_routing_by_team_and_severity():
@@ -132,3 +141,17 @@ def test_an_action_is_filled_argument_by_argument_never_through_a_shell():
         command_for(action, alert("a3", subject_type="job", subject="-u root"))
     assert AlertAction(command=["true"]).enabled is False and AlertAction(command=["true"]).dry_run is True
 
+
+
+@pytest.mark.parametrize("units, mig, words", [
+    (7000, None, "1 GPU"), (56000, None, "8 GPUs"), (1000, "MIG 1g.10gb", "⅐ of a GPU (MIG 1g.10gb)"),
+    (3000, "MIG 3g.40gb", "3/7 of a GPU (MIG 3g.40gb)"), (1750, None, "0.25 of a GPU"), (10500, None, "1.5 GPUs"),
+])
+def test_alert_messages_say_gpus_as_people_do(units, mig, words):
+    from pipelines.lib.warehouse import bootstrap, connect
+
+    con = connect(":memory:")
+    bootstrap(con)
+    assert con.execute("SELECT gpu_units_text(?::BIGINT, ?)", [units, mig]).fetchone()[0] == words
+    assert [con.execute("SELECT duration_text(?::DOUBLE)", [s]).fetchone()[0] for s in (60, 1799, 7200, 36300)] == \
+        ["1 minute", "29 minutes", "2 h 00 min", "10 h 05 min"]

@@ -1,5 +1,6 @@
 """The live sensor: every `alerts.live_interval_minutes` (default 5) one tick of pipelines/alerts/live.py —
-today's newest landing files staged, hung jobs and step-time regressions raised as of now into ops.alerts
+today's newest landing files staged, hung jobs, idle sessions and step-time regressions raised (opened,
+updated, resolved) as of now in ops.alerts
 (docs/plans.md#hung-jobs-and-slow-runs-within-the-hour)."""
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def live_interval_seconds() -> int:
 
 @dg.sensor(minimum_interval_seconds=live_interval_seconds(), default_status=dg.DefaultSensorStatus.RUNNING)
 def live_alerts_sensor(context: dg.SensorEvaluationContext, landing: LandingZone) -> dg.SkipReason:
-    """Raises hung jobs and step-time regressions from today's newest landing files, as of now."""
+    """Raises hung jobs, idle sessions and step-time regressions from today's newest landing files, as of now."""
     result = run_live(check_landing_root(landing.path), landing.org_config(), run_id=f"sensor live_alerts_sensor {context.cursor or ''}")
     context.update_cursor(result.as_of.isoformat())
     new = ", ".join(f"{n} {kind}" for kind, n in result.raised.items() if n) or "nothing new"
