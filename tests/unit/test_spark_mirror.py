@@ -80,3 +80,16 @@ def test_a_day_written_by_spark_before_gives_way_to_the_copy(con, tmp_path):
     mirror(con, tmp_path, [TABLE])
     assert sorted(p.name for p in day.glob("*.parquet")) == ["data.parquet"]
     assert _copy(con, tmp_path) == _table(con)
+
+
+def test_a_hugeint_is_copied_as_a_decimal_exactly(con, tmp_path):
+    """DuckDB writes a HUGEINT to Parquet as a DOUBLE: 10^30 + 7 would lose its 7, and Spark refuses a
+    DOUBLE file beside its own DECIMAL(38, 0) files of the same column (int_gpu_seconds' share-ms)."""
+    con.execute("CREATE TABLE staging.stg_wide (day DATE, share_ms HUGEINT)")
+    con.execute("INSERT INTO staging.stg_wide VALUES ('2026-11-01', 1000000000000000000000000000007)")
+    mirror(con, tmp_path, ["staging/stg_wide"])
+    path = tmp_path / "staging" / "stg_wide" / "day=2026-11-01" / "data.parquet"
+    (dtype,) = con.execute(f"SELECT type FROM parquet_schema('{path}') WHERE name = 'share_ms'").fetchone()
+    assert dtype == "FIXED_LEN_BYTE_ARRAY"  # a DECIMAL(38, 0), not a DOUBLE
+    (value,) = con.execute(f"SELECT share_ms FROM read_parquet('{path}')").fetchone()
+    assert value == 10**30 + 7

@@ -25,6 +25,10 @@ from pipelines.engines.spark.parquet import quoted
 from pipelines.lib.atomic import replace_atomically
 
 FINGERPRINTS = "_fingerprints.json"  # Spark and DuckDB's globs skip names starting with '_'
+# 2: HUGEINT columns written as DECIMAL(38, 0). DuckDB writes a HUGEINT to Parquet as a DOUBLE, which
+# loses digits and which Spark refuses to read beside its own DECIMAL(38, 0) files of the same table.
+FORMAT = 2
+WIDE_INTEGERS = ("HUGEINT", "UHUGEINT")
 
 
 def mirror(con: duckdb.DuckDBPyConnection, root: Path, tables: Iterable[str]) -> dict[str, int]:
@@ -41,16 +45,17 @@ def _mirror_table(con: duckdb.DuckDBPyConnection, root: Path, table: str) -> int
     daily = bool(parts) and "all" not in parts and None not in parts
     if not daily:  # no rows, or undated ones: one file, its fingerprint the days' added up (no second scan)
         parts = {"all": [str(sum(int(n) for n, _ in parts.values())), str(sum(int(h) for _, h in parts.values()))]}
-    wanted = {"columns": columns, "layout": "daily" if daily else "whole", "parts": parts}
+    wanted = {"columns": columns, "layout": "daily" if daily else "whole", "format": FORMAT, "parts": parts}
     saved = _saved(folder)
-    if saved.get("columns") != [list(c) for c in columns] or saved.get("layout") != wanted["layout"]:
+    if any(saved.get(key) != wanted[key] for key in ("layout", "format")) \
+            or saved.get("columns") != [list(c) for c in columns]:
         shutil.rmtree(folder, ignore_errors=True)
         saved = {"parts": {}}
     folder.mkdir(parents=True, exist_ok=True)
     written = 0
     for part, fingerprint in wanted["parts"].items():
         if saved["parts"].get(part) != fingerprint:
-            _write_part(con, qualified, folder, part if daily else None)
+            _write_part(con, qualified, columns, folder, part if daily else None)
             written += 1
     for part in set(saved["parts"]) - set(wanted["parts"]):  # days whose rows are all gone
         shutil.rmtree(folder / f"day={part}", ignore_errors=True)
@@ -68,8 +73,11 @@ def _fingerprints(con: duckdb.DuckDBPyConnection, qualified: str, by_day: bool) 
     return {part: [n, h] for part, n, h in rows}
 
 
-def _write_part(con: duckdb.DuckDBPyConnection, qualified: str, folder: Path, day: str | None) -> None:
-    query = (f"SELECT * EXCLUDE (day) FROM {qualified} WHERE day = $day" if day else f"SELECT * FROM {qualified}")
+def _write_part(con: duckdb.DuckDBPyConnection, qualified: str, columns: list[tuple[str, str]], folder: Path,
+                day: str | None) -> None:
+    select = ", ".join(f'"{name}"::DECIMAL(38, 0) AS "{name}"' if dtype in WIDE_INTEGERS else f'"{name}"'
+                       for name, dtype in columns if not (day and name == "day"))
+    query = f"SELECT {select} FROM {qualified}" + (" WHERE day = $day" if day else "")
     params = {"day": date.fromisoformat(day)} if day else {}
     target = (folder / f"day={day}" if day else folder) / "data.parquet"
     # COPY takes no bound path: the path is ours (root from the config, names constants), quoted
