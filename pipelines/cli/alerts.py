@@ -61,6 +61,7 @@ def _list(args: argparse.Namespace) -> int:
     from pipelines.lib.names import unknown_name
     from pipelines.lib.publish import published_path
     from pipelines.lib.sandbox import open_read_only
+    from pipelines.lib.warehouse import has_table
 
     path = args.warehouse or published_path()
     if not _readable(path):
@@ -69,8 +70,7 @@ def _list(args: argparse.Namespace) -> int:
         print(unknown_name("alert kind", args.kind, list(ALERT_KINDS), "gpuledger"), file=sys.stderr)
         return 2
     with open_read_only(path) as con:
-        if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'ops' AND table_name = 'alerts'"
-                           ).fetchall()[0][0]:
+        if not has_table(con, "ops", "alerts"):
             print(f"{path} has no ops.alerts yet: run `gpuledger run` with this version", file=sys.stderr)
             return 2
         columns = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE schema_name = 'ops' "
