@@ -97,11 +97,14 @@ def text_body(alert: dict) -> str:
     ])
 
 
+def _slack(text: str) -> dict:
+    return {"text": text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")}
+
+
 def slack_payload(alert: dict) -> dict:
     """A Slack-compatible incoming webhook's body. &, < and > are escaped as Slack asks, so a run or
     team name from the data can never become a link or an @channel mention."""
-    text = text_body(alert).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return {"text": text}
+    return _slack(text_body(alert))
 
 
 def webhook_payload(alert: dict, channel: str) -> dict:
@@ -162,8 +165,7 @@ def digest_text(digest: Digest) -> str:
 
 
 def digest_slack_payload(digest: Digest) -> dict:
-    text = digest_text(digest).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return {"text": text}
+    return _slack(digest_text(digest))
 
 
 def digest_webhook_payload(digest: Digest, channel: str) -> dict:
