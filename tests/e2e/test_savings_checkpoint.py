@@ -31,10 +31,9 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal as D
 
-import duckdb
 import pytest
 
-from tests.support.pipeline import run_pipeline
+from tests.support.pipeline import dict_rows, ledger_of
 from tests.support.scenario_builder import Activity, Landing, utc
 
 NOV2 = date(2026, 11, 2)
@@ -69,17 +68,12 @@ def ledger(tmp_path_factory):
     for job, (h, m) in (("9002", (2, 30)), ("9003", (3, 20)), ("9004", (3, 40))):
         L.event("rc", "checkpoint_loaded", utc(2026, 11, 2, h, m + 2), job_id=job, step=200)
         L.event("rc", "step", utc(2026, 11, 2, h, m + 5), job_id=job, step=201, tokens=1000)
-    L.write()
-    failed = run_pipeline(L.landing, L.warehouse, L.config_path, [NOV2])
-    assert not failed, failed
-    con = duckdb.connect(str(L.warehouse), read_only=True)
-    yield con
-    con.close()
+    with ledger_of(L, [NOV2]) as con:
+        yield con
 
 
 def _row(con, sql: str) -> dict:
-    cur = con.execute(sql, [NOV2])
-    rows = [dict(zip([d[0] for d in cur.description], r)) for r in cur.fetchall()]
+    rows = dict_rows(con, sql, [NOV2])
     assert len(rows) == 1, rows
     return rows[0]
 

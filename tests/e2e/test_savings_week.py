@@ -16,10 +16,9 @@ from __future__ import annotations
 from datetime import date, timedelta
 from decimal import Decimal as D
 
-import duckdb
 import pytest
 
-from tests.support.pipeline import run_pipeline
+from tests.support.pipeline import dict_rows, ledger_of
 from tests.support.scenario_builder import Activity, Landing, utc
 
 DAYS = [date(2026, 11, 2) + timedelta(days=i) for i in range(7)]
@@ -41,18 +40,13 @@ def week(tmp_path_factory):
         L.job("c1", job, account="acct1", start="2026-11-02T00:00:00", end="2026-11-04T19:12:00",
               state="COMPLETED", host=host, name="pretrain")
         L.telemetry(host, DAYS, [Activity(utc(2026, 11, 2), busy_end, job, True)])
-    L.write()
-    failed = run_pipeline(L.landing, L.warehouse, L.config_path, DAYS)
-    assert not failed, failed
-    con = duckdb.connect(str(L.warehouse), read_only=True)
-    yield con
-    con.close()
+    with ledger_of(L, DAYS) as con:
+        yield con
 
 
 def _last_day(con) -> dict[tuple[str, str], dict]:
-    cur = con.execute("SELECT * FROM marts.fct_savings_opportunities WHERE day = ?", [LAST])
-    names = [d[0] for d in cur.description]
-    return {(r["kind"], r["subject"]): r for r in (dict(zip(names, row)) for row in cur.fetchall())}
+    return {(r["kind"], r["subject"]): r
+            for r in dict_rows(con, "SELECT * FROM marts.fct_savings_opportunities WHERE day = ?", [LAST])}
 
 
 def test_an_on_demand_node_idle_sixty_percent_of_a_week_is_one_to_release(week):
