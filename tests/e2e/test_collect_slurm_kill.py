@@ -81,20 +81,22 @@ def test_a_killed_collect_then_run_again_leaves_what_an_uninterrupted_one_leaves
     _collect(landing, cfg, d0)
     _same_as_reference(_files(landing), expected)
 
-    # killed again, with a watermark now: it stays where the last whole collect put it
+    # as if that collect had run an hour ago (the test sets the clock the watermark is read against,
+    # rather than waiting for the wall clock to tick past it)
+    state = json.loads((folder / ".collect-state.json").read_text())
+    earlier = datetime.fromisoformat(state["collected_until"]) - timedelta(hours=1)
+    state["collected_until"] = earlier.isoformat()
+    (folder / ".collect-state.json").write_text(json.dumps(state, indent=2) + "\n")
     state_before = (folder / ".collect-state.json").read_bytes()
+
+    # killed again, with a watermark now: it stays where the last whole collect put it
     _kill_during(landing, cfg, sacct_dir, d0, d2)
     assert (folder / ".collect-state.json").read_bytes() == state_before
-    # the watermark is the collect's start in whole UTC seconds: the next one must start a second later
-    # than the first to be seen to move it (two inside one second gave equal ones: a flaky test)
-    before = datetime.fromisoformat(json.loads(state_before)["collected_until"])
-    while datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0) <= before:
-        time.sleep(0.05)
+    # run whole, the collect moves it on to its own start
     _collect(landing, cfg, d0)
     got = _files(landing)
     _same_as_reference(got, expected)
-    assert (datetime.fromisoformat(json.loads(got[".collect-state.json"])["collected_until"])
-            > datetime.fromisoformat(json.loads(state_before)["collected_until"]))
+    assert datetime.fromisoformat(json.loads(got[".collect-state.json"])["collected_until"]) > earlier
 
 
 def _collect(landing: Path, cfg: Path, since: str) -> None:
