@@ -1,5 +1,5 @@
 """`gpuledger inspect`: every landing file parsed, nothing written. What a platform engineer runs
-before wiring a new export in. The JSON shape is documented in the README and stable.
+before wiring a new export in. The JSON shape is documented in docs/operations.md (#inspecting-a-landing-zone) and stable.
 
 Files are summarised one at a time, as they are parsed: bill money is summed per file and currency
 into exact Decimals, quarantine reasons are counted, and the other sources keep only the few columns

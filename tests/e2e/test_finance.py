@@ -181,9 +181,9 @@ def test_budget_burn_thresholds(ledger, tmp_path):
         assert rows == [(expected, spent[top])], (expected, rows)
 
 
-def test_readme_finance_queries_run(published):
-    readme = (PROJECT_ROOT / "README.md").read_text()
-    queries = re.findall(r"```sql\n(.*?)```", readme, re.S)
+def test_the_finance_pages_queries_run(published):
+    page = (PROJECT_ROOT / "docs" / "finance.md").read_text()
+    queries = re.findall(r"```sql\n(.*?)```", page, re.S)
     assert len(queries) == 4
     with duckdb.connect(str(published), read_only=True) as con:
         results = [con.execute(q).fetchall() for q in queries]

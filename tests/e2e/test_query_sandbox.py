@@ -121,8 +121,8 @@ def test_a_named_output_file_is_the_only_one_it_may_write(ledger):
 
 def test_reads_keep_working(ledger):
     live, published, _, _ = ledger
-    readme = (PROJECT_ROOT / "README.md").read_text()
-    finance = re.findall(r"```sql\n(.*?)```", readme, re.S)
+    page = (PROJECT_ROOT / "docs" / "finance.md").read_text()
+    finance = re.findall(r"```sql\n(.*?)```", page, re.S)
     reads = (EXAMPLE_QUERIES + finance + [f"SELECT * FROM finance.{v}" for v in FINANCE_VIEWS]
              + ["DESCRIBE marts.fct_cost_daily", "SHOW TABLES", "SUMMARIZE marts.fct_job_cost",
                 "EXPLAIN SELECT * FROM marts.fct_cost_daily", "FROM marts.dim_nodes",
@@ -137,7 +137,7 @@ def test_reads_keep_working(ledger):
     header, *rows = r.stdout.strip().splitlines()
     assert header == "team,cost" and rows
     r = _query("--warehouse", str(published), finance[0])  # a table, as people read it
-    header = r.stdout.splitlines()[1]   # the README's query names its columns short, to fit 80 columns
+    header = r.stdout.splitlines()[1]   # the finance page's query names its columns short, to fit 80 columns
     assert r.returncode == 0 and all(f" {c} " in header for c in ("bill", "config", "allocated", "difference",
                                                                    "complete")), (r.stdout, r.stderr)
     r = _query("--warehouse", str(published), "SELECT 1; SELECT 2")
