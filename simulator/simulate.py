@@ -309,6 +309,7 @@ def _features(wl, fleet) -> dict:
         "runs": len(wl.runs),
         "interruptions": sum(len(r.lost_windows) for r in wl.runs),
         "hung_jobs": sum(1 for j in wl.jobs if j.kind == "hung"),
+        "rare_checkpoint_runs": sorted(r.run_id for r in wl.runs if r.rare_checkpoints),
         "array_tasks": sum(1 for j in wl.jobs if j.array is not None),
         "requeued": sum(1 for j in wl.jobs if j.state == "REQUEUED"),
         "outages": [{"hostname": fleet.nodes[n].hostname, "start": _iso(a), "end": _iso(b)}
