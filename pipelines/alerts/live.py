@@ -26,7 +26,7 @@ from pipelines.alerts.raising import LIVE_QUERIES, alert_rows, raise_found
 from pipelines.ingest.landing import sync
 from pipelines.ingest.sources import DCGM, KUBERNETES, RUNS, SLURM
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.warehouse import bootstrap, connect, transaction, warehouse_path
+from pipelines.lib.warehouse import bootstrap, connect, has_table, transaction, warehouse_path
 from pipelines.lib.writer_lock import warehouse_lock
 
 LIVE_SOURCES = (SLURM, KUBERNETES, DCGM, RUNS)
@@ -93,10 +93,8 @@ def run_live(root: Path, cfg: OrgConfig, warehouse: Path | None = None, as_of: d
 
 def _copy_rates(con: duckdb.DuckDBPyConnection, live: duckdb.DuckDBPyConnection, as_of: datetime) -> None:
     """The week of marts.fct_node_hourly the queries price GPU-seconds with, from the warehouse."""
-    has = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
-                      "AND schema_name = 'marts' AND table_name = 'fct_node_hourly'").fetchall()[0][0]
     rates = pl.DataFrame(schema=RATE_COLUMNS)
-    if has:
+    if has_table(con, "marts", "fct_node_hourly"):
         rates = con.sql(
             "SELECT day, hostname, billing_currency, effective_cost::DECIMAL(38, 18) AS effective_cost, "
             "gpu_seconds::DOUBLE AS gpu_seconds FROM marts.fct_node_hourly "

@@ -61,13 +61,24 @@ def state(alert: dict) -> str:
 
 
 def at_stake(alerts: list[dict]) -> dict[str, Decimal]:
-    """The money at stake of `alerts`, summed per currency (two currencies are never added)."""
-    out: dict[str, Decimal] = {}
+    """The money at stake of `alerts`, summed per currency (two currencies are never added), the money
+    two alerts both name once (money_subject)."""
+    once: dict[tuple[str, tuple[str, str]], Decimal] = {}
     for a in alerts:
         if a.get("cost_at_stake") is not None:
-            cur = a.get("billing_currency") or ""
-            out[cur] = out.get(cur, Decimal(0)) + a["cost_at_stake"]
+            key = (a.get("billing_currency") or "", money_subject(a))
+            once[key] = max(once.get(key, a["cost_at_stake"]), a["cost_at_stake"])
+    out: dict[str, Decimal] = {}
+    for (cur, _), amount in once.items():
+        out[cur] = out.get(cur, Decimal(0)) + amount
     return dict(sorted(out.items()))
+
+
+def money_subject(alert: dict) -> tuple[str, str]:
+    """What an alert's money is the money of: its subject, a run's pace (burn ahead) being its run's
+    spend to date, as its budget alert is."""
+    kind = alert.get("subject_type") or ""
+    return ("run" if kind == "run_pace" else kind, alert.get("subject") or "")
 
 
 def stake_text(totals: dict[str, Decimal]) -> str:
@@ -86,11 +97,14 @@ def text_body(alert: dict) -> str:
     ])
 
 
+def _slack(text: str) -> dict:
+    return {"text": text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")}
+
+
 def slack_payload(alert: dict) -> dict:
     """A Slack-compatible incoming webhook's body. &, < and > are escaped as Slack asks, so a run or
     team name from the data can never become a link or an @channel mention."""
-    text = text_body(alert).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return {"text": text}
+    return _slack(text_body(alert))
 
 
 def webhook_payload(alert: dict, channel: str) -> dict:
@@ -151,8 +165,7 @@ def digest_text(digest: Digest) -> str:
 
 
 def digest_slack_payload(digest: Digest) -> dict:
-    text = digest_text(digest).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return {"text": text}
+    return _slack(digest_text(digest))
 
 
 def digest_webhook_payload(digest: Digest, channel: str) -> dict:

@@ -65,13 +65,12 @@ def raise_found(con: duckdb.DuckDBPyConnection, rows: str, queries: tuple[str, .
     """Merges `rows` (a table of the caller's: alert_id and the queries' columns), the finding of
     `queries` as of `as_of`, into ops.alerts. The caller holds the transaction."""
     kinds = [k for q in queries for k in QUERY_KINDS[q]]
-    p = {"as_of": as_of, "day": day, "raised_at": raised_at, "kinds": kinds, "sev": json.dumps(severity)}
     # alerts.severity over the query's own; one row per alert_id (a query gives one per subject already)
     con.execute(f"""CREATE OR REPLACE TEMP TABLE alerts_found AS
                     SELECT * REPLACE (coalesce(json_map($sev::VARCHAR)[kind], severity) AS severity)
                     FROM {rows}
                     QUALIFY row_number() OVER (PARTITION BY alert_id ORDER BY resolved_at DESC NULLS FIRST) = 1""",
-                {"sev": p["sev"]})
+                {"sev": json.dumps(severity)})
     # the episodes found again that this evaluation may change, and whether it escalates them
     con.execute(f"""CREATE OR REPLACE TEMP TABLE alerts_merge AS
         SELECT f.*, a.updated_at AS was_updated_at,

@@ -10,9 +10,9 @@ import json
 import sys
 import textwrap
 from datetime import timezone
-from decimal import Decimal
 from pathlib import Path
 
+from pipelines.alerts.messages import at_stake, money
 from pipelines.lib.dates import day_argument, time_argument
 
 SEVERITIES = ("info", "warning", "critical")
@@ -61,6 +61,7 @@ def _list(args: argparse.Namespace) -> int:
     from pipelines.lib.names import unknown_name
     from pipelines.lib.publish import published_path
     from pipelines.lib.sandbox import open_read_only
+    from pipelines.lib.warehouse import has_table
 
     path = args.warehouse or published_path()
     if not _readable(path):
@@ -69,8 +70,7 @@ def _list(args: argparse.Namespace) -> int:
         print(unknown_name("alert kind", args.kind, list(ALERT_KINDS), "gpuledger"), file=sys.stderr)
         return 2
     with open_read_only(path) as con:
-        if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'ops' AND table_name = 'alerts'"
-                           ).fetchall()[0][0]:
+        if not has_table(con, "ops", "alerts"):
             print(f"{path} has no ops.alerts yet: run `gpuledger run` with this version", file=sys.stderr)
             return 2
         columns = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE schema_name = 'ops' "
@@ -121,28 +121,28 @@ def _for_json(alert: dict) -> dict:
     return out
 
 
-def _money(amount: Decimal, currency: str) -> str:
-    return f"{amount:,.2f} {currency}".strip()
-
-
 def summary_lines(alerts: list[dict]) -> list[str]:
-    """Per kind and team: alerts, open ones, and the money at stake, a line per currency."""
-    groups: dict[tuple[str, str], dict] = {}
+    """Per kind and team: alerts, open ones, and the money at stake, a line per currency, money two alerts
+    both name once (messages.at_stake). Budgets of runs and of project months are lines apart, as a
+    month's spend holds its runs'."""
+    groups: dict[tuple[str, str], list[dict]] = {}
     for a in alerts:
-        g = groups.setdefault((a["kind"], a["team"] or "–"), {"n": 0, "open": 0, "stake": {}})
-        g["n"] += 1
-        g["open"] += a["resolved_at"] is None
-        if a["cost_at_stake"] is not None:
-            cur = a["billing_currency"] or ""
-            g["stake"][cur] = g["stake"].get(cur, Decimal(0)) + a["cost_at_stake"]
+        groups.setdefault((_summary_kind(a), a["team"] or "–"), []).append(a)
     n_open = sum(a["resolved_at"] is None for a in alerts)
     lines = [f"{len(alerts)} alert{'s' if len(alerts) != 1 else ''}, {n_open} open",
              f"{'kind':<21} {'team':<20} {'alerts':>6} {'open':>5}  {'at stake':>22}"]
-    for (kind, team), g in sorted(groups.items()):
-        stakes = [_money(v, c) for c, v in sorted(g["stake"].items())] or ["–"]
-        lines.append(f"{kind[:21]:<21} {_cut(team, 20):<20} {g['n']:>6} {g['open']:>5}  {stakes[0]:>22}")
+    for (kind, team), group in sorted(groups.items()):
+        stakes = [money(v, c) for c, v in at_stake(group).items()] or ["–"]
+        n_open = sum(a["resolved_at"] is None for a in group)
+        lines.append(f"{kind[:21]:<21} {_cut(team, 20):<20} {len(group):>6} {n_open:>5}  {stakes[0]:>22}")
         lines += [f"{'':<57}{s:>22}" for s in stakes[1:]]
     return lines
+
+
+def _summary_kind(a: dict) -> str:
+    if a["kind"] != "budget_threshold":
+        return a["kind"]
+    return "budget: project month" if a["subject_type"] == "project_month" else "budget: run"
 
 
 def alert_lines(a: dict) -> list[str]:
@@ -155,7 +155,7 @@ def alert_lines(a: dict) -> list[str]:
     when = f"opened {a['opened_at']:%Y-%m-%d %H:%M}" if a.get("opened_at") else f"day {a['day']}"
     if a["resolved_at"] is not None:
         when += f", resolved {a['resolved_at']:%Y-%m-%d %H:%M}"
-    stake = "–" if a["cost_at_stake"] is None else _money(a["cost_at_stake"], a["billing_currency"] or "")
+    stake = money(a["cost_at_stake"], a["billing_currency"])
     facts = [f"team {a['team'] or '–'}", when, f"at stake {stake}", a["status"]]
     out = textwrap.wrap(head, WIDTH, subsequent_indent="    ", break_on_hyphens=False)
     out += _joined(facts, " · ", "    ")

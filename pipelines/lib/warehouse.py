@@ -193,6 +193,13 @@ def _bootstrapped(con: duckdb.DuckDBPyConnection, digest: str) -> bool:
     return present == len(wanted)
 
 
+def has_table(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
+    """Whether the connection's own database has a table or view `schema.name` (a warehouse made by an
+    older version may lack a newer one)."""
+    return con.execute("SELECT count(*) FROM information_schema.tables WHERE table_catalog = current_database() "
+                       "AND table_schema = $s AND table_name = $n", {"s": schema, "n": name}).fetchall()[0][0] > 0
+
+
 @contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
     """BEGIN … COMMIT, rolled back on any error so readers never see half a write."""

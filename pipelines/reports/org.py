@@ -21,6 +21,7 @@ import duckdb
 from models import ledger_categories
 from pipelines.lib.atomic import replace_atomically
 from pipelines.lib.names import file_name
+from pipelines.lib.warehouse import has_table
 from pipelines.reports import savings
 from pipelines.reports.data import GPU_CATEGORIES, WASTE_KINDS, query
 from pipelines.reports.fx import ReportingTotals, convert
@@ -121,7 +122,7 @@ def check_org_request(con: duckdb.DuckDBPyConnection, start: date, end: date) ->
 
 def load(con: duckdb.DuckDBPyConnection, start: date, end: date, label: str, out_dir: Path) -> OrgReport:
     for table in ("fct_cost_daily", "fct_job_cost", "fct_node_hourly", "dim_nodes"):
-        if not savings.has_table(con, "marts", table):
+        if not has_table(con, "marts", table):
             raise RuntimeError(f"the warehouse has no marts.{table}: run `gpuledger run` for the days first, "
                                "or point at another warehouse")
     p = {"start": start, "end": end}
@@ -143,7 +144,7 @@ def load(con: duckdb.DuckDBPyConnection, start: date, end: date, label: str, out
         t = teams.setdefault((o.team, o.billing_currency), TeamMoney(o.team, o.billing_currency, {}))
         t.saving_window += o.saving_window
         t.saving_monthly += o.saving_monthly
-    rate_rows = query(con, "waste_fx_rates") if savings.has_table(con, "finance", "fx_rates") else []
+    rate_rows = query(con, "waste_fx_rates") if has_table(con, "finance", "fx_rates") else []
     reporting = rate_rows[0][4] if rate_rows else None
     in_reporting = _in_reporting(ledger, low, found, rate_rows) if rate_rows else []
     trend_start, trend_end = trend_window(start, end)

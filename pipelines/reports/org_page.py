@@ -102,7 +102,7 @@ def _chart(r: OrgReport, cluster: str | None) -> str:
     totals = [f"{gpu_hours(rows[d].billed)} h" if d in rows else "" for d in days]
     labels = [d.strftime("%a %d %b") if len(days) <= 10 else d.strftime("%d %b") for d in days]
     return svg.stacked_bars(labels, series, totals, y_format=lambda v: f"{v:.0f}%", label=f"Utilisation of {_cluster(cluster)} by day",
-                            height=230)
+                            height=230, y_max=100.0)
 
 
 def _links_html(r: OrgReport) -> str:

@@ -17,6 +17,7 @@ from decimal import Decimal
 
 import duckdb
 
+from pipelines.lib.warehouse import has_table
 from pipelines.reports.data import query
 from pipelines.reports.fmt import money, when
 
@@ -66,11 +67,6 @@ class Savings:
             w, m = out.get(o.billing_currency, (Decimal(0), Decimal(0)))
             out[o.billing_currency] = (w + o.saving_window, m + o.saving_monthly)
         return dict(sorted(out.items()))
-
-
-def has_table(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> bool:
-    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = $s "
-                            "AND table_name = $n", {"s": schema, "n": name}).fetchone()[0])
 
 
 def load(con: duckdb.DuckDBPyConnection, start: date, end: date, team: str | None = None) -> Savings:

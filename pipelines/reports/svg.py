@@ -111,9 +111,11 @@ def empty(width: int, height: int, message: str) -> str:
 
 
 def stacked_bars(x_labels: Sequence[str], series: Sequence[Series], totals: Sequence[str], *, y_format: Callable[[float], str],
-                 label: str, width: int = 1180, height: int = 330, highlight: int | None = None) -> str:
+                 label: str, width: int = 1180, height: int = 330, highlight: int | None = None,
+                 y_max: float | None = None) -> str:
     """Bars per x, stacked by series (positives up, negatives down), with the x's total on top and a
-    legend on the right. `highlight` marks one x (the report's day in a 7-day trend)."""
+    legend on the right. `highlight` marks one x (the report's day in a 7-day trend); `y_max` is the
+    axis' top where the values have one (shares: 100 %), else it is a round figure above the tallest."""
     n = len(x_labels)
     # the legend's room on the right: its longest label, up to 300 px (a longer one is cut, hover has it)
     right = ceil(min(300, max([210.0, *(text_width(s.label, 12) + 44 for s in series if any(s.values))])))
@@ -121,7 +123,7 @@ def stacked_bars(x_labels: Sequence[str], series: Sequence[Series], totals: Sequ
     pos = [sum(max(s.values[i], 0) for s in series) for i in range(n)]
     neg = [sum(min(s.values[i], 0) for s in series) for i in range(n)]
     lo_data, hi_data = min([0.0, *neg]), max([0.0, *pos])
-    ticks = nice_ticks(lo_data, hi_data * 1.08 or 1.0)
+    ticks = nice_ticks(lo_data, y_max if y_max is not None else hi_data * 1.08 or 1.0)
     step = ticks[1] - ticks[0]
     # Credits are usually a sliver below zero: give them just their room, not a whole tick of empty axis.
     lo = min(0.0, lo_data * 1.15) if lo_data > -step else ticks[0]

@@ -48,8 +48,8 @@ def test_a_summary_by_kind_and_team_then_each_alert_in_80_columns(wh, capsys):
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "4 alerts, 3 open"
-    summary = {tuple(line.split()[:2]): line for line in lines[2:5]}
-    assert summary[("budget_threshold", "pretrain")].split()[2:] == ["1", "1", "1,234.50", "USD"]
+    summary = {(line[:21].strip(), line[22:42].strip()): line for line in lines[2:5]}
+    assert summary[("budget: run", "pretrain")].split()[3:] == ["1", "1", "1,234.50", "USD"]
     assert summary[("hung_job", "pretrain")].split()[2:] == ["1", "1", "100.50", "USD"]
     # research's two sessions: one open; their money in two currencies, a line each, never added
     assert summary[("idle_session", "research")].split()[2:] == ["2", "1", "3.00", "EUR"]
@@ -61,6 +61,24 @@ def test_a_summary_by_kind_and_team_then_each_alert_in_80_columns(wh, capsys):
     assert body.index("idle_session") < body.index("resolved")
     assert "has held 1 GPU idle for 10 h 00 min" in " ".join(body.split())
 
+
+
+def test_the_summary_adds_money_two_budget_alerts_share_once(tmp_path, capsys):
+    """A run's budget and its pace both name the run's spend to date: one run, its money once. A project's
+    month holds its runs' spend, so months are a line of their own, never added to the runs'."""
+    opened = datetime(2026, 11, 27)
+    wh = warehouse_with_alerts(tmp_path / "w.duckdb", [
+        _episode("r1", subject="llm-8b", cost="1000", opened=opened),
+        _episode("p1", subject_type="run_pace", subject="llm-8b", threshold="burn_ahead", cost="1000", opened=opened),
+        _episode("r2", subject="llm-70b", threshold="100%", cost="250.25", opened=opened),
+        _episode("m1", subject_type="project_month", subject="llm 2026-11", threshold="50%", cost="5000",
+                 opened=opened),
+    ])
+    code, out, _ = _run(capsys, "--warehouse", str(wh))
+    assert code == 0
+    rows = {line[:21].strip(): line.split()[-4:] for line in out.splitlines()[2:4]}
+    assert rows == {"budget: run": ["3", "3", "1,250.25", "USD"],
+                    "budget: project month": ["1", "1", "5,000.00", "USD"]}
 
 def test_filters_by_team_kind_severity_day_and_state(wh, capsys):
     def ids(*args):

@@ -22,10 +22,9 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal as D
 
-import duckdb
 import pytest
 
-from tests.support.pipeline import run_pipeline
+from tests.support.pipeline import dict_rows, ledger_of
 from tests.support.scenario_builder import Activity, Landing, utc
 
 NOV2 = date(2026, 11, 2)
@@ -47,20 +46,14 @@ def ledger(tmp_path_factory):
                                Activity(start, end, "7001", False, gpus=(2, 3, 4, 5, 6, 7))])
     L.telemetry("u2", [NOV2], [Activity(start, end, "7002", True, gpus=(0,), sm=0.10)])
     L.telemetry("u3", [NOV2], [Activity(start, end, "7003", True, gpus=(0,), sm=0.6, fb_mib=6144.0)])
-    L.write()
-    failed = run_pipeline(L.landing, L.warehouse, L.config_path, [NOV2])
-    assert not failed, failed
-    con = duckdb.connect(str(L.warehouse), read_only=True)
-    yield con
-    con.close()
+    with ledger_of(L, [NOV2]) as con:
+        yield con
 
 
 def _job(con, job_id: str) -> dict:
-    cur = con.execute("SELECT * FROM marts.fct_job_efficiency_daily WHERE job_id = ? AND day = ?", [job_id, NOV2])
-    names = [d[0] for d in cur.description]
-    rows = cur.fetchall()
+    rows = dict_rows(con, "SELECT * FROM marts.fct_job_efficiency_daily WHERE job_id = ? AND day = ?", [job_id, NOV2])
     assert len(rows) == 1, rows
-    return dict(zip(names, rows[0]))
+    return rows[0]
 
 
 def test_an_oversized_request_shows_the_gpus_it_never_used_and_its_right_size(ledger):

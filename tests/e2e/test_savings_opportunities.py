@@ -21,10 +21,9 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal as D
 
-import duckdb
 import pytest
 
-from tests.support.pipeline import run_pipeline
+from tests.support.pipeline import dict_rows, ledger_of
 from tests.support.scenario_builder import Activity, Landing, utc
 
 NOV2 = date(2026, 11, 2)
@@ -50,18 +49,12 @@ def ledger(tmp_path_factory):
     L.telemetry("h1", [NOV2], [Activity(utc(2026, 11, 2, 8), utc(2026, 11, 2, 13), "8001", False)])
     L.telemetry("h2", [NOV2], [Activity(utc(2026, 11, 2, 0), utc(2026, 11, 2, 10), "8002", False)])
     L.telemetry("h3", [NOV2], [Activity(utc(2026, 11, 2, 0), utc(2026, 11, 2, 9, 36), "8003", True)])
-    L.write()
-    failed = run_pipeline(L.landing, L.warehouse, L.config_path, [NOV2])
-    assert not failed, failed
-    con = duckdb.connect(str(L.warehouse), read_only=True)
-    yield con
-    con.close()
+    with ledger_of(L, [NOV2]) as con:
+        yield con
 
 
 def _opportunities(con) -> dict[tuple[str, str], dict]:
-    cur = con.execute("SELECT * FROM marts.fct_savings_opportunities WHERE day = ?", [NOV2])
-    names = [d[0] for d in cur.description]
-    rows = [dict(zip(names, r)) for r in cur.fetchall()]
+    rows = dict_rows(con, "SELECT * FROM marts.fct_savings_opportunities WHERE day = ?", [NOV2])
     by_subject = {(r["kind"], r["subject"]): r for r in rows}
     assert len(by_subject) == len(rows), "one row per kind and subject"
     return by_subject

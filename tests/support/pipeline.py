@@ -49,6 +49,27 @@ def run_pipeline(landing: Path, warehouse: Path, config: Path | None, days: list
         return materialize_days(days, instance=instance or dg.DagsterInstance.ephemeral(), progress=False)
 
 
+@contextmanager
+def ledger_of(landing, days: list[date]):
+    """A hand-built landing (scenario_builder.Landing) written, run through the pipeline for `days` (none
+    may fail) and its warehouse opened read-only for the test's queries."""
+    landing.write()
+    failed = run_pipeline(landing.landing, landing.warehouse, landing.config_path, days)
+    assert not failed, failed
+    con = duckdb.connect(str(landing.warehouse), read_only=True)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def dict_rows(con: duckdb.DuckDBPyConnection, query: str, params=None) -> list[dict]:
+    """A query's rows as column -> value dicts."""
+    cur = con.execute(query, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
 def simulate_and_run(root: Path, start: date, days: int, nodes: int, seed: int, knobs=None) -> LedgerRun:
     from simulator import simulate
 

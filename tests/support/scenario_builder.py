@@ -209,8 +209,6 @@ class Landing:
         """DCGM series of `host` for the whole of `day`, written as given (GPU_I_ID set for MIG instances)."""
         self.series_of.setdefault((host, day), []).extend(series)
 
-    def telemetry(self, host: str, days: list[date], activities: list[Activity]) -> None:
-        """Full-day DCGM coverage for `days`; GPUs outside every activity are unallocated and idle."""
     def telemetry(self, host: str, days: list[date], activities: list[Activity], *,
                   power_w: float | None = None) -> None:
         """Full-day DCGM coverage for `days`; GPUs outside every activity are unallocated and idle.

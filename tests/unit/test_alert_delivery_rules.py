@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from decimal import Decimal as D
 
 import pytest
 import yaml
 
 from pipelines.alerts.actions import ActionRefused, command_for
-from pipelines.alerts.messages import email_message, message_id, slack_payload, webhook_payload
+from pipelines.alerts.messages import at_stake, email_message, message_id, slack_payload, webhook_payload
 from pipelines.lib.alert_channels import AlertAction, Channel, RetryConfig
 from pipelines.lib.config import ConfigError, load_config
 from tests.support.alert_servers import alert
@@ -155,3 +156,12 @@ def test_alert_messages_say_gpus_as_people_do(units, mig, words):
     assert con.execute("SELECT gpu_units_text(?::BIGINT, ?)", [units, mig]).fetchone()[0] == words
     assert [con.execute("SELECT duration_text(?::DOUBLE)", [s]).fetchone()[0] for s in (60, 1799, 7200, 36300)] == \
         ["1 minute", "29 minutes", "2 h 00 min", "10 h 05 min"]
+
+
+def test_a_digests_total_adds_money_two_alerts_name_once():
+    """A run's budget and its pace are one run's spend to date: a digest holding both adds it once; other
+    runs and currencies add as they are."""
+    alerts = [alert("r", subject="llm", cost="1000"), alert("p", subject_type="run_pace", subject="llm", cost="1000"),
+              alert("o", subject="other", cost="0.5"), alert("e", subject="eu", cost="7", currency="EUR"),
+              alert("n", subject="none", cost=None)]
+    assert at_stake(alerts) == {"EUR": D("7"), "USD": D("1000.5")}
