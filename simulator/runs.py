@@ -5,6 +5,8 @@ A slot hosts one run after another; each run is a chain of jobs on the slot's no
 
     startup (zero util, < 10 min) -> steps -> checkpoint save every 30–60 min -> ... -> final save, teardown
 
+(one run saves every 4–6 hours instead: RARE_CKPT_S below)
+
 Interruptions are Poisson per GPU-day, but the hazard only starts after the job's first completed checkpoint
 save (so every interruption has a checkpoint in its own job to roll back to, and the lost window never spans
 two jobs), and an interruption is dropped unless its resuming job logs checkpoint_loaded before the window
@@ -37,6 +39,13 @@ SLOW_FACTOR = 1.5
 SLOW_S = 4 * 3600
 SLOW_AT = 0.35
 SLOW_AFTER_S = 3 * 3600
+# One run checkpoints too rarely for how often it is interrupted: the first run of west's last slot (so
+# only fleets with run slots on west have it, 8 nodes or more, and every run drawn before it is as it was)
+# saves every RARE_CKPT_S (drawn from a stream of its own), is interrupted RARE_HAZARD times as often as
+# the others (flaky nodes) and logs its badput (checkpoint_started: the ledger needs the save's length):
+# its interval is far above the Young–Daly optimum sqrt(2 × save × MTBF), a checkpoint_interval saving.
+RARE_CKPT_S = (4 * 3600, 6 * 3600)
+RARE_HAZARD = 3.0
 
 
 @dataclass
@@ -77,6 +86,7 @@ class Run:
     eval_every: int = 0             # an evaluation after every eval_every-th save
     eval_s: int = 0
     badput_rng: np.random.Generator | None = None
+    rare_checkpoints: bool = False  # the run checkpointing too rarely (RARE_CKPT_S)
     # (start, end, kind, job): startup of each job that is no restart, and the logged saves and evaluations
     marks: list[tuple[int, int, str, Job]] = field(default_factory=list)
 
@@ -129,7 +139,8 @@ class RunBuilder:
             nodes = self.fleet.cluster_nodes(cluster)
             rng = np.random.default_rng([self.seed, 101, ci])
             first = 0
-            for si, size in enumerate(_slot_sizes(len(nodes), cluster, rng)):
+            sizes = _slot_sizes(len(nodes), cluster, rng)
+            for si, size in enumerate(sizes):
                 slot = tuple(n.index for n in nodes[first:first + size])
                 first += size
                 if cluster == "east" and si == 0:
@@ -140,7 +151,8 @@ class RunBuilder:
                 j = 0
                 while t < self.t1 - 3600:
                     project = projects[(si + j) % len(projects)]
-                    run = self._new_run(project, cluster, len(slot) * 8, rng)
+                    run = self._new_run(project, cluster, len(slot) * 8, rng,
+                                        rare=cluster == "west" and si == len(sizes) - 1 and j == 0)
                     end = self._chain(run, slot, t, rng)
                     self.runs.append(run)
                     j += 1
@@ -149,7 +161,8 @@ class RunBuilder:
                     t = end + int(rng.uniform(3600, 6 * 3600))
         return self.runs
 
-    def _new_run(self, project: str, cluster: str, n_gpus: int, rng: np.random.Generator) -> Run:
+    def _new_run(self, project: str, cluster: str, n_gpus: int, rng: np.random.Generator, rare: bool = False
+                 ) -> Run:
         self._counter[project] = self._counter.get(project, 0) + 1
         model = MODELS[project]
         mfu = float(rng.uniform(0.30, 0.55))
@@ -164,7 +177,10 @@ class RunBuilder:
             ckpt_interval=int(rng.uniform(30, 60)) * 60, total_steps=int(planned / step_time))
         # its own stream (seed, purpose, the run's number), so the draws above stay as they were
         brng = np.random.default_rng([self.seed, 313, len(self.runs)])
-        if brng.random() < self.badput_share:
+        if rare:
+            run.rare_checkpoints = True
+            run.ckpt_interval = int(np.random.default_rng([self.seed, 131]).uniform(*RARE_CKPT_S)) // 60 * 60
+        if brng.random() < self.badput_share or rare:
             run.logs_badput, run.badput_rng = True, brng
             run.data_share, run.comm_share = float(brng.uniform(0.02, 0.08)), float(brng.uniform(0.02, 0.06))
             run.eval_every, run.eval_s = int(brng.integers(2, 5)), int(brng.integers(6, 21)) * 30
@@ -245,7 +261,7 @@ class RunBuilder:
             run.events.append(Event(su, "checkpoint_loaded", job, step))
         else:
             run.events.append(Event(t + int(rng.integers(5, 30)), "run_config", job))
-        lam = self.rate * run.n_gpus / 86400.0
+        lam = self.rate * run.n_gpus / 86400.0 * (RARE_HAZARD if run.rare_checkpoints else 1.0)
         ttf = int(rng.exponential(1.0 / lam)) if lam > 0 else NEVER
         delay = int(rng.uniform(300, 1800))
         slam = self.stall_rate / 86400.0

@@ -17,7 +17,8 @@
     per day, cluster, cost source, team and project: simulator/offbill.py) and offbill_gpu_seconds.csv
     (their GPU-seconds per cluster and category), out/truth/incidents.csv (hung jobs and step-time
     regressions an alert is owed for: simulator/incidents.py), out/truth/efficiency.csv (the under-use lens:
-    simulator/efficiency.py), out/truth/landing_manifest.json
+    simulator/efficiency.py), out/truth/savings.csv (the GPU-seconds of the savings opportunities it knows
+    exactly: simulator/truth.py, simulator/savings.py), out/truth/landing_manifest.json
 
 The simulated world starts empty at `start` 00:00 UTC and stops at the end of the last day: no job ran
 before, nothing is submitted or logged after, and exports taken "at the end of a day" that ends later are
@@ -44,8 +45,9 @@ from .fleet import PROJECTS, build_fleet
 from .jobs import SAMPLE_S
 from .manifest import BillTotals
 from .offbill import OFF_BILL, OFF_BILL_BY_NAME, CostTruth, costing_of, off_bill_nodes
-from .timeline import DAY, NodeIndex, count_categories, count_project_hours, paint_categories, paint_state
+from .timeline import C_UNALLOC, DAY, NodeIndex, count_categories, count_project_hours, paint_categories, paint_state
 from .incidents import incident_rows, write_incidents
+from .savings import job_savings, node_savings, write_savings
 from .truth import BadputTruth, GpuSecondsTruth, runs_truth, write_runs_truth
 from .workload import Knobs, WorkloadBuilder
 from .writers_dcgm import N_SAMPLES, short_gaps, write_node_day
@@ -144,6 +146,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     truth = GpuSecondsTruth(fleet, off_bill)
     efficiency = EfficiencyTruth(project_of_key)
     dcgm = {"files": 0, "rows": 0, "samples": 0}
+    idle_unallocated: dict[int, int] = {}    # node index -> its GPU-seconds no job held (savings.py)
     for node in fleet.nodes:
         outages = wl.outages.get(node.index, [])
         node_job_ids = job_ids
@@ -158,7 +161,9 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
             kind, holder = paint_state(jobs, day0)
             cat = paint_categories(jobs, holder, day0, t1, outages)
             badput.add(day, day0, jobs, cat, holder)
-            truth.add(day, node.index, count_categories(cat, holder, project_of_key, len(PROJECTS)))
+            counts = count_categories(cat, holder, project_of_key, len(PROJECTS))
+            truth.add(day, node.index, counts)
+            idle_unallocated[node.index] = idle_unallocated.get(node.index, 0) + int(counts[len(PROJECTS), C_UNALLOC])
             present = np.ones(N_SAMPLES, dtype=bool)
             for a, b in outages:
                 ia = max(0, -(-(a - day0) // SAMPLE_S))
@@ -197,6 +202,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
             cat = paint_categories(jobs, holder, day0, t1, [])
             counts = count_categories(cat, holder, project_of_key, len(PROJECTS))
             truth.add(day, node.index, counts)
+            idle_unallocated[node.index] = idle_unallocated.get(node.index, 0) + int(counts[len(PROJECTS), C_UNALLOC])
             hour_counts = count_project_hours(holder, project_of_key, len(PROJECTS))
             rng = np.random.default_rng([seed, 707, node.index, di])
             path = landing / "telemetry" / "dcgm" / f"day={day.isoformat()}" / f"{node.hostname}.parquet"
@@ -223,6 +229,12 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     badput_rows = badput.write(out / "truth" / "badput.csv")
     incidents = incident_rows(all_jobs, mig_jobs, wl.slowdowns, hostnames, t1, mig.CLUSTER, mig.HOST)
     write_incidents(out / "truth" / "incidents.csv", incidents)
+    # the nodes paid by the hour with no commitment: the billed fleet's shared pools (on-demand instance
+    # hours) and the rented nodes on a rate card; every one is billed every second of the window
+    on_demand = [n for n in fleet.nodes if not n.owner_team] + [n for n in off_bill if costing_of(n) == "rate_card"]
+    savings_rows = job_savings(all_jobs, t1) + node_savings(
+        on_demand, idle_unallocated, {n.index: 8 * DAY * days for n in on_demand})
+    savings_n = write_savings(out / "truth" / "savings.csv", savings_rows)
 
     manifest = {
         "simulator": {"start": start.isoformat(), "days": days, "nodes": nodes, "seed": seed,
@@ -238,6 +250,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         "truth": {"gpu_seconds_rows": gpu_rows, "runs_rows": len(run_rows), "cost_rows": cost_rows,
                   "efficiency_rows": efficiency_rows,
                   "incidents_rows": len(incidents),
+                  "savings_rows": savings_n,
                   "badput_rows": badput_rows,
                   "billed_gpu_seconds_per_day": n_billed * 8 * DAY,
                   "config_costed_gpu_seconds_per_day": len(off_bill) * 8 * DAY},
@@ -296,6 +309,7 @@ def _features(wl, fleet) -> dict:
         "runs": len(wl.runs),
         "interruptions": sum(len(r.lost_windows) for r in wl.runs),
         "hung_jobs": sum(1 for j in wl.jobs if j.kind == "hung"),
+        "rare_checkpoint_runs": sorted(r.run_id for r in wl.runs if r.rare_checkpoints),
         "array_tasks": sum(1 for j in wl.jobs if j.array is not None),
         "requeued": sum(1 for j in wl.jobs if j.state == "REQUEUED"),
         "outages": [{"hostname": fleet.nodes[n].hostname, "start": _iso(a), "end": _iso(b)}

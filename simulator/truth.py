@@ -26,6 +26,23 @@ truth/badput.csv  day,run_id,kind,gpu_seconds
 truth/runs.csv  run_id,day,tokens,tokens_kept,lost_gpu_seconds,restart_gpu_seconds
     one row per run and UTC day of the window on which the run held GPUs or logged events; raw windows (not
     precedence-painted), GPU-seconds = seconds × the job's GPUs.
+truth/savings.csv  kind,subject,cluster,gpu_seconds   (simulator/savings.py)
+    the GPU-seconds over the whole window of the savings opportunities the simulator knows exactly
+    (docs/ledger.md#savings-opportunities), each GPU-second claimed once, in the mart's precedence; the
+    policies are the config defaults. subject is the job's id (sacct's, `<array>_<task>` for a task) for
+    the job kinds, the hostname for release_nodes; cluster disambiguates.
+    - right_size: a job's GPUs it holds and never uses (Job.idle_gpus), for all the seconds it holds them
+      (an allocation of >= 600 s) × its nodes. A job whose memory fits a smaller GPU is not priced here
+      (that needs the pipeline's catalogue and prices).
+    - cancel_hung_jobs (a batch job) / idle_session_timeout (kind `interactive`): each idle stretch of the
+      GPUs the job uses (Job.idle_stretches, >= 600 s, cut at the window's end), its seconds past the limit
+      from the stretch's start (policies.hung_job_cancel_minutes 60, policies.idle_session_minutes 120)
+      × those GPUs × its nodes. The never-used GPUs' time is right_size's, never these.
+    - release_nodes: a node paid by the hour with no commitment (a shared pool's on-demand node, a rented
+      rate-card node), its idle_unallocated GPU-seconds, when above savings.release_idle_share (0.5) of
+      its billed GPU-seconds (8 GPUs × every second of the window).
+    Not here: the MIG node's jobs and node, checkpoint_interval, raise_mfu, reduce_commitment and
+    add_commitment (money figures of models, not GPU-seconds the simulator holds).
 """
 from __future__ import annotations
 

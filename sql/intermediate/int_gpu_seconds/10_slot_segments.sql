@@ -269,14 +269,22 @@ GROUP BY slot_id, hour_ts;
 -- per job and host, the whole GPUs with telemetry of their own (labelled series) within the job's time
 -- of the day, and how many of them were ever active (a minute that is not idle): the rest of them were
 -- held for nothing
+CREATE OR REPLACE TEMP TABLE slot_gpu_activity AS
+SELECT s.slot_id, s.job_uid, s.hostname, bool_or(NOT m.idle) AS active
+FROM slots s
+JOIN slot_minutes m ON m.slot_id = s.slot_id AND m.last_sample_ts >= s.w_start AND m.first_sample_ts < s.w_end
+WHERE s.mode = 'gpu' AND s.gpu_instance IS NULL AND s.share_units = share_units_per_gpu()
+GROUP BY s.slot_id, s.job_uid, s.hostname;
+
 CREATE OR REPLACE TEMP TABLE slot_activity AS
-WITH per_slot AS (
-    SELECT s.slot_id, s.job_uid, s.hostname, bool_or(NOT m.idle) AS active
-    FROM slots s
-    JOIN slot_minutes m ON m.slot_id = s.slot_id AND m.last_sample_ts >= s.w_start AND m.first_sample_ts < s.w_end
-    WHERE s.mode = 'gpu' AND s.gpu_instance IS NULL AND s.share_units = share_units_per_gpu()
-    GROUP BY s.slot_id, s.job_uid, s.hostname
-)
 SELECT job_uid, hostname, count(*) AS gpus_seen, count(*) FILTER (active) AS gpus_active
-FROM per_slot
-GROUP BY job_uid, hostname
+FROM slot_gpu_activity
+GROUP BY job_uid, hostname;
+
+-- the slots of GPUs held for nothing (never active while another GPU of the job on the host was): their
+-- idle time is the job's oversize (right_size), never time past an idle limit
+CREATE OR REPLACE TEMP TABLE slot_never_active AS
+SELECT g.slot_id
+FROM slot_gpu_activity g
+JOIN slot_activity a ON a.job_uid = g.job_uid AND a.hostname = g.hostname
+WHERE NOT g.active AND a.gpus_active > 0

@@ -11,7 +11,9 @@
 -- and host. An `allocated_idle` row carries how much of it came after its idle stretch had lasted
 -- policies.hung_job_cancel_minutes (`idle_past_cancel_share_ms`) and policies.idle_session_minutes
 -- (`idle_past_session_share_ms`): what a sweep, or an idle timeout, would have saved
--- (docs/ledger.md#savings-opportunities); NULL on the other categories.
+-- (docs/ledger.md#savings-opportunities); NULL on the other categories. A GPU the job never used that
+-- day while it used another on the host (gpus_active − gpus_seen) has none past a limit: its idle time
+-- is the job's oversize (right_size), claimed once.
 WITH idle_past AS (
     -- each allocated_idle segment's milliseconds past each limit, from the start of its stretch
     SELECT g.slot_id, g.s, g.e,
@@ -19,7 +21,9 @@ WITH idle_past AS (
            greatest(0, epoch_ms(g.e) - greatest(epoch_ms(g.s), epoch_ms(i.s) + 60000 * $idle_session_minutes)) AS past_session_ms
     FROM slot_segments g
     JOIN idle_intervals i ON i.slot_id = g.slot_id AND i.s <= g.s AND i.e >= g.e
-    WHERE g.category = 'allocated_idle'
+    LEFT JOIN slot_never_active n ON n.slot_id = g.slot_id
+    -- a GPU the job never used is right_size's all the time it is held, not a stretch past a limit
+    WHERE g.category = 'allocated_idle' AND n.slot_id IS NULL
 ),
 exact AS (
     SELECT $day::DATE AS day, date_trunc('hour', g.s) AS hour_ts, s.hostname, s.job_uid,
