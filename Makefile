@@ -71,9 +71,10 @@ PYTEST = $(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: $(VENV)/.dev
 	$(PYTEST) --durations=40
 
-# While iterating: the unit tests and the docs' tests, no simulated world run through the pipeline.
+# While iterating: the unit tests and the docs' tests, but none that needs a simulated world run through
+# the pipeline (`world`: make test runs those).
 test-fast: $(VENV)/.dev
-	$(PYTEST) tests/unit tests/e2e/test_docs.py
+	$(PYTEST) -m 'not world' tests/unit tests/e2e/test_docs.py
 
 # Before a change to what the property and kill tests guard: the same suite drawing four times as many
 # corrupted landings, hostile values and kill moments (tests/support/depth.py).

@@ -143,6 +143,7 @@ def tables_page_sections() -> dict[str, str]:
     return {name: re.split(r"^## ", body, flags=re.M)[0] for name, body in zip(parts[1::2], parts[2::2])}
 
 
+@pytest.mark.world
 def test_every_published_table_and_view_is_documented_with_its_columns(published):
     with duckdb.connect(str(published), read_only=True) as con:
         tables = con.execute(
