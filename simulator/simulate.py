@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 from . import mig
 from .efficiency import EfficiencyTruth
-from .fleet import PROJECTS, build_fleet
+from .fleet import GPUS_PER_NODE, PROJECTS, build_fleet
 from .jobs import SAMPLE_S
 from .manifest import BillTotals
 from .offbill import OFF_BILL, OFF_BILL_BY_NAME, CostTruth, costing_of, off_bill_nodes
@@ -146,7 +147,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     truth = GpuSecondsTruth(fleet, off_bill)
     efficiency = EfficiencyTruth(project_of_key)
     dcgm = {"files": 0, "rows": 0, "samples": 0}
-    idle_unallocated: dict[int, int] = {}    # node index -> its GPU-seconds no job held (savings.py)
+    idle_unallocated: Counter[int] = Counter()    # node index -> its GPU-seconds no job held (savings.py)
     for node in fleet.nodes:
         outages = wl.outages.get(node.index, [])
         node_job_ids = job_ids
@@ -163,7 +164,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
             badput.add(day, day0, jobs, cat, holder)
             counts = count_categories(cat, holder, project_of_key, len(PROJECTS))
             truth.add(day, node.index, counts)
-            idle_unallocated[node.index] = idle_unallocated.get(node.index, 0) + int(counts[len(PROJECTS), C_UNALLOC])
+            idle_unallocated[node.index] += int(counts[len(PROJECTS), C_UNALLOC])
             present = np.ones(N_SAMPLES, dtype=bool)
             for a, b in outages:
                 ia = max(0, -(-(a - day0) // SAMPLE_S))
@@ -202,7 +203,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
             cat = paint_categories(jobs, holder, day0, t1, [])
             counts = count_categories(cat, holder, project_of_key, len(PROJECTS))
             truth.add(day, node.index, counts)
-            idle_unallocated[node.index] = idle_unallocated.get(node.index, 0) + int(counts[len(PROJECTS), C_UNALLOC])
+            idle_unallocated[node.index] += int(counts[len(PROJECTS), C_UNALLOC])
             hour_counts = count_project_hours(holder, project_of_key, len(PROJECTS))
             rng = np.random.default_rng([seed, 707, node.index, di])
             path = landing / "telemetry" / "dcgm" / f"day={day.isoformat()}" / f"{node.hostname}.parquet"
@@ -233,7 +234,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     # hours) and the rented nodes on a rate card; every one is billed every second of the window
     on_demand = [n for n in fleet.nodes if not n.owner_team] + [n for n in off_bill if costing_of(n) == "rate_card"]
     savings_rows = job_savings(all_jobs, t1) + node_savings(
-        on_demand, idle_unallocated, {n.index: 8 * DAY * days for n in on_demand})
+        on_demand, idle_unallocated, {n.index: GPUS_PER_NODE * DAY * days for n in on_demand})
     savings_n = write_savings(out / "truth" / "savings.csv", savings_rows)
 
     manifest = {

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from simulator import Knobs
-from simulator.fleet import build_fleet
+from simulator.fleet import GPUS_PER_NODE, build_fleet
 from simulator.offbill import costing_of, off_bill_nodes
 from simulator.runs import RARE_CKPT_S
 from simulator.savings import job_savings, node_savings
@@ -42,7 +42,7 @@ def test_an_idle_rented_node(demo):
         if j.start is not None:
             for n in j.nodes:
                 held[n] = held.get(n, 0) + (j.alloc_end(t1) - j.start) * len(j.gpus)
-    billed = 8 * 86400 * DAYS
+    billed = GPUS_PER_NODE * 86400 * DAYS
     on_demand = [n for n in fleet.nodes if not n.owner_team] + [n for n in off if costing_of(n) == "rate_card"]
     idle = {n.index: billed - held.get(n.index, 0) for n in on_demand}
     rows = node_savings(on_demand, idle, {n.index: billed for n in on_demand})
