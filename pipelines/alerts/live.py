@@ -23,7 +23,7 @@ import duckdb
 import polars as pl
 
 from pipelines.alerts.raising import LIVE_QUERIES, alert_rows, raise_found
-from pipelines.ingest.landing import sync
+from pipelines.landing.sync import sync
 from pipelines.ingest.sources import DCGM, KUBERNETES, RUNS, SLURM
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import bootstrap, connect, has_table, transaction, warehouse_path

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from pipelines.cli.main import _readable
+    from pipelines.cli.preflight import readable
     from pipelines.lib.alert_channels import ALERT_KINDS
     from pipelines.lib.names import unknown_name
     from pipelines.lib.publish import published_path
@@ -64,7 +64,7 @@ def _list(args: argparse.Namespace) -> int:
     from pipelines.lib.warehouse import has_table
 
     path = args.warehouse or published_path()
-    if not _readable(path):
+    if not readable(path):
         return 2
     if args.kind and args.kind not in ALERT_KINDS:
         print(unknown_name("alert kind", args.kind, list(ALERT_KINDS), "gpuledger"), file=sys.stderr)
@@ -183,25 +183,25 @@ def _deliver(args: argparse.Namespace) -> int:
     when nothing failed, 1 when a channel failed or its outcome is unknown (its deliveries are retried
     by the next pass), 2 when the config or the warehouse cannot be used."""
     from pipelines.alerts.deliver import delivery_pass
-    from pipelines.cli.main import _readable, _stop_on_signals, _stopped, _valid_config
+    from pipelines.cli.preflight import readable, stop_on_signals, stopped, valid_config
     from pipelines.lib.config import load_config
     from pipelines.lib.warehouse import warehouse_path
 
     config = args.config
-    if not _valid_config(config):
+    if not valid_config(config):
         return 2
     cfg = load_config(config).alerts
     path = args.warehouse or warehouse_path()
-    if not _readable(path):
+    if not readable(path):
         return 2
     if not cfg.channels and not any(a.enabled for a in cfg.actions.values()):
         print("no alerts.channels (and no enabled alerts.actions) in the config: nothing to deliver to", file=sys.stderr)
         return 0
-    _stop_on_signals()
+    stop_on_signals()
     try:
         result = delivery_pass(path, cfg)  # waits for a run that holds the warehouse, saying so
     except KeyboardInterrupt as stop:
-        return _stopped(stop)
+        return stopped(stop)
     for alert_id, channel, error in result.failed + result.unknown:  # redacted by the pass
         print(f"  {alert_id} → {channel}: {error}", file=sys.stderr)
     for alert_id, command, dry_run, exit_code in result.actions:

@@ -4,7 +4,7 @@ before wiring a new export in. The JSON shape is documented in docs/operations.m
 Files are summarised one at a time, as they are parsed: bill money is summed per file and currency
 into exact Decimals, quarantine reasons are counted, and the other sources keep only the few columns
 their totals need, so a large landing zone is never held whole. A bill source counts its current
-deliveries only (pipelines/ingest/deliveries.py): what the warehouse would stage."""
+deliveries only (pipelines/landing/deliveries.py): what the warehouse would stage."""
 
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.ingest.common import Parsed, file_reject, refuses_file
-from pipelines.ingest.deliveries import CURRENT, UNREADABLE, find_manifests
+from pipelines.landing.parsed import Parsed, file_reject, refuses_file
+from pipelines.landing.deliveries import CURRENT, UNREADABLE, find_manifests
 from pipelines.ingest.sources import ALL
-from pipelines.ingest.bill_deliveries import delivery_state
+from pipelines.landing.bill_deliveries import delivery_state
 from pipelines.lib.config import OrgConfig
 from pipelines.ingest.ignored import ignored_files
-from pipelines.ingest.landing import Source, discover
+from pipelines.landing.source import Source, discover
 
 MAX_REASONS = 20
 STATUSES = ("current", "superseded", "duplicate", "unreadable")
@@ -43,7 +43,7 @@ def inspect_landing(root: Path, cfg: OrgConfig) -> dict[str, dict | list]:
     report: dict[str, dict | list] = {}
     inventory, bill_keys = [], []
     for source in ALL:
-        entry = _bills(root, source, cfg, bill_keys) if source.delivered else _plain(root, source, cfg, inventory)
+        entry = _bills(root, source, cfg, bill_keys) if source.is_bill else _plain(root, source, cfg, inventory)
         if entry is not None:
             report[source.name] = entry
     if inventory:

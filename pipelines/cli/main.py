@@ -9,6 +9,7 @@ import sys
 from datetime import date, timedelta
 from pathlib import Path
 
+from pipelines.cli.preflight import readable, stop_on_signals, stopped, valid_config
 from pipelines.lib.dates import day_argument
 
 from pipelines.lib.warehouse import PROJECT_ROOT
@@ -217,18 +218,6 @@ def _config_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _valid_config(path: Path | None) -> bool:
-    """Checks the config before anything runs, so a bad key stops the command with its name and line."""
-    from pipelines.lib.config import ConfigError, load_config
-
-    try:
-        load_config(path)
-    except ConfigError as err:
-        print(err, file=sys.stderr)
-        return False
-    return True
-
-
 def _simulate(args: argparse.Namespace) -> int:
     from simulator import Knobs, simulate
 
@@ -253,7 +242,7 @@ def _run(args: argparse.Namespace) -> int:
     if not args.landing.is_dir():
         print(f"landing directory {args.landing} does not exist", file=sys.stderr)
         return 2
-    if not _valid_config(args.config):
+    if not valid_config(args.config):
         return 2
     if (problem := _landing_problem(args.landing)) is not None:
         print(problem, file=sys.stderr)
@@ -267,7 +256,7 @@ def _run(args: argparse.Namespace) -> int:
     # Resources read these when the definitions load, so set them first.
     os.environ["GPULEDGER_LANDING"] = str(args.landing.resolve())
     if args.accept_removed_sources:
-        from pipelines.ingest.landing import ACCEPT_REMOVED_ENV
+        from pipelines.landing.source import ACCEPT_REMOVED_ENV
 
         os.environ[ACCEPT_REMOVED_ENV] = "1"
     if args.config:
@@ -293,14 +282,14 @@ def _run(args: argparse.Namespace) -> int:
     if (problem := _lost_days_problem(days)) is not None:
         print(problem, file=sys.stderr)
         return 2
-    _stop_on_signals()
+    stop_on_signals()
     try:
         failed = materialize_days(days)
     except RunInterrupted as stop:
         print(f"\n{stop}", file=sys.stderr)
         return 128 + (stop.signum or signal.SIGINT)
     except KeyboardInterrupt as stop:
-        return _stopped(stop)
+        return stopped(stop)
     ignored = ignored_files(args.landing)
     if not published_path().exists():
         print(f"no day completed, so nothing was published to {published_path()}", file=sys.stderr)
@@ -390,7 +379,7 @@ def _spark_where(args: argparse.Namespace) -> str | None:
 def _landing_problem(root: Path) -> str | None:
     """Why `root` cannot be a landing zone (no file any source reads), or None."""
     from pipelines.ingest.sources import ALL
-    from pipelines.ingest.landing import discover
+    from pipelines.landing.source import discover
 
     if any(discover(root, source) for source in ALL):
         return None
@@ -441,7 +430,7 @@ def _inspect(args: argparse.Namespace) -> int:
     if not args.landing.is_dir():
         print(f"landing directory {args.landing} does not exist", file=sys.stderr)
         return 2
-    if not _valid_config(args.config):
+    if not valid_config(args.config):
         return 2
     report = inspect_landing(args.landing, load_config(args.config))
     if args.json:
@@ -467,7 +456,8 @@ def _report(args: argparse.Namespace) -> int:
     from pipelines.lib.publish import published_path
     from pipelines.lib.sandbox import open_read_only
     from pipelines.reports import DEFAULT_REPORTS, check_report_request, period_of, write_team_report
-    from pipelines.reports.org import check_org_request, write_org_report
+    from pipelines.reports.org import check_org_request
+    from pipelines.reports.org_page import write_org_report
     from pipelines.reports.user_report import check_user_request, write_user_report
 
     try:  # what was typed first: a bad date is named before a missing warehouse
@@ -476,7 +466,7 @@ def _report(args: argparse.Namespace) -> int:
         print(f"report failed: {err}", file=sys.stderr)
         return 2
     path = args.warehouse or published_path()
-    if not _readable(path):
+    if not readable(path):
         return 2
     try:
         with open_read_only(path) as con:
@@ -504,15 +494,15 @@ def _export_focus(args: argparse.Namespace) -> int:
     from pipelines.lib.writer_lock import warehouse_lock
 
     path = warehouse_path()
-    if not _readable(path):
+    if not readable(path):
         return 2
-    _stop_on_signals()
+    stop_on_signals()
     try:
         # The live warehouse, shared with other readers: a run writing it is waited for, not collided with.
         with warehouse_lock(path, shared=True), open_read_only(path, writable=part_file(args.out)) as con:
             rows = export_focus(con, args.start, args.end or args.start, args.out)
     except KeyboardInterrupt as stop:
-        return _stopped(stop)
+        return stopped(stop)
     except ValueError as err:
         print(f"export failed: {err}", file=sys.stderr)
         return 1
@@ -537,7 +527,7 @@ def _plan(args: argparse.Namespace) -> int:
     from pipelines.lib.strict_yaml import StrictYamlError, read_yaml_text
 
     config = args.config
-    if not _valid_config(config):
+    if not valid_config(config):
         return 2
     try:
         text = read_yaml_text(args.file, MAX_PLAN_BYTES)
@@ -579,29 +569,6 @@ def _plan(args: argparse.Namespace) -> int:
     return 1 if row["missing_inputs"] else 0
 
 
-def _stop_on_signals() -> None:
-    """SIGTERM, like SIGINT, raises KeyboardInterrupt (named after the signal), so a command waiting
-    for the warehouse or between Dagster's steps stops cleanly rather than being cut off; inside a
-    step Dagster handles both (it swaps these handlers while it executes, and puts them back)."""
-    def stop(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-
-
-def _stopped(stop: KeyboardInterrupt) -> int:
-    name = stop.args[0] if stop.args and stop.args[0] in signal.Signals.__members__ else "SIGINT"
-    print(f"\nstopped by {name}", file=sys.stderr)
-    return 128 + signal.Signals[name]
-
-
-def _readable(path: Path) -> bool:
-    if not path.exists():
-        print(f"no warehouse at {path}: run `gpuledger run` first, or pass --warehouse", file=sys.stderr)
-    return path.exists()
-
-
 def _query(args: argparse.Namespace) -> int:
     """Runs one statement that only reads, on a sandboxed read-only connection (what is allowed, and
     why: pipelines/lib/sandbox.py), within its time, memory and row limits (pipelines/cli/query.py).
@@ -616,10 +583,10 @@ def _query(args: argparse.Namespace) -> int:
     from pipelines.lib.sandbox import allowed_roots, refusal
 
     config = args.config
-    if not _valid_config(config):
+    if not valid_config(config):
         return 2
     path = args.warehouse or published_path()
-    if not _readable(path):
+    if not readable(path):
         return 2
     cfg = load_config(config)
     try:
@@ -633,11 +600,11 @@ def _query(args: argparse.Namespace) -> int:
             print(f"query refused: {refused}", file=sys.stderr)
             return 2
         roots = allowed_roots(path, cfg)  # of the file named, not of a copy of it
-        _stop_on_signals()  # the query is interrupted and the live file's copy removed
-        with readable_copy(path, limits) as readable:
-            frame, cut = run_query(readable, args.sql, limits, roots)
+        stop_on_signals()  # the query is interrupted and the live file's copy removed
+        with readable_copy(path, limits) as copy:
+            frame, cut = run_query(copy, args.sql, limits, roots)
     except KeyboardInterrupt as stop:
-        return _stopped(stop)
+        return stopped(stop)
     except QueryStopped as stop:
         print(stop, file=sys.stderr)
         return 3

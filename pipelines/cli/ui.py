@@ -28,8 +28,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipelines.cli.main import _valid_config
-    from pipelines.ingest.landing import LandingUnusable, check_landing_root
+    from pipelines.cli.preflight import valid_config
+    from pipelines.landing.source import LandingUnusable, check_landing_root
     from pipelines.lib.warehouse import warehouse_path
 
     landing = args.landing or (Path(os.environ["GPULEDGER_LANDING"]) if os.environ.get("GPULEDGER_LANDING") else None)
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         print(err, file=sys.stderr)
         return 2
     config = args.config
-    if not _valid_config(config):
+    if not valid_config(config):
         return 2
     os.environ["GPULEDGER_LANDING"] = str(landing.resolve())
     os.environ["GPULEDGER_CONFIG"] = str(config.resolve()) if config else ""

@@ -16,7 +16,8 @@ import polars as pl
 
 from models.landing import MONEY, ROUNDING, TS
 from pipelines.ingest import focus
-from pipelines.ingest.common import RAW, Parsed, blank_to_null, by_distinct, combine, file_reject, utc
+from pipelines.ingest.common import RAW, blank_to_null, by_distinct, utc
+from pipelines.landing.parsed import Parsed, combine, file_reject
 from pipelines.ingest.foreign_exports import focus_in_cur_folder
 from pipelines.ingest.money import EXACT, exact_money, exact_sum
 

@@ -1,17 +1,19 @@
 """What every landing parser shares: lenient casts that remember what failed, and the split of parsed
-rows into staged and quarantined by the source's contract (models/contract.py)."""
+rows into staged and quarantined by the source's contract (models/contract.py). What a parser returns
+is pipelines/landing/parsed.py's `Parsed`."""
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 import polars as pl
 
 from models.contract import Contract
-from models.landing import MONEY, ROUNDING, TS
+from models.landing import TS
+from pipelines.landing.parsed import QUARANTINE_SCHEMA, Parsed, empty_rejects
+
 
 NULL_TOKENS = ["", "NULL", "null", "Null"]
 # A landing line longer than this is refused, not parsed: no exporter writes one event or pod that big.
@@ -23,74 +25,6 @@ RAW = "raw."
 # A column `read_csv_leniently` adds to a block's records when some held bytes that are not UTF-8: per
 # record, where they were (null for the records that were UTF-8), for the quarantine reason.
 UNDECODABLE = "_undecodable"
-
-QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
-    "source": pl.String,
-    "file": pl.String,
-    "row_ref": pl.String,
-    "reason": pl.String,
-    "payload": pl.String,
-    "effective_cost": MONEY,
-    "billed_cost": MONEY,
-    "billing_currency": pl.String,
-    # what rounding the amount to 1e-18 took off: the file's exact amount is effective_cost + this
-    "effective_cost_rounding": ROUNDING,
-    "billed_cost_rounding": ROUNDING,
-    "charge_period_start": TS,
-    "charge_period_end": TS,
-    "day": pl.Date,
-}
-
-
-@dataclass
-class Parsed:
-    """A landing file after parsing: rows ready for staging, and the rejects for ops.quarantine."""
-
-    rows: pl.DataFrame
-    rejects: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=QUARANTINE_SCHEMA))
-    dropped: dict[str, int] = field(default_factory=dict)  # counted, deliberately not staged (e.g. DCGM sentinels)
-    # staged rows that lacked a value and took a configured default: column -> {default: rows}
-    # (e.g. {"billing_currency": {"USD": 1281}} for a bill without BillingCurrency)
-    defaulted: dict[str, dict[str, int]] = field(default_factory=dict)
-
-
-def empty_rejects() -> pl.DataFrame:
-    return pl.DataFrame(schema=QUARANTINE_SCHEMA)
-
-
-def refuses_file(parsed: Parsed) -> bool:
-    """Whether `parsed` is a whole file refused (unreadable, or not the format): nothing staged."""
-    return parsed.rows.height == 0 and parsed.rejects.height > 0 and (parsed.rejects["row_ref"] == "file").all()
-
-
-def combine(parts: Iterable[Parsed]) -> Parsed:
-    """The chunks of a file parsed one by one, as one Parsed; a file refused part-way is refused whole
-    (what was staged from it before is let go, as if it had been unreadable from the start)."""
-    parts = list(parts)
-    refused = [p for p in parts if refuses_file(p)]
-    if refused:
-        return refused[-1]
-    staged = [p.rows for p in parts if p.rows.width]
-    rejects = [p.rejects for p in parts if p.rejects.height]
-    combined = Parsed(rows=pl.concat(staged) if staged else pl.DataFrame(),
-                      rejects=pl.concat(rejects) if rejects else empty_rejects())
-    for p in parts:
-        for reason, n in p.dropped.items():
-            combined.dropped[reason] = combined.dropped.get(reason, 0) + n
-        for column, counts in p.defaulted.items():
-            into = combined.defaulted.setdefault(column, {})
-            for value, n in counts.items():
-                into[value] = into.get(value, 0) + n
-    return combined
-
-
-def file_reject(source: str, file: str, reason: str) -> pl.DataFrame:
-    """One quarantine row standing for a whole file that could not be read."""
-    return pl.DataFrame(
-        [{"source": source, "file": file, "row_ref": "file", "reason": reason or f"unreadable {source} file"}],
-        schema=QUARANTINE_SCHEMA,
-    )
-
 
 def blank_to_null(col: str) -> pl.Expr:
     """A raw string column with whitespace trimmed and FOCUS/sacct null spellings turned into null."""

@@ -10,11 +10,11 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from pipelines.ingest.sources import AWS_CUR, FOCUS, KUBERNETES, SLURM
+from pipelines.ingest.sources import ALL
 from pipelines.lib.config import OrgConfig
-from pipelines.ingest.landing import discover, file_span
+from pipelines.landing.source import discover, file_span
 
-DECIDING = (FOCUS, AWS_CUR, SLURM, KUBERNETES)
+DECIDING = tuple(s for s in ALL if s.decides_start)
 
 
 def earliest_day(root: Path, cfg: OrgConfig) -> date | None:

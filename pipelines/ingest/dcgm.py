@@ -9,18 +9,8 @@ from pathlib import Path
 import polars as pl
 
 from models.landing import DCGM_SENTINEL_MIN, DcgmSample
-from pipelines.ingest.common import (
-    RAW,
-    Parsed,
-    blank_to_null,
-    cast_failures,
-    file_reject,
-    split_by_contract,
-    to_float,
-    to_int,
-    to_utc,
-    unread_casts,
-)
+from pipelines.ingest.common import RAW, blank_to_null, cast_failures, split_by_contract, to_float, to_int, to_utc, unread_casts
+from pipelines.landing.parsed import Parsed, file_reject
 
 SOURCE = "dcgm"
 # label spellings across exporter versions → ours

@@ -29,14 +29,14 @@ from pipelines.ingest import dcgm
 if TYPE_CHECKING:
     import pyarrow as pa
 
-from pipelines.ingest.batches import BatchFile, Changed, batches, in_order, quarantine_rows, write_batch
-from pipelines.ingest.common import NULL_TOKENS, empty_rejects
+from pipelines.landing.batches import BatchFile, Changed, batches, in_order, quarantine_rows, write_batch
+from pipelines.ingest.common import NULL_TOKENS
+from pipelines.landing.parsed import empty_rejects
 from pipelines.ingest.plausible import SLACK, checked, earliest_plausible, rejects_of
-from pipelines.ingest.landing import SyncReport
+from pipelines.landing.source import Source, SyncReport
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import run_sql, sql
 
-TABLE = "staging.stg_dcgm__gpu_minutes"
 # Landing rows per batch (one transaction; ~35 node-days of 8 GPUs). The pass's memory grows with the
 # batch (about 0.9 GiB at this size, whatever the fleet); its CPU time does not shrink with larger ones.
 BATCH_ROWS = 4_000_000
@@ -49,8 +49,8 @@ DISAGREE = ("refused by the SQL row checks although the DcgmSample contract acce
             "please report it with the file")
 
 
-def sync_batches(con: duckdb.DuckDBPyConnection, changed: list[Changed], known: set[str], cfg: OrgConfig,
-                 report: SyncReport) -> list[Changed]:
+def sync_batches(con: duckdb.DuckDBPyConnection, source: Source, changed: list[Changed], known: set[str],
+                 cfg: OrgConfig, report: SyncReport) -> list[Changed]:
     """Stages every file of `changed` that is long, typed Parquet, a batch at a time; returns the
     others, in their order, for the per-file parser. `known` are the files ops.landed_files has: their
     old rows go."""
@@ -67,7 +67,7 @@ def sync_batches(con: duckdb.DuckDBPyConnection, changed: list[Changed], known: 
     try:
         for (columns, _), files in layouts.items():
             for batch in batches(files, BATCH_ROWS):
-                rest += _stage(con, columns, batch, known, cfg, report)
+                rest += _stage(con, source, columns, batch, known, cfg, report)
     finally:  # the batch's temp tables hold memory until the connection closes
         for table in ("dcgm_batch_samples", "dcgm_batch_bounds", "dcgm_batch_implausible"):
             con.execute(f"DROP TABLE IF EXISTS {table}")
@@ -124,8 +124,8 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _stage(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[BatchFile], known: set[str],
-           cfg: OrgConfig, report: SyncReport) -> list[Changed]:
+def _stage(con: duckdb.DuckDBPyConnection, source: Source, columns: tuple[str, ...], batch: list[BatchFile],
+           known: set[str], cfg: OrgConfig, report: SyncReport) -> list[Changed]:
     """One batch read, checked and written; the files of it DuckDB cannot read are returned."""
     try:
         counts = _read(con, columns, batch, cfg)
@@ -137,12 +137,12 @@ def _stage(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list
         if len(batch) == 1:
             return [batch[0].changed]
         half = len(batch) // 2
-        return (_stage(con, columns, batch[:half], known, cfg, report)
-                + _stage(con, columns, batch[half:], known, cfg, report))
+        return (_stage(con, source, columns, batch[:half], known, cfg, report)
+                + _stage(con, source, columns, batch[half:], known, cfg, report))
     rejects = _rejects(con, batch, counts, cfg)
     con.register("dcgm_batch_files", counts.select("f", "file"))
     try:
-        write_batch(con, dcgm.SOURCE, TABLE, batch, known, counts, rejects, report=report, insert=lambda: run_sql(
+        write_batch(con, source, batch, known, counts, rejects, report=report, insert=lambda: run_sql(
             con, "staging/stg_dcgm__gpu_minutes.batch_rollup", {}))
     finally:
         con.unregister("dcgm_batch_files")

@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.ingest import dcgm
-from pipelines.ingest.common import QUARANTINE_SCHEMA, Parsed, file_reject
+from pipelines.landing.parsed import QUARANTINE_SCHEMA, Parsed, file_reject
 
 SOURCE = dcgm.SOURCE
 KEEP_PREFIX = "DCGM_FI_"

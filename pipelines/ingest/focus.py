@@ -16,21 +16,8 @@ import polars as pl
 from models.currencies import check_currency
 from models.landing import CHARGE_CATEGORIES, COMMITMENT_STATUSES, TS, FocusBillLine
 from pipelines.ingest.chunks import Chunk, Picker, RepeatedColumn, Render, as_strings, read_ahead, read_chunks
-from pipelines.ingest.common import (
-    Check,
-    Parsed,
-    add_broken_lines,
-    blank_to_null,
-    by_distinct,
-    cast_checks,
-    combine,
-    file_reject,
-    refuses_file,
-    split_by_contract,
-    spread,
-    unread_casts,
-    utc,
-)
+from pipelines.ingest.common import Check, add_broken_lines, blank_to_null, by_distinct, cast_checks, split_by_contract, spread, unread_casts, utc
+from pipelines.landing.parsed import Parsed, combine, file_reject, refuses_file
 from pipelines.ingest.foreign_exports import foreign_export
 from pipelines.ingest.money import EXACT, exact_money
 from pipelines.ingest.undecodable import quarantine_undecodable, without_undecodable

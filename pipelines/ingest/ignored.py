@@ -11,9 +11,9 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path, PurePosixPath
 
-from pipelines.ingest.deliveries import find_manifests
+from pipelines.landing.deliveries import find_manifests
 from pipelines.ingest.sources import ALL
-from pipelines.ingest.landing import Source
+from pipelines.landing.source import Source
 
 
 def ignored_files(root: Path, within: Sequence[Source] | None = None, outside: bool = True,
@@ -60,7 +60,7 @@ def _manifests(root: Path, sources: Sequence[Source]) -> tuple[set[str], set[str
     """(manifests the delivery rule reads, readable or not; manifest-named JSON it does not read)."""
     read, others = set(), set()
     for s in sources:
-        if s.delivered:
+        if s.is_bill:
             manifests, bad, not_delivery = find_manifests(root, s.folder)
             read.update(m.rel for m in manifests)
             read.update(bad)

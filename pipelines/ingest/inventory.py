@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 
 from models.landing import InventoryNode
-from pipelines.ingest.common import (Parsed, blank_to_null, cast_failures, file_reject, split_by_contract, to_int,
-                                     unread_casts)
+from pipelines.ingest.common import blank_to_null, cast_failures, split_by_contract, to_int, unread_casts
+from pipelines.landing.parsed import Parsed, file_reject
 
 SOURCE = "inventory"
 COLUMNS = ["hostname", "cluster", "resource_id", "gpu_model", "gpu_count", "pool", "team"]

@@ -15,10 +15,8 @@ import polars as pl
 
 from models.landing import SchedulerJobAllocation
 from models.mig_profiles import fraction_units, profile_units, replica_units
-from pipelines.ingest.common import (
-    RAW, Parsed, _has_undecodable, cast_failures, clip, file_reject, first_bad_byte, json_line, numbered_lines, shown,
-    split_by_contract, to_utc, unread_casts, unread_record,
-)
+from pipelines.ingest.common import RAW, _has_undecodable, cast_failures, clip, first_bad_byte, json_line, numbered_lines, shown, split_by_contract, to_utc, unread_casts, unread_record
+from pipelines.landing.parsed import Parsed, file_reject
 from pipelines.ingest.slurm import STAGED
 from pipelines.lib.config import OrgConfig
 

@@ -17,7 +17,8 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pipelines.ingest.common import QUARANTINE_SCHEMA, Parsed, clip, file_reject
+from pipelines.ingest.common import clip
+from pipelines.landing.parsed import QUARANTINE_SCHEMA, Parsed, file_reject
 from pipelines.lib.config import _currency
 from pipelines.lib.config_section import Money
 from pipelines.lib.strict_yaml import MAX_YAML_BYTES, StrictYamlError, load_yaml, read_yaml_text

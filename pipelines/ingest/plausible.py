@@ -19,7 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.ingest.common import QUARANTINE_SCHEMA, Parsed, file_reject
+from pipelines.landing.parsed import QUARANTINE_SCHEMA, Parsed, file_reject
 from pipelines.lib.config import OrgConfig
 
 SLACK = timedelta(days=366)

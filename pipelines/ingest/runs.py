@@ -16,8 +16,8 @@ import duckdb
 import polars as pl
 
 from models.landing import RunEvent
-from pipelines.ingest.common import (MAX_JSON_LINE_BYTES, RAW, Parsed, cast_failures, clip, file_reject, json_line,
-                                     split_by_contract, to_float, to_int, to_utc, unread_casts, unread_record)
+from pipelines.ingest.common import MAX_JSON_LINE_BYTES, RAW, cast_failures, clip, json_line, split_by_contract, to_float, to_int, to_utc, unread_casts, unread_record
+from pipelines.landing.parsed import Parsed, file_reject
 from pipelines.lib.warehouse import sql
 
 SOURCE = "runs"

@@ -13,31 +13,30 @@ import duckdb
 import polars as pl
 
 from pipelines.ingest import runs
-from pipelines.ingest.batches import BatchFile, Changed, batches, in_order, quarantine_rows, write_batch
-from pipelines.ingest.common import Parsed
-from pipelines.ingest.landing import SyncReport
+from pipelines.landing.batches import BatchFile, Changed, batches, in_order, quarantine_rows, write_batch
+from pipelines.landing.parsed import Parsed
+from pipelines.landing.source import Source, SyncReport
 from pipelines.ingest.plausible import checked
 from pipelines.lib.config import OrgConfig
 
-TABLE = "staging.stg_runs__events"
 # Bytes of landing text per batch (one transaction): a few hundred trainer files, about half a GiB of
 # memory while they are read.
 BATCH_BYTES = 32 << 20
 
 
-def sync_batches(con: duckdb.DuckDBPyConnection, changed: list[Changed], known: set[str], cfg: OrgConfig,
-                 report: SyncReport) -> list[Changed]:
+def sync_batches(con: duckdb.DuckDBPyConnection, source: Source, changed: list[Changed], known: set[str],
+                 cfg: OrgConfig, report: SyncReport) -> list[Changed]:
     """Stages the files of `changed`, a batch at a time; returns those left to the per-file parser
     (empty or not UTF-8), in their order. `known` are the files ops.landed_files has: their old rows go."""
     rest = [c for c in changed if c[2] == 0]  # an empty file is refused as empty, per file
     files = [BatchFile(path, rel, size, sha, size) for path, rel, size, sha in changed if size]
     for batch in batches(files, BATCH_BYTES):
-        rest += _stage(con, batch, known, cfg, report)
+        rest += _stage(con, source, batch, known, cfg, report)
     return in_order(rest, changed)
 
 
-def _stage(con: duckdb.DuckDBPyConnection, batch: list[BatchFile], known: set[str], cfg: OrgConfig,
-           report: SyncReport) -> list[Changed]:
+def _stage(con: duckdb.DuckDBPyConnection, source: Source, batch: list[BatchFile], known: set[str],
+           cfg: OrgConfig, report: SyncReport) -> list[Changed]:
     frames, readable, unreadable = [], [], []
     for file in batch:
         try:
@@ -62,8 +61,8 @@ def _stage(con: duckdb.DuckDBPyConnection, batch: list[BatchFile], known: set[st
     ).rename({"_file": "file"})
     con.register("runs_batch_rows", staged)
     try:
-        write_batch(con, runs.SOURCE, TABLE, readable, known, counts, quarantine_rows(rejected), report=report,
-                    insert=lambda: con.execute(f"INSERT INTO {TABLE} BY NAME SELECT * FROM runs_batch_rows"))
+        write_batch(con, source, readable, known, counts, quarantine_rows(rejected), report=report,
+                    insert=lambda: con.execute(f"INSERT INTO {source.qualified_table} BY NAME SELECT * FROM runs_batch_rows"))
     finally:
         con.unregister("runs_batch_rows")
     return unreadable

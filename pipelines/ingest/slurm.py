@@ -14,10 +14,8 @@ from pathlib import Path
 import polars as pl
 
 from models.landing import SchedulerJobAllocation
-from pipelines.ingest.common import (
-    Parsed, _has_undecodable, blank_to_null, cast_failures, file_reject, first_bad_byte, numbered_lines, shown,
-    split_by_contract, to_utc, unread_casts, unread_record,
-)
+from pipelines.ingest.common import _has_undecodable, blank_to_null, cast_failures, first_bad_byte, numbered_lines, shown, split_by_contract, to_utc, unread_casts, unread_record
+from pipelines.landing.parsed import Parsed, file_reject
 from models.mig_profiles import SHARE_UNITS_PER_GPU, fraction_units, profile_of, profile_units, replica_units
 from pipelines.lib.config import SLURM_STATES, ClusterConfig
 

@@ -9,10 +9,12 @@ import polars as pl
 from models import landing, staging
 from pipelines.ingest import (aws_cur, dcgm, dcgm_batch, dcgm_prom, focus, inventory, kubernetes, plans, runs,
                               runs_batch, slurm)
-from pipelines.ingest.common import Parsed
 from pipelines.ingest.plausible import guarded, guarded_chunks
+from pipelines.ingest.refused_bills import charge_days
+from pipelines.landing.bill_deliveries import sync_bills
+from pipelines.landing.parsed import Parsed
+from pipelines.landing.source import Source
 from pipelines.lib.config import OrgConfig
-from pipelines.ingest.landing import Source
 
 
 def _dcgm(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
@@ -40,7 +42,10 @@ FOCUS = Source(
     contract=landing.FocusBillLine,
     # a charge period's end is exclusive: a line ending at midnight does not touch the next day
     span=(pl.col("charge_period_start"), pl.col("charge_period_end") - pl.duration(microseconds=1)),
-    delivered=True,
+    group="bills",
+    is_bill=True,
+    sync=sync_bills,
+    refused_days=charge_days(("ChargePeriodStart", "ChargePeriodEnd")),
 )
 AWS_CUR = Source(
     name="aws_cur",
@@ -51,7 +56,11 @@ AWS_CUR = Source(
                                                                descriptive=False)),
     contract=landing.FocusBillLine,
     span=FOCUS.span,
-    delivered=True,
+    group="bills",
+    is_bill=True,
+    sync=sync_bills,
+    refused_days=charge_days(("lineItem/UsageStartDate", "lineItem/UsageEndDate"),
+                             ("line_item_usage_start_date", "line_item_usage_end_date")),
 )
 SLURM = Source(
     name="slurm",
@@ -63,6 +72,8 @@ SLURM = Source(
         pl.coalesce("start_ts", "submit_ts"),
         pl.coalesce("end_ts", "start_ts", "submit_ts"),
     ),
+    group="scheduler",
+    allocates=True,
 )
 KUBERNETES = Source(
     name="kubernetes",
@@ -71,6 +82,8 @@ KUBERNETES = Source(
     parse=guarded("kubernetes", _kubernetes),
     contract=landing.SchedulerJobAllocation,
     span=SLURM.span,
+    group="scheduler",
+    allocates=True,
 )
 DCGM = Source(
     name="dcgm",
@@ -79,6 +92,7 @@ DCGM = Source(
     parse=guarded("dcgm", _dcgm),
     contract=staging.DcgmGpuMinute,
     span=(pl.col("timestamp"), pl.col("timestamp")),
+    group="telemetry",
     rollup="staging/stg_dcgm__gpu_minutes.rollup",
     # long typed Parquet (the volume) a batch of files at a time; the rest through `parse`, file by file
     batch=dcgm_batch.sync_batches,
@@ -90,6 +104,7 @@ RUNS = Source(
     parse=guarded("runs", lambda path, rel, cfg: runs.parse(path, rel)),
     contract=landing.RunEvent,
     span=(pl.col("ts"), pl.col("ts")),
+    group="runs",
     batch=runs_batch.sync_batches,  # many files' lines in one column-wise read; empty and non-UTF-8 files one by one
 )
 INVENTORY = Source(
@@ -99,6 +114,7 @@ INVENTORY = Source(
     parse=guarded("inventory", lambda path, rel, cfg: inventory.parse(path, rel)),
     contract=landing.InventoryNode,
     span=(pl.lit(None, dtype=pl.Datetime("us")), pl.lit(None, dtype=pl.Datetime("us"))),
+    group="inventory",
 )
 
 PLANS = Source(
@@ -108,7 +124,8 @@ PLANS = Source(
     parse=guarded("plans", lambda path, rel, cfg: plans.parse(path, rel)),
     contract=landing.RunPlan,
     span=INVENTORY.span,  # a plan is not dated: every day sees it
+    group="plans",
 )
 
 ALL = (FOCUS, AWS_CUR, SLURM, KUBERNETES, DCGM, RUNS, INVENTORY, PLANS)
-BILLS = (FOCUS, AWS_CUR)
+BILLS = tuple(s for s in ALL if s.is_bill)

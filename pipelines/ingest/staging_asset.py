@@ -10,7 +10,8 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from pipelines.ingest.ignored import ignored_files
-from pipelines.ingest.landing import SCHEDULER_SOURCES, Source, sync
+from pipelines.landing.source import Source
+from pipelines.landing.sync import sync
 from pipelines.lib.partitions import DAILY, daily_duckdb_asset
 from pipelines.lib.resources import LandingZone
 from pipelines.lib.warehouse import bootstrap, sql
@@ -45,7 +46,7 @@ def ingest_partition(
                 "rows_dropped": report.rows_dropped,
                 "top_quarantine_reasons_of_day": {r: n for r, n in reasons},
             }
-            if source.delivered:
+            if source.is_bill:
                 by_source[source.name].update({
                     "files_by_status": report.files_by_status,
                     "files_removed": report.files_removed,
@@ -63,7 +64,7 @@ def ingest_partition(
               for k in ("files_read", "files_unchanged", "rows_staged", "rows_quarantined")}
     # Files under these sources' folders that no source reads (the bills asset also lists those outside
     # every source's folder), so a misnamed export is seen where its data is missing.
-    ignored = ignored_files(landing.path, within=sources, outside=any(s.delivered for s in sources))
+    ignored = ignored_files(landing.path, within=sources, outside=any(s.is_bill for s in sources))
     if ignored:
         context.log.warning(f"{len(ignored)} landing file(s) no source reads, e.g. {ignored[0]['file']}: "
                             f"{ignored[0]['reason']}")
@@ -112,8 +113,8 @@ def contract_check(asset: dg.AssetsDefinition, *sources: Source) -> dg.AssetChec
                 """SELECT coalesce(sum(rows_staged), 0), coalesce(sum(rows_quarantined), 0)
                    FROM ops.landed_files
                    WHERE list_contains($sources, source) AND first_day <= $day AND last_day >= $day
-                     AND NOT (status = 'unreadable' AND list_contains($scheduler, source))""",
-                {"sources": names, "day": day, "scheduler": list(SCHEDULER_SOURCES)},
+                     AND NOT (status = 'unreadable' AND $allocates)""",
+                {"sources": names, "day": day, "allocates": source.allocates},
             ).fetchall()[0]
             unreadable = [f for (f,) in con.execute(
                 "SELECT file FROM ops.quarantine WHERE list_contains($sources, source) AND row_ref = 'file' ORDER BY file",
@@ -139,12 +140,13 @@ def contract_check(asset: dg.AssetsDefinition, *sources: Source) -> dg.AssetChec
     return _check
 
 
-def staging_asset(*sources: Source, group: str, description: str, deps: tuple[str, ...] = ()) -> dg.AssetsDefinition:
+def staging_asset(*sources: Source, description: str, deps: tuple[str, ...] = ()) -> dg.AssetsDefinition:
     """The daily staging asset of one or more landing sources that share a staging table
-    (`staging/<table>`), in the DuckDB writer pool; `deps` are assets that fill its landing files."""
-    assert len({s.table for s in sources}) == 1, "sources of one staging asset share its table"
+    (`staging/<table>`) and an asset group, in the DuckDB writer pool; `deps` are assets that fill its
+    landing files."""
+    assert len({(s.table, s.group) for s in sources}) == 1, "sources of one staging asset share its table and group"
 
-    @daily_duckdb_asset(sources[0].table, group=group, description=description, deps=deps)
+    @daily_duckdb_asset(sources[0].table, group=sources[0].group, description=description, deps=deps)
     def _asset(context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: LandingZone) -> dg.MaterializeResult:
         return ingest_partition(context, duckdb, landing, sources)
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.ingest.chunks import Chunk
-from pipelines.ingest.common import QUARANTINE_SCHEMA, UNDECODABLE, Parsed
+from pipelines.ingest.common import UNDECODABLE
+from pipelines.landing.parsed import QUARANTINE_SCHEMA, Parsed
 
 # the money and charge period a quarantine row keeps, as staging names them
 _KEPT = ["effective_cost", "billed_cost", "billing_currency", "effective_cost_rounding", "billed_cost_rounding",

@@ -212,14 +212,10 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
     con.execute("COMMIT")
 
 
-def connect(path: str | Path | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """A connection to the warehouse file (default: the live one). Read-only connections are the
-    sandboxed kind every reader gets (pipelines/lib/sandbox.py)."""
+def connect(path: str | Path | None = None) -> duckdb.DuckDBPyConnection:
+    """A writer's connection to the warehouse file (default: the live one). Readers open it with
+    pipelines/lib/sandbox.py's `open_read_only`, the sandboxed kind."""
     path = Path(path) if path else warehouse_path()
-    if read_only:
-        from pipelines.lib.sandbox import open_read_only
-
-        return open_read_only(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     from pipelines.lib.writer_lock import connect_writer
 

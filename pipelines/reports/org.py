@@ -19,13 +19,12 @@ from pathlib import Path
 import duckdb
 
 from models import ledger_categories
-from pipelines.lib.atomic import replace_atomically
 from pipelines.lib.names import file_name
 from pipelines.lib.warehouse import has_table
 from pipelines.reports import savings
 from pipelines.reports.data import GPU_CATEGORIES, WASTE_KINDS, query
 from pipelines.reports.fx import ReportingTotals, convert
-from pipelines.reports.period import check_label, trend_window
+from pipelines.reports.period import trend_window
 
 TOP_SAVINGS = 15
 INDEX = "index"  # the page's file name, .html and .md
@@ -211,20 +210,6 @@ def links(out_dir: Path, teams: set[str]) -> dict[str, list[str]]:
         if labels:
             found[team] = labels
     return found
-
-
-def write_org_report(con: duckdb.DuckDBPyConnection, start: date, end: date, label: str,
-                     out_dir: Path) -> list[Path]:
-    """Writes out_dir/index.html and index.md for [start, end]; returns their paths."""
-    from pipelines.reports import org_page
-
-    check_label(label, start, end)
-    report = load(con, start, end, label, out_dir)
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    paths = [Path(out_dir) / f"{INDEX}.html", Path(out_dir) / f"{INDEX}.md"]
-    for path, text in zip(paths, (org_page.render_html(report), org_page.render_markdown(report))):
-        replace_atomically(path, lambda tmp, text=text: tmp.write_text(text, encoding="utf-8"))
-    return paths
 
 
 WASTE_LABELS = {k: ledger_categories.BY_NAME[k].label for k in WASTE_KINDS}

@@ -1,17 +1,22 @@
-"""The organisation's page, HTML and Markdown (org.py loads it). Its tables are plain text made once
+"""The organisation's page, HTML and Markdown, and writing it (org.py loads it). Its tables are plain text made once
 here (`*_table`) and escaped by each renderer: html_page.table for HTML, markdown.table for Markdown;
 the page shell, CSS and charts are the team report's (html_page.page, svg.stacked_bars)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, timedelta
+from pathlib import Path
 from urllib.parse import quote
 
+import duckdb
+
+from pipelines.lib.atomic import replace_atomically
 from pipelines.lib.names import file_name
 from pipelines.reports import html_page, markdown, savings, svg
 from pipelines.reports.data import WASTE_KINDS
 from pipelines.reports.fmt import esc, gpu_hours, money, pct, when
-from pipelines.reports.org import TOP_SAVINGS, UTILISATION_NOTE, WASTE_LABELS, OrgReport, Utilisation
+from pipelines.reports.org import INDEX, TOP_SAVINGS, UTILISATION_NOTE, WASTE_LABELS, OrgReport, Utilisation, load
+from pipelines.reports.period import check_label
 from pipelines.reports.summary import period_text
 
 SHARES = (("productive", "Productive", "#2f855a"), ("allocated_other", "Allocated, failed or lost", "#dd6b20"),
@@ -183,3 +188,15 @@ def render_markdown(r: OrgReport) -> str:
         links = ", ".join(f"[{md(label)}]({quote(file_name(team))}/{quote(label)}.md)" for label in labels)
         out.append(f"- **{md(team)}**: {links or 'no report in this folder'}")
     return "\n".join(out) + "\n"
+
+
+def write_org_report(con: duckdb.DuckDBPyConnection, start: date, end: date, label: str,
+                     out_dir: Path) -> list[Path]:
+    """Writes out_dir/index.html and index.md for [start, end]; returns their paths."""
+    check_label(label, start, end)
+    report = load(con, start, end, label, out_dir)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    paths = [Path(out_dir) / f"{INDEX}.html", Path(out_dir) / f"{INDEX}.md"]
+    for path, text in zip(paths, (render_html(report), render_markdown(report))):
+        replace_atomically(path, lambda tmp, text=text: tmp.write_text(text, encoding="utf-8"))
+    return paths

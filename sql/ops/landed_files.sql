@@ -14,7 +14,7 @@ CREATE TABLE IF NOT EXISTS ops.landed_files (
     loaded_at    TIMESTAMP NOT NULL,
     PRIMARY KEY (source, file)
 );
--- Bill files are deliveries (pipelines/ingest/deliveries.py): only `current` files have rows in
+-- Bill files are deliveries (pipelines/landing/deliveries.py): only `current` files have rows in
 -- staging and quarantine. Added in place so a warehouse made before them keeps working.
 -- current | superseded (a later delivery repeats it) | duplicate (a byte-identical copy) | unreadable
 ALTER TABLE ops.landed_files ADD COLUMN IF NOT EXISTS status VARCHAR DEFAULT 'current';

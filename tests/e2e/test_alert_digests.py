@@ -6,7 +6,6 @@ alert; an escalated alert is due again, once."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from decimal import Decimal
 
 import duckdb

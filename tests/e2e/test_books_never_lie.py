@@ -7,7 +7,6 @@ from datetime import date
 from decimal import Decimal
 
 import duckdb
-import pytest
 
 from pipelines.lib.publish import published_path
 from tests.support.pipeline import pipeline_env, run_pipeline

@@ -27,7 +27,7 @@ import duckdb
 import pytest
 
 from pipelines.ingest.sources import AWS_CUR, FOCUS
-from pipelines.ingest import landing
+from pipelines.landing import source as landing_source, sync as landing, writer
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import bootstrap, connect
 from tests.support.pipeline import pipeline_env, run_pipeline
@@ -391,7 +391,7 @@ def test_a_crash_while_a_delivery_supersedes_another_leaves_the_older_one_whole(
     def boom(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(landing, "insert_rows", boom)
+    monkeypatch.setattr(writer, "put_rows", boom)
     with pytest.raises(RuntimeError):
         landing.sync(con, root, FOCUS, OrgConfig())
     # the newer delivery and the supersession it causes are one transaction: neither happened
@@ -492,8 +492,8 @@ def test_a_warehouse_made_before_deliveries_takes_them_in_place(tmp_path):
     bootstrap(con)
     # what the earlier sync left: the file's rows staged and its entry, without any delivery facts
     parsed = FOCUS.parse(a, "bills/focus/mtd-a.csv", OrgConfig())
-    landing.insert_rows(con, FOCUS, parsed.rows, "bills/focus/mtd-a.csv")
-    size, sha = landing.fingerprint(a)
+    writer.put_rows(con, FOCUS, parsed.rows, "bills/focus/mtd-a.csv")
+    size, sha = landing_source.fingerprint(a)
     con.execute("INSERT INTO ops.landed_files (source, file, size_bytes, sha256, rows_staged, rows_quarantined, loaded_at) "
                 "VALUES ('focus', 'bills/focus/mtd-a.csv', $size, $sha, 24, 0, now())", {"size": size, "sha": sha})
     bootstrap(con)  # twice: the columns are added once

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
 import subprocess
 import sys
 from datetime import date
@@ -24,7 +23,8 @@ import duckdb
 import pytest
 
 from pipelines.reports import savings, write_team_report
-from pipelines.reports.org import load, write_org_report
+from pipelines.reports.org import load
+from pipelines.reports.org_page import write_org_report
 from pipelines.reports.period import period_of
 from tests.conftest import PROJECT_ROOT
 from tests.e2e.test_reports import _chromium, _headless, overflows

@@ -119,7 +119,7 @@ def test_parquet_in_batches_reads_as_the_whole_file(tmp_path, monkeypatch):
 def test_a_summary_reads_less_and_decides_the_same(tmp_path):
     """inspect's reading leaves out the columns that only describe a line: what is staged, what is
     quarantined and why, and every amount stay the same."""
-    from pipelines.ingest.common import combine
+    from pipelines.landing.parsed import combine
     from tests.unit.test_aws_cur import _write_csv
 
     for flavour in (0, 1):

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from pipelines.ingest import dcgm_batch
 from pipelines.ingest.sources import DCGM
-from pipelines.ingest import landing
+from pipelines.landing import source as landing_source, sync as landing
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import bootstrap, connect
 
@@ -65,7 +65,7 @@ def _state(con) -> tuple:
     )
 
 
-def _report(r: landing.SyncReport) -> tuple:
+def _report(r: landing_source.SyncReport) -> tuple:
     return sorted(r.files_read), r.rows_staged, r.rows_quarantined, r.rows_dropped
 
 
@@ -191,9 +191,9 @@ def test_files_the_batch_does_not_take_go_file_by_file(both, tmp_path):
     taken = []
     real = dcgm_batch._stage
 
-    def spy(con, columns, batch, *args):
+    def spy(con, source, columns, batch, *args):
         taken.extend(f.rel.rsplit("/", 1)[1] for f in batch)
-        return real(con, columns, batch, *args)
+        return real(con, source, columns, batch, *args)
 
     dcgm_batch._stage = spy
     try:

@@ -5,8 +5,8 @@ from decimal import Decimal
 
 import pytest
 
-from pipelines.ingest import landing
-from pipelines.ingest.landing import ACCEPT_REMOVED_ENV, LandingUnusable
+from pipelines.landing import sync as landing
+from pipelines.landing.source import ACCEPT_REMOVED_ENV, LandingUnusable
 from pipelines.ingest.sources import FOCUS, SLURM
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import bootstrap, connect
@@ -80,7 +80,7 @@ def test_one_file_gone_of_several_is_a_removal_as_before(synced):
 
 
 def test_the_bill_sensor_refuses_a_missing_landing_root(tmp_path, monkeypatch):
-    from pipelines.ingest.restatements import bill_days_to_rerun
+    from pipelines.landing.restatements import bill_days_to_rerun
 
     monkeypatch.setenv("GPULEDGER_WAREHOUSE", str(tmp_path / "w.duckdb"))
     with pytest.raises(LandingUnusable, match="does not exist"):

@@ -4,7 +4,7 @@ from decimal import Decimal
 import pytest
 
 from pipelines.ingest.sources import FOCUS
-from pipelines.ingest import landing
+from pipelines.landing import source as landing_source, sync as landing, writer
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import bootstrap, connect
 
@@ -68,7 +68,7 @@ def test_a_crash_mid_file_leaves_the_previous_state(env, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(landing, "insert_rows", boom)
+    monkeypatch.setattr(writer, "put_rows", boom)
     with pytest.raises(RuntimeError):
         landing.sync(con, root, FOCUS, OrgConfig())
     assert _state(con) == before
@@ -85,7 +85,7 @@ def test_hive_day_folders_limit_a_daily_read(tmp_path):
         (root / "telemetry" / "dcgm" / f"day={day}").mkdir(parents=True)
         (root / "telemetry" / "dcgm" / f"day={day}" / "h1.parquet").write_bytes(b"")
     (root / "telemetry" / "dcgm" / "loose.csv").write_text("")
-    found = [rel for _, rel in landing.discover(root, DCGM, date(2026, 11, 2))]
+    found = [rel for _, rel in landing_source.discover(root, DCGM, date(2026, 11, 2))]
     assert found == [f"telemetry/dcgm/day=2026-11-0{d}/h1.parquet" for d in (1, 2, 3)] + ["telemetry/dcgm/loose.csv"]
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipelines.ingest.landing import sync
+from pipelines.landing.sync import sync
 from pipelines.ingest.sources import SLURM
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import write_day

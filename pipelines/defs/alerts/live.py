@@ -10,7 +10,7 @@ import os
 import dagster as dg
 
 from pipelines.alerts.live import run_live
-from pipelines.ingest.landing import check_landing_root
+from pipelines.landing.source import check_landing_root
 from pipelines.lib.config import load_config
 from pipelines.lib.resources import LandingZone
 

@@ -6,7 +6,7 @@ from pipelines.defs.daily.jobs import DAILY_LEDGER
 from pipelines.ingest.sources import BILLS
 from pipelines.lib.partitions import DAILY
 from pipelines.lib.resources import LandingZone
-from pipelines.ingest.restatements import bill_days_to_rerun
+from pipelines.landing.restatements import bill_days_to_rerun
 
 
 @dg.sensor(job_name=DAILY_LEDGER, minimum_interval_seconds=300, default_status=dg.DefaultSensorStatus.RUNNING)

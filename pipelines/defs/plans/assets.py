@@ -4,7 +4,6 @@ from pipelines.engines.sql_asset import sql_asset
 
 stg_plans__run_plans = staging_asset(
     PLANS,
-    group="plans",
     description="""Run plans from `plans/*.yaml`: model shape, tokens, GPU model and count, dtype, target MFU,
 redundancy and the optional price, checkpoint, restart and MTBF inputs. A plan with a bad key goes to
 ops.quarantine whole, naming the key and its line.""",

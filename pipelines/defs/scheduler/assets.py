@@ -4,7 +4,6 @@ from pipelines.ingest.staging_asset import staging_asset
 stg_scheduler__job_allocations = staging_asset(
     SLURM,
     KUBERNETES,
-    group="scheduler",
     description="""Job allocations: Slurm accounting records from `scheduler/slurm/<cluster>/` (sacct -P),
 allocations and steps, and Kubernetes GPU pods from `scheduler/kubernetes/<cluster>/` (kubectl pod
 JSON lines, one allocation per pod, job id `namespace/pod`),

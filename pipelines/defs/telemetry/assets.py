@@ -4,7 +4,6 @@ from pipelines.ingest.staging_asset import staging_asset
 
 stg_dcgm__gpu_minutes = staging_asset(
     DCGM,
-    group="telemetry",
     description="""DCGM exporter telemetry from `telemetry/dcgm/` (long or wide, Parquet or CSV), validated per
 sample and rolled up per GPU, job label and minute. Raw samples stay in the landing Parquet; a
 daily run reads only its own `day=` folder.""",

@@ -1,4 +1,4 @@
-"""A bill source's landing files with the delivery rule (pipelines/ingest/deliveries.py) applied: what
+"""A bill source's landing files with the delivery rule (pipelines/landing/deliveries.py) applied: what
 sync writes, what `inspect` counts, what the restatement sensor compares.
 
 A file already recorded in ops.landed_files with the same SHA-256 is not read again: its coverage and
@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
-from pipelines.ingest.common import Parsed, file_reject
-from pipelines.ingest.deliveries import (
+from pipelines.landing.parsed import Parsed, file_reject
+from pipelines.landing.deliveries import (
     CURRENT,
     UNREADABLE,
     BillFile,
@@ -33,8 +33,8 @@ from pipelines.ingest.deliveries import (
     modified_time,
 )
 from pipelines.lib.config import OrgConfig
-from pipelines.ingest import landing
-from pipelines.ingest.landing import Source, SyncReport, discover, file_span, fingerprint
+from pipelines.landing import writer
+from pipelines.landing.source import Source, SyncReport, discover, file_span, fingerprint
 from pipelines.lib.warehouse import sql, transaction
 
 # Parsed rows of new files are kept for writing up to this many bytes of files; beyond, a file that
@@ -150,41 +150,11 @@ def read_bill_file(path: Path, rel: str, source: Source, cfg: OrgConfig, size: i
     whole = parsed.rejects.filter(pl.col("row_ref") == "file")
     if parsed.rows.height == 0 and whole.height > 0:
         facts = bill_file(rel, sha, modified, parsed.rows, readable=False)
-        span = days_from_name(rel) or days_in_refused_file(path, source) or (None, None)
+        span = days_from_name(rel) or (source.refused_days(path) if source.refused_days else None) or (None, None)
         return Found(rel, path, size, sha, facts, None, span, parsed, whole["reason"][0])
     digests, sample = line_facts(parsed)
     facts = bill_file(rel, sha, modified, parsed.rows, readable=True, sample=sample)
     return Found(rel, path, size, sha, facts, digests, file_span(parsed.rows, source), parsed)
-
-
-# the charge period columns of a bill file, as written, by source
-_PERIOD_COLUMNS = {"focus": [("ChargePeriodStart", "ChargePeriodEnd")],
-                   "aws_cur": [("lineItem/UsageStartDate", "lineItem/UsageEndDate"),
-                               ("line_item_usage_start_date", "line_item_usage_end_date")]}
-
-
-def days_in_refused_file(path: Path, source: Source) -> tuple[date, date] | None:
-    """The days a refused bill file (a column named twice, say) covers, read from its charge period
-    as far as it can be, so those days are not complete (and not every day, as for a file that says
-    none); None when the file does not say."""
-    from pipelines.ingest.common import utc
-
-    try:
-        if path.name.lower().endswith(".parquet"):
-            frame = pl.scan_parquet(path)
-        else:  # polars renames a repeated column; bytes that are not UTF-8 do not matter here
-            frame = pl.scan_csv(path, infer_schema=False, encoding="utf8-lossy", glob=False, truncate_ragged_lines=True)
-        names = {n.strip(): n for n in frame.collect_schema().names()}
-        for start, end in _PERIOD_COLUMNS.get(source.name, []):
-            if start in names and end in names:
-                first, last = frame.select(
-                    utc(pl.col(names[start]).cast(pl.String).str.strip_chars()).min(),
-                    (utc(pl.col(names[end]).cast(pl.String).str.strip_chars()) - pl.duration(microseconds=1)).max(),
-                ).collect().row(0)
-                return (first.date(), last.date()) if first and last else None
-    except Exception:  # a file refused for being unreadable may well not say
-        return None
-    return None
 
 
 # What identifies a bill line from one delivery to the next: not its amounts or quantities (a
@@ -238,9 +208,11 @@ def per_day(digests: list[dict[str, int]]) -> dict[str, int]:
 
 # --- sync ----------------------------------------------------------------------------------------
 
-def sync_bills(con: duckdb.DuckDBPyConnection, root: Path, source: Source, cfg: OrgConfig) -> SyncReport:
+def sync_bills(con: duckdb.DuckDBPyConnection, root: Path, source: Source, cfg: OrgConfig,
+               day: date | None = None) -> SyncReport:
     """Brings staging, quarantine and ops.landed_files in line with the landing's bill files and the
-    delivery rule: current files' rows in, every other file's rows out, removed files forgotten."""
+    delivery rule: current files' rows in, every other file's rows out, removed files forgotten. The
+    rule decides over all of the source's files, whatever `day` is."""
     known = recorded(con, source.name)
     state = delivery_state(root, source, cfg, known)
     changed = _changed(known, state)
@@ -318,15 +290,14 @@ def _write(con, root: Path, source: Source, cfg: OrgConfig, component: list[str]
         for rel in component:
             f = state.found.get(rel)
             if f is None:
-                _delete_rows(con, source, rel)
-                con.execute("DELETE FROM ops.landed_files WHERE source = $s AND file = $f", {"s": source.name, "f": rel})
+                writer.drop_entries(con, source, [rel])
                 report.files_removed.append(rel)
                 continue
             decision = state.decisions[rel]
             was = known.get(rel)
             staged, quarantined = (was.rows_staged, was.rows_quarantined) if was else (0, 0)
             if rewrite[rel]:
-                _delete_rows(con, source, rel)
+                writer.forget(con, source, [rel])
                 staged, quarantined = _insert(con, source, f, decision)
                 if _holds_rows(decision.status):
                     report.files_read.append(rel)
@@ -336,12 +307,6 @@ def _write(con, root: Path, source: Source, cfg: OrgConfig, component: list[str]
         for rel in component:  # parsed rows are written: let them go
             if rel in state.found:
                 state.found[rel].parsed = None
-
-
-def _delete_rows(con, source: Source, rel: str) -> None:
-    con.execute(f"DELETE FROM {source.qualified_table} WHERE _file = $file", {"file": rel})
-    con.execute("DELETE FROM ops.quarantine WHERE source = $source AND file = $file AND origin = 'landing'",
-                    {"source": source.name, "file": rel})
 
 
 def _insert(con, source: Source, f: Found, decision: Decision) -> tuple[int, int]:
@@ -354,33 +319,23 @@ def _insert(con, source: Source, f: Found, decision: Decision) -> tuple[int, int
     else:
         return 0, 0
     if rows is not None:
-        landing.insert_rows(con, source, rows, f.rel)  # looked up here, so a test can fail it
-    if rejects.height:
-        con.register("incoming_rejects", rejects)
-        con.execute("INSERT INTO ops.quarantine BY NAME SELECT * FROM incoming_rejects")
-        con.unregister("incoming_rejects")
+        writer.put_rows(con, source, rows, f.rel)
+    writer.put_rejects(con, rejects)
     return (rows.height if rows is not None else 0), rejects.height
 
 
 def _record(con, source: Source, f: Found, decision: Decision, staged: int, quarantined: int) -> None:
     facts = f.facts
-    con.execute(
-        """INSERT OR REPLACE INTO ops.landed_files (source, file, size_bytes, sha256, rows_staged, rows_quarantined,
-               first_day, last_day, loaded_at, status, superseded_by, status_reason, modified_at, readable,
-               billing_scopes, first_charge, last_charge, line_sample, day_digests)
-           VALUES ($source, $file, $size, $sha, $staged, $quarantined, $first, $last, $loaded_at, $status, $by,
-               $reason, $modified, $readable, $scopes, $first_charge, $last_charge, $sample, $digests)""",
-        {
-            "source": source.name, "file": f.rel, "size": f.size, "sha": f.sha256, "staged": staged,
-            "quarantined": quarantined, "first": f.days[0], "last": f.days[1],
-            "loaded_at": datetime.now(timezone.utc).replace(tzinfo=None), "status": decision.status,
-            "by": decision.superseded_by, "reason": decision.reason or None,
-            "modified": facts.modified if facts else None, "readable": facts.readable if facts else False,
-            "scopes": sorted(facts.scopes) if facts else [], "first_charge": facts.first_charge if facts else None,
-            "last_charge": facts.last_charge if facts else None, "sample": list(facts.sample) if facts else [],
-            "digests": json.dumps({d: str(v) for d, v in sorted(f.digests.items())}) if f.digests is not None else None,
-        },
-    )
+    writer.record(con, writer.entries(source, [{
+        "file": f.rel, "size_bytes": f.size, "sha256": f.sha256, "rows_staged": staged,
+        "rows_quarantined": quarantined, "first_day": f.days[0], "last_day": f.days[1], "status": decision.status,
+        "superseded_by": decision.superseded_by, "status_reason": decision.reason or None,
+        "modified_at": facts.modified if facts else None, "readable": facts.readable if facts else False,
+        "billing_scopes": sorted(facts.scopes) if facts else [],
+        "first_charge": facts.first_charge if facts else None, "last_charge": facts.last_charge if facts else None,
+        "line_sample": list(facts.sample) if facts else [],
+        "day_digests": json.dumps({d: str(v) for d, v in sorted(f.digests.items())}) if f.digests is not None else None,
+    }]))
 
 
 def _digests_from_json(text: str | None) -> dict[str, int] | None:

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.ingest.deliveries import CURRENT
-from pipelines.ingest.bill_deliveries import Recorded, delivery_state, per_day, recorded
+from pipelines.landing.deliveries import CURRENT
+from pipelines.landing.bill_deliveries import Recorded, delivery_state, per_day, recorded
 from pipelines.lib.config import OrgConfig
-from pipelines.ingest.landing import Source, check_landing_root, check_not_vanished
+from pipelines.landing.source import Source, check_landing_root, check_not_vanished
 from pipelines.lib.publish import published_path
 from pipelines.lib.sandbox import open_read_only
 

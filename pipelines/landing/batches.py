@@ -1,22 +1,22 @@
 """What the set-based readers of many landing files share (DCGM telemetry, trainer events): the files of
 a batch, batches of a bounded size, and writing a batch in one transaction.
 
-A batch replaces, as `landing.sync` does one file at a time, every staging and quarantine row its
-files contributed before and their ops.landed_files entries; a crash leaves every file of the batch
-as it was, or all of them new."""
+A batch replaces, through the one writer (pipelines/landing/writer.py) as `sync_files` does a file at
+a time, every staging and quarantine row its files contributed before and their ops.landed_files
+entries; a crash leaves every file of the batch as it was, or all of them new."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
-from pipelines.ingest.common import QUARANTINE_SCHEMA
-from pipelines.ingest.landing import SyncReport
+from pipelines.landing import writer
+from pipelines.landing.parsed import QUARANTINE_SCHEMA
+from pipelines.landing.source import Source, SyncReport
 from pipelines.lib.warehouse import transaction
 
 Changed = tuple[Path, str, int, str]  # (absolute path, path under the landing root, size, sha256)
@@ -63,45 +63,27 @@ def quarantine_rows(frames: list[pl.DataFrame]) -> pl.DataFrame:
 
 
 def write_batch(
-    con: duckdb.DuckDBPyConnection, source: str, table: str, batch: list[BatchFile], known: set[str],
+    con: duckdb.DuckDBPyConnection, source: Source, batch: list[BatchFile], known: set[str],
     counts: pl.DataFrame, rejects: pl.DataFrame, insert: Callable[[], None], report: SyncReport,
 ) -> None:
     """The batch in one transaction. `counts` has per file (`file`): rows `staged`, `first_day` and
     `last_day`; `rejects` are its quarantine rows; `insert` writes its staging rows."""
     quarantined = rejects.group_by("file").len("quarantined")
-    landed = (
+    landed = writer.entries(source, (
         pl.DataFrame({"file": [f.rel for f in batch], "size_bytes": [f.size for f in batch],
                       "sha256": [f.sha for f in batch]})
         .join(counts.select("file", "staged", "first_day", "last_day"), on="file", how="left")
         .join(quarantined, on="file", how="left")
-        .select(pl.lit(source).alias("source"), "file", "size_bytes", "sha256",
-                pl.col("staged").fill_null(0).cast(pl.Int64).alias("rows_staged"),
-                pl.col("quarantined").fill_null(0).cast(pl.Int64).alias("rows_quarantined"),
-                pl.col("first_day").cast(pl.Date), pl.col("last_day").cast(pl.Date),
-                pl.lit(datetime.now(timezone.utc).replace(tzinfo=None)).alias("loaded_at"))
-    )
+        .select("file", "size_bytes", "sha256", pl.col("staged").fill_null(0).alias("rows_staged"),
+                pl.col("quarantined").fill_null(0).alias("rows_quarantined"), "first_day", "last_day")
+    ))
     files = [f.rel for f in batch]
-    stale = [f.rel for f in batch if f.rel in known]
-    con.register("batch_landed", landed)
-    con.register("batch_rejects", rejects)
-    try:
-        with transaction(con):
-            if stale:  # a re-delivered file's rows go; a new file has none (its rows land with its entry)
-                con.execute(f"DELETE FROM {table} WHERE _file IN (SELECT unnest($files))", {"files": stale})
-            con.execute("DELETE FROM ops.quarantine WHERE source = $source AND file IN (SELECT unnest($files))",
-                        {"source": source, "files": files})
-            insert()
-            if rejects.height:
-                con.execute("INSERT INTO ops.quarantine BY NAME SELECT * FROM batch_rejects")
-            con.execute(
-                """INSERT OR REPLACE INTO ops.landed_files (source, file, size_bytes, sha256, rows_staged,
-                       rows_quarantined, first_day, last_day, loaded_at)
-                   SELECT source, file, size_bytes, sha256, rows_staged, rows_quarantined, first_day, last_day,
-                          loaded_at
-                   FROM batch_landed""")
-    finally:
-        con.unregister("batch_landed")
-        con.unregister("batch_rejects")
+    with transaction(con):
+        # a re-delivered file's rows go; a new file has none (its rows land with its entry)
+        writer.forget(con, source, files, staged=[f.rel for f in batch if f.rel in known])
+        insert()
+        writer.put_rejects(con, rejects)
+        writer.record(con, landed)
     report.files_read += files
     report.rows_staged += int(landed["rows_staged"].sum())
     report.rows_quarantined += rejects.height
