@@ -60,8 +60,8 @@ def inspect_landing(root: Path, cfg: OrgConfig) -> dict[str, dict | list]:
 
 def _last_day(report: dict) -> date:
     """The last day the landing covers (bills' last charge, telemetry, jobs), else today (UTC)."""
-    seen = [v for k, key in (("focus", "last_charge"), ("aws_cur", "last_charge"), ("dcgm", "last_ts"))
-            if isinstance(report.get(k), dict) and (v := report[k].get(key))]
+    seen = [v for entry in report.values() if isinstance(entry, dict)
+            for key in ("last_charge", "last_ts") if (v := entry.get(key))]
     if not seen:
         return datetime.now(timezone.utc).date()
     last = max(datetime.fromisoformat(v) for v in seen)

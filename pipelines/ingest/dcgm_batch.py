@@ -139,7 +139,7 @@ def _stage(con: duckdb.DuckDBPyConnection, source: Source, columns: tuple[str, .
         half = len(batch) // 2
         return (_stage(con, source, columns, batch[:half], known, cfg, report)
                 + _stage(con, source, columns, batch[half:], known, cfg, report))
-    rejects = _rejects(con, batch, counts, cfg)
+    rejects = _rejects(con, source, batch, counts, cfg)
     con.register("dcgm_batch_files", counts.select("f", "file"))
     try:
         write_batch(con, source, batch, known, counts, rejects, report=report, insert=lambda: run_sql(
@@ -175,7 +175,8 @@ def _read(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[
         [pl.col(c).fill_null(v).cast(pl.Int64) for c, v in zero.items()])
 
 
-def _rejects(con: duckdb.DuckDBPyConnection, batch: list[BatchFile], counts: pl.DataFrame, cfg: OrgConfig) -> pl.DataFrame:
+def _rejects(con: duckdb.DuckDBPyConnection, source: Source, batch: list[BatchFile], counts: pl.DataFrame,
+             cfg: OrgConfig) -> pl.DataFrame:
     """The quarantine rows of the batch's rows that do not stage, worded as the per-file parser words
     them: the rows are read from their file by polars, then judged by the contract and the rule."""
     dirty = counts.filter((pl.col("bad") > 0) | (pl.col("implausible") > 0))["f"].to_list()
@@ -191,8 +192,8 @@ def _rejects(con: duckdb.DuckDBPyConnection, batch: list[BatchFile], counts: pl.
         raw = dcgm.read_table(file.path)
         numbers = picked["_row"].cast(pl.Int64)
         parsed = dcgm.from_frame(raw[(numbers - 1).to_list()], file.rel, row_numbers=numbers)
-        parsed = checked(dcgm.SOURCE, parsed, file.rel, cfg, bulk=bounds.get(f, (None, SLACK.days)))
+        parsed = checked(source, parsed, file.rel, cfg, bulk=bounds.get(f, (None, SLACK.days)))
         out.append(parsed.rejects)
         if parsed.rows.height:  # the two definitions of a bad row differ: never silently stage or lose it
-            out.append(rejects_of(dcgm.SOURCE, file.rel, parsed.rows, pl.Series([DISAGREE] * parsed.rows.height)))
+            out.append(rejects_of(source, file.rel, parsed.rows, pl.Series([DISAGREE] * parsed.rows.height)))
     return quarantine_rows(out)

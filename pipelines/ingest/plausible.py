@@ -13,6 +13,7 @@ ran for weeks, monthly bill lines, the checkpoint a run resumes from, a backfill
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -20,22 +21,12 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.landing.parsed import QUARANTINE_SCHEMA, Parsed, file_reject
+from pipelines.landing.source import Source
 from pipelines.lib.config import OrgConfig
 
 SLACK = timedelta(days=366)
 EARLIEST = date(2000, 1, 1)
 
-# source -> the time columns to check (staged name, as the file names it); the first one dates the file
-TIME_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
-    "focus": (("charge_period_start", "ChargePeriodStart"), ("charge_period_end", "ChargePeriodEnd")),
-    "slurm": (("start_ts", "Start"), ("submit_ts", "Submit"), ("end_ts", "End")),
-    "runs": (("ts", "ts"),),
-    "dcgm": (("timestamp", "timestamp"),),
-}
-TIME_COLUMNS["aws_cur"] = TIME_COLUMNS["focus"]
-TIME_COLUMNS["kubernetes"] = (("start_ts", "startTime"), ("submit_ts", "creationTimestamp"), ("end_ts", "finishedAt"))
-# how a source names a row in ops.quarantine (its parser's own row_ref)
-ROW_WORD = {"focus": "row", "aws_cur": "row", "slurm": "line", "runs": "line", "kubernetes": "line"}
 MONEY = ("effective_cost", "billed_cost", "billing_currency", "effective_cost_rounding", "billed_cost_rounding",
          "charge_period_start", "charge_period_end")
 
@@ -50,7 +41,15 @@ def earliest_plausible(cfg: OrgConfig) -> datetime:
     return datetime(start.year - 1, start.month, min(start.day, 28) if start.month == 2 else start.day)
 
 
-def guarded(source: str, parse: Parse) -> Parse:
+def guard(source: Source) -> Source:
+    """The declaration with its parsers guarded: an empty file refused, rows with implausible times (by
+    its own `time_columns`) quarantined."""
+    chunks = source.summary_chunks
+    return dataclasses.replace(source, parse=guarded(source, source.parse),
+                               summary_chunks=guarded_chunks(source, chunks) if chunks else None)
+
+
+def guarded(source: Source, parse: Parse) -> Parse:
     """`parse`, refusing an empty file and quarantining implausibly dated rows."""
 
     def read(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
@@ -61,7 +60,7 @@ def guarded(source: str, parse: Parse) -> Parse:
     return read
 
 
-def guarded_chunks(source: str, parse: Callable[[Path, str, OrgConfig], Iterable[Parsed]]):
+def guarded_chunks(source: Source, parse: Callable[[Path, str, OrgConfig], Iterable[Parsed]]):
     """The same for a parser that yields a file chunk by chunk."""
 
     def read(path: Path, rel: str, cfg: OrgConfig) -> Iterable[Parsed]:
@@ -74,17 +73,17 @@ def guarded_chunks(source: str, parse: Callable[[Path, str, OrgConfig], Iterable
     return read
 
 
-def _empty(source: str, rel: str) -> Parsed:
+def _empty(source: Source, rel: str) -> Parsed:
     return Parsed(rows=pl.DataFrame(), rejects=file_reject(
-        source, rel, "empty file (0 bytes): nothing to read, the export probably failed; re-export it or delete it"))
+        source.name, rel, "empty file (0 bytes): nothing to read, the export probably failed; re-export it or delete it"))
 
 
-def checked(source: str, parsed: Parsed, rel: str, cfg: OrgConfig,
+def checked(source: Source, parsed: Parsed, rel: str, cfg: OrgConfig,
             bulk: tuple[datetime | None, int] | None = None) -> Parsed:
     """Moves the rows of `parsed` with an implausible time to its rejects, naming value and rule.
     `bulk` is the file's median time and how many days from it a time may be, when `parsed` holds only
     some of the file's rows (they are judged against the whole file); else it comes from the rows."""
-    columns = [(c, label) for c, label in TIME_COLUMNS.get(source, ()) if c in parsed.rows.columns]
+    columns = [(c, label) for c, label in source.time_columns if c in parsed.rows.columns]
     if not columns or parsed.rows.height == 0:
         return parsed
     rows = parsed.rows
@@ -129,17 +128,17 @@ def _why_floor(cfg: OrgConfig) -> str:
     return "(no GPU cluster kept such records then: a clock or export error)"
 
 
-def rejects_of(source: str, rel: str, rows: pl.DataFrame, reasons: pl.Series) -> pl.DataFrame:
+def rejects_of(source: Source, rel: str, rows: pl.DataFrame, reasons: pl.Series) -> pl.DataFrame:
     """Quarantine rows for staged `rows` of `source`, one reason each."""
-    word = ROW_WORD.get(source)
+    word = source.row_word
     if word and "_row" in rows.columns:
         row_ref = pl.format(f"{word} {{}}", pl.col("_row"))
     else:  # telemetry samples carry no row number: name the sample itself
         row_ref = pl.format("{} gpu {} at {}", pl.col("hostname"), pl.col("gpu"), pl.col("timestamp"))
     payload_columns = [c for c in rows.columns if not c.startswith("_")]
-    first_time = TIME_COLUMNS[source][0][0]
+    first_time = source.time_columns[0][0]
     return rows.with_columns(reason=reasons).select(
-        pl.lit(source).alias("source"),
+        pl.lit(source.name).alias("source"),
         pl.lit(rel).alias("file"),
         row_ref.alias("row_ref"),
         pl.col("reason"),

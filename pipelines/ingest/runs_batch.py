@@ -51,7 +51,7 @@ def _stage(con: duckdb.DuckDBPyConnection, source: Source, batch: list[BatchFile
     staged, rejects = runs.events(runs.read_frame(pl.concat(frames)))
     rows, rejected = [], [rejects]
     for (rel,), of_file in staged.group_by("_file", maintain_order=True):
-        parsed = checked(runs.SOURCE, Parsed(rows=of_file), rel, cfg)  # implausible times, against the file's rows
+        parsed = checked(source, Parsed(rows=of_file), rel, cfg)  # implausible times, against the file's rows
         rows.append(parsed.rows)
         rejected.append(parsed.rejects)
     staged = pl.concat(rows) if rows else staged

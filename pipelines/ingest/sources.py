@@ -1,7 +1,10 @@
-"""Every landing format gpuledger reads, in one place: the ingest assets and `inspect` share it."""
+"""Every landing format gpuledger reads, in one place: the ingest assets, `inspect` and the sensors share
+it. A source is one entry: everything the pipeline needs to know of it is on its declaration."""
 
 from __future__ import annotations
 
+import importlib
+import os
 from pathlib import Path
 
 import polars as pl
@@ -9,7 +12,7 @@ import polars as pl
 from models import landing, staging
 from pipelines.ingest import (aws_cur, dcgm, dcgm_batch, dcgm_prom, focus, inventory, kubernetes, plans, runs,
                               runs_batch, slurm)
-from pipelines.ingest.plausible import guarded, guarded_chunks
+from pipelines.ingest.plausible import guard
 from pipelines.ingest.refused_bills import charge_days
 from pipelines.landing.bill_deliveries import sync_bills
 from pipelines.landing.parsed import Parsed
@@ -32,100 +35,136 @@ def _slurm(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
     return slurm.parse(path, rel, cluster, cfg.cluster(cluster), cfg.slurm.state_map)
 
 
-FOCUS = Source(
+FOCUS = guard(Source(
     name="focus",
     table="staging/stg_focus__bill_lines",
     patterns=("bills/focus/**/*.csv", "bills/focus/**/*.csv.gz", "bills/focus/**/*.parquet"),
-    parse=guarded("focus", lambda path, rel, cfg: focus.parse(path, rel, default_currency=cfg.default_currency)),
-    summary_chunks=guarded_chunks(
-        "focus", lambda path, rel, cfg: focus.parse_chunks(path, rel, default_currency=cfg.default_currency)),
+    parse=lambda path, rel, cfg: focus.parse(path, rel, default_currency=cfg.default_currency),
+    summary_chunks=lambda path, rel, cfg: focus.parse_chunks(path, rel, default_currency=cfg.default_currency),
     contract=landing.FocusBillLine,
     # a charge period's end is exclusive: a line ending at midnight does not touch the next day
     span=(pl.col("charge_period_start"), pl.col("charge_period_end") - pl.duration(microseconds=1)),
+    time_columns=(("charge_period_start", "ChargePeriodStart"), ("charge_period_end", "ChargePeriodEnd")),
+    row_word="row",
     group="bills",
     is_bill=True,
     sync=sync_bills,
     refused_days=charge_days(("ChargePeriodStart", "ChargePeriodEnd")),
-)
-AWS_CUR = Source(
+))
+AWS_CUR = guard(Source(
     name="aws_cur",
     table="staging/stg_focus__bill_lines",  # converted to FOCUS on parse, staged beside native FOCUS
     patterns=("bills/aws_cur/**/*.csv", "bills/aws_cur/**/*.csv.gz", "bills/aws_cur/**/*.parquet"),
-    parse=guarded("aws_cur", lambda path, rel, cfg: aws_cur.parse(path, rel, default_currency=cfg.default_currency)),
-    summary_chunks=guarded_chunks("aws_cur", lambda path, rel, cfg: aws_cur.parse_chunks(path, rel, default_currency=cfg.default_currency,
-                                                               descriptive=False)),
+    parse=lambda path, rel, cfg: aws_cur.parse(path, rel, default_currency=cfg.default_currency),
+    summary_chunks=lambda path, rel, cfg: aws_cur.parse_chunks(path, rel, default_currency=cfg.default_currency,
+                                                               descriptive=False),
     contract=landing.FocusBillLine,
     span=FOCUS.span,
+    time_columns=FOCUS.time_columns,
+    row_word="row",
     group="bills",
     is_bill=True,
     sync=sync_bills,
     refused_days=charge_days(("lineItem/UsageStartDate", "lineItem/UsageEndDate"),
                              ("line_item_usage_start_date", "line_item_usage_end_date")),
-)
-SLURM = Source(
+))
+SLURM = guard(Source(
     name="slurm",
     table="staging/stg_scheduler__job_allocations",
     patterns=("scheduler/slurm/*/**/*.psv", "scheduler/slurm/*/**/*.txt"),
-    parse=guarded("slurm", _slurm),
+    parse=_slurm,
     contract=landing.SchedulerJobAllocation,
     span=(
         pl.coalesce("start_ts", "submit_ts"),
         pl.coalesce("end_ts", "start_ts", "submit_ts"),
     ),
+    time_columns=(("start_ts", "Start"), ("submit_ts", "Submit"), ("end_ts", "End")),
+    row_word="line",
     group="scheduler",
     allocates=True,
-)
-KUBERNETES = Source(
+))
+KUBERNETES = guard(Source(
     name="kubernetes",
     table="staging/stg_scheduler__job_allocations",  # a pod is a job allocation like any other
     patterns=("scheduler/kubernetes/*/**/*.jsonl", "scheduler/kubernetes/*/**/*.json"),
-    parse=guarded("kubernetes", _kubernetes),
+    parse=_kubernetes,
     contract=landing.SchedulerJobAllocation,
     span=SLURM.span,
+    time_columns=(("start_ts", "startTime"), ("submit_ts", "creationTimestamp"), ("end_ts", "finishedAt")),
+    row_word="line",
     group="scheduler",
     allocates=True,
-)
-DCGM = Source(
+))
+DCGM = guard(Source(
     name="dcgm",
     table="staging/stg_dcgm__gpu_minutes",
     patterns=("telemetry/dcgm/**/*.parquet", "telemetry/dcgm/**/*.csv", "telemetry/dcgm/**/*.prom"),
-    parse=guarded("dcgm", _dcgm),
+    parse=_dcgm,
     contract=staging.DcgmGpuMinute,
     span=(pl.col("timestamp"), pl.col("timestamp")),
+    time_columns=(("timestamp", "timestamp"),),  # a sample names itself: host, GPU and time
     group="telemetry",
     rollup="staging/stg_dcgm__gpu_minutes.rollup",
     # long typed Parquet (the volume) a batch of files at a time; the rest through `parse`, file by file
     batch=dcgm_batch.sync_batches,
-)
-RUNS = Source(
+))
+RUNS = guard(Source(
     name="runs",
     table="staging/stg_runs__events",
     patterns=("runs/**/*.jsonl",),
-    parse=guarded("runs", lambda path, rel, cfg: runs.parse(path, rel)),
+    parse=lambda path, rel, cfg: runs.parse(path, rel),
     contract=landing.RunEvent,
     span=(pl.col("ts"), pl.col("ts")),
+    time_columns=(("ts", "ts"),),
+    row_word="line",
     group="runs",
     batch=runs_batch.sync_batches,  # many files' lines in one column-wise read; empty and non-UTF-8 files one by one
-)
-INVENTORY = Source(
+))
+INVENTORY = guard(Source(
     name="inventory",
     table="staging/stg_inventory__nodes",
     patterns=("inventory/nodes.csv",),
-    parse=guarded("inventory", lambda path, rel, cfg: inventory.parse(path, rel)),
+    parse=lambda path, rel, cfg: inventory.parse(path, rel),
     contract=landing.InventoryNode,
     span=(pl.lit(None, dtype=pl.Datetime("us")), pl.lit(None, dtype=pl.Datetime("us"))),
     group="inventory",
-)
+))
 
-PLANS = Source(
+PLANS = guard(Source(
     name="plans",
     table="staging/stg_plans__run_plans",
     patterns=("plans/*.yaml",),
-    parse=guarded("plans", lambda path, rel, cfg: plans.parse(path, rel)),
+    parse=lambda path, rel, cfg: plans.parse(path, rel),
     contract=landing.RunPlan,
     span=INVENTORY.span,  # a plan is not dated: every day sees it
     group="plans",
-)
+))
 
-ALL = (FOCUS, AWS_CUR, SLURM, KUBERNETES, DCGM, RUNS, INVENTORY, PLANS)
+BUILT_IN = (FOCUS, AWS_CUR, SLURM, KUBERNETES, DCGM, RUNS, INVENTORY, PLANS)
+# Formats a site adds without changing gpuledger: Python modules (importable, comma-separated), each
+# declaring its `SOURCES` (Source entries, built with `guard` like the ones above). A bill format whose
+# parser gives FOCUS bill lines lands in staging.stg_focus__bill_lines beside FOCUS and CUR.
+FORMATS_ENV = "GPULEDGER_FORMATS"
+
+
+def _added_formats() -> tuple[Source, ...]:
+    added: list[Source] = []
+    for name in filter(None, (n.strip() for n in os.environ.get(FORMATS_ENV, "").split(","))):
+        try:
+            module = importlib.import_module(name)
+        except ImportError as err:
+            raise ImportError(f"{FORMATS_ENV} names module {name!r}, which cannot be imported: {err}") from err
+        declared = getattr(module, "SOURCES", None)
+        if not declared or not all(isinstance(s, Source) for s in declared):
+            raise TypeError(f"{FORMATS_ENV} module {name!r} declares no SOURCES (a tuple of "
+                            f"pipelines.landing.source.Source)")
+        added.extend(declared)
+    names = [s.name for s in BUILT_IN + tuple(added)]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"{FORMATS_ENV}: source name(s) {', '.join(twice)} declared twice")
+    return tuple(added)
+
+
+ALL = BUILT_IN + _added_formats()
 BILLS = tuple(s for s in ALL if s.is_bill)

@@ -79,6 +79,10 @@ class Source:
     contract: Contract             # what the staging table's rows must satisfy
     span: tuple[pl.Expr, pl.Expr]  # first and last instant a parsed row covers (for the manifest)
     group: str                     # its Dagster asset group, e.g. "bills"
+    # the time columns whose values must be plausible (staged name, as the file names it); the first
+    # one dates a quarantined row (pipelines/ingest/plausible.py)
+    time_columns: tuple[tuple[str, str], ...] = ()
+    row_word: str | None = None    # how its parser names a row in ops.quarantine: "row 17", "line 17"
     # a bill: its files are deliveries that supersede each other (pipelines/landing/deliveries.py), its
     # quarantined rows keep their money, and it decides which days the ledger has
     is_bill: bool = False

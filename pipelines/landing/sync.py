@@ -33,6 +33,7 @@ def sync(
     check_landing_root(root)
     check_not_vanished(root, source, (f for (f,) in con.execute(
         "SELECT file FROM ops.landed_files WHERE source = $source", {"source": source.name}).fetchall()))
+    writer.declare(con, source)
     return (source.sync or sync_files)(con, root, source, cfg, day)
 
 

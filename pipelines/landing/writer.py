@@ -94,3 +94,10 @@ def record(con: duckdb.DuckDBPyConnection, landed: pl.DataFrame) -> None:
         con.execute(sql("ops/landed_files.replace"))
     finally:
         con.unregister("landed_entries")
+
+
+def declare(con: duckdb.DuckDBPyConnection, source: Source) -> None:
+    """Says in ops.landing_sources what the source is, so SQL asks `is_bill` rather than naming it."""
+    con.execute("INSERT OR REPLACE INTO ops.landing_sources VALUES ($source, $table, $folder, $is_bill, $allocates)",
+                {"source": source.name, "table": source.qualified_table, "folder": source.folder,
+                 "is_bill": source.is_bill, "allocates": source.allocates})

@@ -29,6 +29,7 @@ SCHEMAS = ("staging", "intermediate", "marts", "finance", "ops")
 # Tables the pipeline creates before any asset runs, in dependency order.
 BOOTSTRAP_TABLES = (
     "ops/landed_files",
+    "ops/landing_sources",
     "ops/quarantine",
     "ops/ledger_days",
     "staging/stg_focus__bill_lines",

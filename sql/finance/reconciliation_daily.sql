@@ -49,7 +49,7 @@ refusals AS (
                || arg_min(q.reason, q.row_ref) || ')',
            coalesce(q.day, l.first_day), coalesce(q.day, l.last_day)
     FROM ops.quarantine q LEFT JOIN ops.landed_files l ON l.source = q.source AND l.file = q.file
-    WHERE q.source IN ('focus', 'aws_cur') AND q.row_ref <> 'file'
+    WHERE q.source IN (SELECT source FROM ops.landing_sources WHERE is_bill) AND q.row_ref <> 'file'
       AND (q.effective_cost IS NULL OR q.billed_cost IS NULL OR q.charge_period_start IS NULL)
     GROUP BY q.file, coalesce(q.day, l.first_day), coalesce(q.day, l.last_day)
 ),

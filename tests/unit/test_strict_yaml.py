@@ -91,7 +91,7 @@ def test_documents_over_the_node_and_byte_limits_are_refused():
 def test_a_file_is_read_only_up_to_the_byte_limit(tmp_path):
     big = tmp_path / "big.yaml"
     big.write_text("# padding\n" * (MAX_YAML_BYTES // 10 + 1))
-    with pytest.raises(StrictYamlError, match=rf"big.yaml: a YAML file of 1,048,58\d bytes is over the 1,048,576-byte limit"):
+    with pytest.raises(StrictYamlError, match=r"big.yaml: a YAML file of 1,048,58\d bytes is over the 1,048,576-byte limit"):
         read_yaml_text(big)
     started = time.perf_counter()
     with pytest.raises(StrictYamlError, match="over the 1,048,576-byte limit"):

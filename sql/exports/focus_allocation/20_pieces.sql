@@ -131,7 +131,7 @@ quarantined AS (
                                           json_extract_string(raw, '$."bill/InvoiceId"'),
                                           json_extract_string(raw, '$.bill_invoice_id')))), '') AS invoice_id
     FROM (SELECT *, CASE WHEN json_valid(payload) THEN payload END AS raw FROM ops.quarantine)
-    WHERE source IN ('focus', 'aws_cur') AND charge_period_start IS NOT NULL
+    WHERE source IN (SELECT source FROM ops.landing_sources WHERE is_bill) AND charge_period_start IS NOT NULL
     GROUP BY 1
 ),
 day_metrics AS (

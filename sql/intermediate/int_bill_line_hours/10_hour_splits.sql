@@ -22,7 +22,7 @@ SELECT file || '#' || row_ref, TRUE, charge_period_start,
        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        strftime(charge_period_start, '%Y-%m')
 FROM ops.quarantine
-WHERE source IN ('focus', 'aws_cur') AND charge_period_start IS NOT NULL
+WHERE source IN (SELECT source FROM ops.landing_sources WHERE is_bill) AND charge_period_start IS NOT NULL
   AND overlaps_day(charge_period_start, greatest(coalesce(charge_period_end, charge_period_start), charge_period_start), $day);
 
 CREATE OR REPLACE TEMP TABLE bill_hour_split_input AS FROM hour_split_input('bill_lines_of_day');

@@ -3,8 +3,7 @@
 -- The reason is never NULL (the last coalesce names the step, should a value above be missing).
 DELETE FROM ops.quarantine WHERE day = $day AND origin = 'intermediate/int_job_conflicts';
 INSERT INTO ops.quarantine (source, file, row_ref, reason, payload, day, origin)
-SELECT CASE WHEN source_file LIKE 'scheduler/kubernetes/%' THEN 'kubernetes' ELSE 'slurm' END,
-       source_file, 'line ' || source_row,
+SELECT coalesce(f.source, 'scheduler'), c.source_file, 'line ' || source_row,
        coalesce(
            CASE WHEN gpus > capacity
                 THEN 'AllocTRES asks for ' || gpu_count_text(gpus) || ' GPU(s) on ' || hostname || ' but node '
@@ -15,5 +14,7 @@ SELECT CASE WHEN source_file LIKE 'scheduler/kubernetes/%' THEN 'kubernetes' ELS
                      || '; left out of the ledger' END,
            'claims more GPUs of a node than it has free; left out of the ledger (intermediate/int_job_conflicts)'),
        json_object('job_id', job_id, 'hostname', hostname), $day::DATE, 'intermediate/int_job_conflicts'
-FROM intermediate.int_job_conflicts
-WHERE day = $day;
+FROM intermediate.int_job_conflicts c
+-- the source of the record's landing file (a file is under one source's folder)
+LEFT JOIN (SELECT file, min(source) AS source FROM ops.landed_files GROUP BY file) f ON f.file = c.source_file
+WHERE c.day = $day;

@@ -2,8 +2,9 @@
 -- computed for runs on it. Said once per day and node in ops.quarantine, against the row it came from.
 DELETE FROM ops.quarantine WHERE day = $day AND origin = 'intermediate/int_nodes';
 INSERT INTO ops.quarantine (source, file, row_ref, reason, payload, day, origin)
-SELECT CASE n.known_from WHEN 'inventory' THEN 'inventory' WHEN 'bill_tags' THEN 'focus' ELSE 'dcgm' END,
-       coalesce(inv._file, tel._file, '(bill tags)'),
+-- against the landing file the node is known from: its inventory row, else a bill line tagged with it,
+-- else its telemetry; the source is that file's
+SELECT coalesce(src.source, 'landing'), coalesce(inv._file, bil._file, tel._file, '(bill tags)'),
        coalesce('row ' || inv._row, 'host ' || n.hostname),
        -- never NULL (ops.quarantine.reason is NOT NULL: a NULL would fail the day), even without a hostname
        'GPU model ''' || n.gpu_model || ''' of node ' || coalesce(n.hostname, '(no hostname)')
@@ -12,8 +13,13 @@ SELECT CASE n.known_from WHEN 'inventory' THEN 'inventory' WHEN 'bill_tags' THEN
 FROM intermediate.int_nodes n
 LEFT JOIN (SELECT hostname, min(_file) AS _file, min(_row) AS _row FROM staging.stg_inventory__nodes GROUP BY 1) inv
        ON n.known_from = 'inventory' AND inv.hostname = n.hostname
+LEFT JOIN (SELECT tag_value(tags, $node_keys) AS hostname, min(regexp_extract(line_key, '^(.*)#[^#]*$', 1)) AS _file
+           FROM intermediate.int_bill_line_hours WHERE day = $day AND NOT quarantined GROUP BY 1) bil
+       ON n.known_from = 'bill_tags' AND bil.hostname = n.hostname
 LEFT JOIN (SELECT hostname, min(_file) AS _file FROM staging.stg_dcgm__gpu_minutes WHERE day = $day GROUP BY 1) tel
        ON tel.hostname = n.hostname
+LEFT JOIN (SELECT file, min(source) AS source FROM ops.landed_files GROUP BY file) src
+       ON src.file = coalesce(inv._file, bil._file, tel._file)
 WHERE n.day = $day AND n.gpu_model IS NOT NULL AND gpu_model_canonical(n.gpu_model) IS NULL;
 ;
 -- A host only telemetry knows (no inventory row, no bill line tagged with it) and that no config entry
@@ -21,7 +27,7 @@ WHERE n.day = $day AND n.gpu_model IS NOT NULL AND gpu_model_canonical(n.gpu_mod
 -- (`node-001.ec2.internal` for `node-001`, or its case). It is never priced by a rate card, contract or
 -- owned entry (int_config_cost_lines), so it cannot be costed twice; said here once per day and host.
 INSERT INTO ops.quarantine (source, file, row_ref, reason, payload, day, origin)
-SELECT 'dcgm', coalesce(tel._file, '(telemetry)'), 'host ' || n.hostname,
+SELECT coalesce(src.source, 'landing'), coalesce(tel._file, '(telemetry)'), 'host ' || n.hostname,
        'host ' || n.hostname || ' sends telemetry but is in no inventory, bill line or config hostname: it is '
            || 'not priced by any rate card, contract or owned entry'
            || coalesce(' (it looks like known node ' || twin.hostname || ': add that spelling to the inventory, '
@@ -30,6 +36,7 @@ SELECT 'dcgm', coalesce(tel._file, '(telemetry)'), 'host ' || n.hostname,
 FROM intermediate.int_nodes n
 LEFT JOIN (SELECT hostname, min(_file) AS _file FROM staging.stg_dcgm__gpu_minutes WHERE day = $day GROUP BY 1) tel
        ON tel.hostname = n.hostname
+LEFT JOIN (SELECT file, min(source) AS source FROM ops.landed_files GROUP BY file) src ON src.file = tel._file
 LEFT JOIN (SELECT lower(split_part(hostname, '.', 1)) AS short, min(hostname) AS hostname
            FROM intermediate.int_nodes WHERE day = $day AND known_from <> 'telemetry' GROUP BY 1) twin
        ON twin.short = lower(split_part(n.hostname, '.', 1))
