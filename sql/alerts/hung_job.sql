@@ -44,7 +44,9 @@ labelled_hosts AS (
     SELECT DISTINCT hostname FROM minutes WHERE hpc_job IS NOT NULL
 ),
 job_hosts AS (
-    SELECT j.cluster, j.job_key, j.start_ts, h.hostname
+    SELECT j.cluster, j.job_key, j.start_ts, h.hostname,
+           -- once per job host, not per minute joined to it below
+           h.hostname IN (SELECT hostname FROM labelled_hosts) AS labelled
     FROM jobs j, unnest(j.hosts) AS h(hostname)
 ),
 -- the job's minutes: its labelled series on a labelled host, every whole GPU's series on another
@@ -58,13 +60,14 @@ job_minutes AS (
     WHERE m.minute_ts >= date_trunc('minute', j.start_ts) AND m.minute_ts < coalesce(j.end_ts, $as_of::TIMESTAMP)
       AND (m.hpc_job IN (j.job_id, j.job_key)
            OR (m.hpc_job IS NULL AND m.gpu_instance IS NULL
-               AND jh.hostname NOT IN (SELECT hostname FROM labelled_hosts)))
+               AND NOT jh.labelled))
     GROUP BY ALL
 ),
 ordered AS (
     SELECT *, lag(idle) OVER w AS prev_idle, lag(last_sample_ts) OVER w AS prev_last,
            lag(minute_ts) OVER w AS prev_minute, lag(last_busy_ts) OVER w AS prev_last_busy,
-           lead(minute_ts) OVER w AS next_minute, lead(first_busy_ts) OVER w AS next_first_busy
+           lead(minute_ts) OVER w AS next_minute, lead(first_busy_ts) OVER w AS next_first_busy,
+           max(minute_ts) OVER (PARTITION BY cluster, job_key, start_ts) AS last_minute
     FROM job_minutes
     WINDOW w AS (PARTITION BY cluster, job_key, start_ts ORDER BY minute_ts)
 ),
@@ -84,7 +87,7 @@ stretches AS (
                         THEN next_first_busy ELSE last_sample_ts + to_seconds($scrape_seconds::BIGINT) END,
                    minute_ts) AS idle_to,
            max(minute_ts) AS last_idle_minute, any_value(last_minute) AS last_minute
-    FROM (SELECT *, max(minute_ts) OVER (PARTITION BY cluster, job_key, start_ts) AS last_minute FROM numbered)
+    FROM numbered
     WHERE idle
     GROUP BY cluster, job_key, start_ts, stretch_no
 ),

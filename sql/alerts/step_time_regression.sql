@@ -27,18 +27,26 @@ timed AS (
     SELECT *, (epoch(ts) - epoch(prev_ts)) / steps AS step_time
     FROM steps WHERE steps > 0
 ),
+-- the job's smoothed step time (ROWS: its own events) and the run's baseline (RANGE over ts: every event
+-- of the run, whichever job, from $step_time_minutes + $step_time_baseline_minutes before up to, not
+-- including, $step_time_minutes before; a microsecond is the TIMESTAMP's resolution). Window frames, not
+-- a self-join: one sort per window instead of a join's pairs (the test replays 288 ticks).
 smoothed AS (
-    SELECT *, median(step_time) OVER w AS smooth, count(*) OVER w AS n
+    SELECT run_id, job_id, ts, prev_ts, steps, step_time,
+           median(step_time) OVER w AS smooth, count(*) OVER w AS n,
+           median(step_time) OVER b AS baseline, count(step_time) OVER b AS baseline_events
     FROM timed
-    WINDOW w AS (PARTITION BY run_id, job_id ORDER BY ts ROWS 2 PRECEDING)
+    WINDOW w AS (PARTITION BY run_id, job_id ORDER BY ts, step ROWS 2 PRECEDING),
+           b AS (PARTITION BY run_id ORDER BY ts
+                 RANGE BETWEEN to_minutes(($step_time_minutes + $step_time_baseline_minutes)::BIGINT) PRECEDING
+                       AND to_minutes($step_time_minutes::BIGINT) + INTERVAL 1 MICROSECOND PRECEDING)
 ),
 baselined AS (
-    SELECT s.run_id, s.job_id, s.ts, s.prev_ts, s.steps, s.step_time, s.smooth, s.n,
-           median(b.step_time) AS baseline, count(b.step_time) AS baseline_events
-    FROM smoothed s
-    LEFT JOIN timed b ON b.run_id = s.run_id
-     AND b.ts >= s.ts - to_minutes(($step_time_minutes + $step_time_baseline_minutes)::BIGINT)
-     AND b.ts < s.ts - to_minutes($step_time_minutes::BIGINT)
+    -- one row per distinct event figure, as the self-join's GROUP BY ALL gave: events alike in every
+    -- column (three or more of a job's step events at one ts) are one, its baseline events counted per each
+    SELECT run_id, job_id, ts, prev_ts, steps, step_time, smooth, n,
+           any_value(baseline) AS baseline, sum(baseline_events)::BIGINT AS baseline_events
+    FROM smoothed
     GROUP BY ALL
 ),
 flagged AS (
@@ -50,18 +58,18 @@ numbered AS (
     FROM flagged
 ),
 stretches AS (
-    SELECT run_id, stretch_no, arg_min(prev_ts, ts) AS slow_from, max(ts) AS slow_to,
+    SELECT run_id, stretch_no, arg_min(prev_ts, (ts, prev_ts)) AS slow_from, max(ts) AS slow_to,
            arg_min(baseline, ts) AS baseline, median(smooth) AS median_step_time, count(*) AS events,
            sum(steps) AS steps, list(DISTINCT job_id ORDER BY job_id) AS job_ids,
            -- per job: its slow steps and their (smoothed) time, priced against the stretch's baseline below
-           list({'job_id': job_id, 'seconds': smooth * steps, 'steps': steps}) AS extras,
+           list({'job_id': job_id, 'seconds': smooth * steps, 'steps': steps} ORDER BY ts, job_id, prev_ts, steps) AS extras,
            any_value(run_last) AS run_last
     FROM (SELECT *, max(ts) OVER (PARTITION BY run_id) AS run_last FROM numbered)
     WHERE slow
     GROUP BY run_id, stretch_no
-    HAVING epoch(max(ts)) - epoch(arg_min(prev_ts, ts)) >= 60 * $step_time_minutes
+    HAVING epoch(max(ts)) - epoch(arg_min(prev_ts, (ts, prev_ts))) >= 60 * $step_time_minutes
     -- one episode per run: its latest stretch
-    QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY slow_from DESC) = 1
+    QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY slow_from DESC, stretch_no DESC) = 1
 ),
 jobs AS (
     SELECT * EXCLUDE (pick) FROM (
