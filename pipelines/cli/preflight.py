@@ -1,8 +1,10 @@
-"""What every command checks before it starts, and how it stops: the config read (a bad key stops it
-with its name and line), the warehouse there, SIGTERM and SIGINT stopping it cleanly."""
+"""What the commands share, kept light (every command imports it before it runs): the checks before
+a command starts (a bad config key stops it with its name and line; the warehouse must be there), how
+it stops (SIGTERM and SIGINT cleanly), its argument types, and the few lines it prints the same way."""
 
 from __future__ import annotations
 
+import argparse
 import signal
 import sys
 from pathlib import Path
@@ -41,3 +43,28 @@ def readable(path: Path) -> bool:
     if not path.exists():
         print(f"no warehouse at {path}: run `gpuledger run` first, or pass --warehouse", file=sys.stderr)
     return path.exists()
+
+
+def positive(kind: type) -> object:
+    """An argparse type: a number of `kind` above 0, else a sentence naming the value."""
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole ' if kind is int else ''}number") from None
+        if not 0 < value < float("inf"):  # nan and inf included
+            raise argparse.ArgumentTypeError(f"{text} is not a number above 0")
+        return value
+
+    return parse
+
+
+def print_ignored(ignored: list[dict]) -> None:
+    if ignored:
+        print(f"\nignored: {len(ignored)} file(s) no source reads")
+    for f in ignored:
+        print(f"  {f['file']}  ({f['reason']})")
+
+
+def one_line(err: Exception) -> str:
+    return " ".join(str(err).split("\n")[0].split())

@@ -30,7 +30,8 @@ import numpy as np
 import polars as pl
 
 from pipelines.lib.atomic import remove_stale_temps, replace_atomically
-from pipelines.lib.config import OrgConfig, PrometheusCollectConfig
+from pipelines.lib.config import OrgConfig
+from pipelines.lib.config_collect import PrometheusCollectConfig
 from pipelines.lib.redact import redact, url_secrets
 
 FOLDER = "telemetry/dcgm/collected"

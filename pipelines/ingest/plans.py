@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pipelines.ingest.common import clip
 from pipelines.landing.parsed import QUARANTINE_SCHEMA, Parsed, file_reject
-from pipelines.lib.config import _currency
+from pipelines.lib.config_section import currency as _currency
 from pipelines.lib.config_section import Money
 from pipelines.lib.strict_yaml import MAX_YAML_BYTES, StrictYamlError, load_yaml, read_yaml_text
 

@@ -17,19 +17,21 @@ import os
 import re
 from datetime import date
 from fnmatch import fnmatchcase
-from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, Field, ValidationError, field_serializer, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from pipelines.lib.alert_channels import AlertActions, AlertChannels, AlertKinds, KindSeverities, RetryConfig
 from models.currencies import check_currency
+from pipelines.lib.config_collect import CollectConfig
+from pipelines.lib.config_costs import CostsConfig, FxConfig
 from pipelines.lib.config_section import Money
+from pipelines.lib.config_section import currency as _currency
 from pipelines.lib.config_section import Section as _Section
-from pipelines.lib.redact import redact, redact_url, url_secrets
+from pipelines.lib.redact import redact, url_secrets
 from pipelines.lib.strict_yaml import StrictYamlError, dump_yaml, load_yaml, read_yaml_text
 
 DEFAULT_TAG_KEYS: dict[str, list[str]] = {
@@ -46,17 +48,6 @@ SLURM_STATES = (
     "BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "PENDING",
     "PREEMPTED", "RUNNING", "REQUEUED", "RESIZING", "REVOKED", "SUSPENDED", "TIMEOUT",
 )
-MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
-# a Slurm ClusterName as a landing folder and a sacct argument: no path separator, no leading '-'
-CLUSTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-
-def _currency(value: str) -> str:
-    # a code ISO 4217 does not have (or `usd` for USD) would open a currency of its own, never added up
-    problem = check_currency(value)
-    if problem:
-        raise ValueError(problem)
-    return value
 
 
 class TeamConfig(_Section):
@@ -141,92 +132,6 @@ class SlurmConfig(_Section):
                 raise ValueError(f"{state}: {target!r} is not a sacct state ({', '.join(SLURM_STATES)})")
             out[state.upper()] = target.upper()
         return out
-
-
-# The DCGM fields the ledger reads (docs/ingest/dcgm.md; sql/lib/dcgm_rollup.sql rolls them up): what
-# `collect dcgm` pulls unless told otherwise.
-DCGM_LEDGER_METRICS: list[str] = ["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-                                  "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_FB_USED",
-                                  "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"]
-# landing column -> the Prometheus label that carries it, as dcgm-exporter names them
-DEFAULT_PROMETHEUS_LABELS: dict[str, str] = {
-    "hostname": "Hostname", "gpu": "gpu", "UUID": "UUID", "modelName": "modelName", "GPU_I_ID": "GPU_I_ID",
-    "hpc_job": "hpc_job", "pod": "pod", "namespace": "namespace",
-}
-METRIC_NAME = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*$")
-LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-class PrometheusCollectConfig(_Section):
-    """`gpuledger collect dcgm` and its Dagster asset (docs/collect.md)."""
-
-    # the server's base URL; set, the daily job collects each day before ingesting it
-    url: str | None = None
-    # the time span of one request, per metric: raw samples of every series in it come back at once (at
-    # most 11,000 per series at telemetry.scrape_interval_seconds, Prometheus' limit on a range query)
-    chunk_minutes: int = Field(60, ge=1, le=1440)
-    metrics: list[str] = Field(default_factory=lambda: list(DCGM_LEDGER_METRICS), min_length=1)
-    # landing column -> label, for clusters that relabel (only the columns given change)
-    labels: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_PROMETHEUS_LABELS))
-    timeout_seconds: int = Field(120, ge=1, le=3600)
-    # a file holding a bearer token sent as `Authorization: Bearer …` (read-only API access suffices)
-    bearer_token_file: str | None = None
-
-    @field_validator("url")
-    @classmethod
-    def _http(cls, value: str | None) -> str | None:
-        if value and not re.match(r"^https?://[^/\s]+", value):
-            raise ValueError(f"{value!r} is not an http(s) URL (e.g. http://prometheus:9090)")
-        return value.rstrip("/") if value else value
-
-    @field_serializer("url")
-    def _shown(self, url: str | None) -> str | None:
-        # `config check` prints the dump: a user:password@ or ?token= of the URL never (alert channels' too)
-        return None if url is None else redact_url(url)
-
-    @field_validator("metrics")
-    @classmethod
-    def _dcgm_names(cls, value: list[str]) -> list[str]:
-        bad = [m for m in value if not (METRIC_NAME.match(m) and m.startswith("DCGM_FI_"))]
-        if bad:
-            raise ValueError(f"{bad} are not DCGM field metric names (DCGM_FI_…)")
-        return list(dict.fromkeys(value))
-
-    @field_validator("labels")
-    @classmethod
-    def _label_map(cls, value: dict[str, str]) -> dict[str, str]:
-        unknown = sorted(set(value) - set(DEFAULT_PROMETHEUS_LABELS))
-        if unknown:
-            raise ValueError(f"unknown landing column(s) {unknown}: known are {sorted(DEFAULT_PROMETHEUS_LABELS)}")
-        bad = sorted(v for v in value.values() if not LABEL_NAME.match(v))
-        if bad:
-            raise ValueError(f"{bad} are not Prometheus label names")
-        return {**DEFAULT_PROMETHEUS_LABELS, **value}
-
-
-class CollectSlurmConfig(_Section):
-    # the sacct program, after any launcher words: ["sacct"], ["ssh", "login-node", "sacct"]
-    sacct: tuple[str, ...] = Field(("sacct",), min_length=1)
-    # each collect re-reads this much before the watermark, catching jobs that ended late or were requeued
-    lookback_hours: int = Field(48, ge=0, le=24 * 90)
-    # the clusters the Dagster asset collects (the command names its one with --cluster)
-    clusters: tuple[str, ...] = ()
-    timeout_seconds: int = Field(600, ge=1, description="how long one sacct call may take")
-
-    @field_validator("clusters")
-    @classmethod
-    def _folder_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for name in value:
-            if not CLUSTER_NAME.match(name):
-                raise ValueError(f"{name!r} is not a cluster name (letters, digits, '_', '-', '.')")
-        return value
-
-
-class CollectConfig(_Section):
-    """Collectors that fill the landing zone from a cluster's own systems (docs/collect.md)."""
-
-    prometheus: PrometheusCollectConfig = PrometheusCollectConfig()
-    slurm: CollectSlurmConfig = CollectSlurmConfig()
 
 
 class LedgerConfig(_Section):
@@ -353,148 +258,6 @@ class AlertsConfig(_Section):
         if any(v <= 0 for v in value):
             raise ValueError("thresholds are percentages above 0")
         return sorted(set(value))
-
-
-class FxRate(_Section):
-    currency: str
-    month: str = Field(description="YYYY-MM")
-    rate: Money = Field(gt=0, description="units of the reporting currency per unit of `currency`")
-    source: str = Field(min_length=1, description="where the rate comes from, e.g. 'ECB monthly average'")
-
-    _check_currency = field_validator("currency")(lambda cls, v: _currency(v))
-
-    @field_validator("month", mode="before")
-    @classmethod
-    def _month(cls, value: Any) -> str:
-        text = value.strftime("%Y-%m") if isinstance(value, date) else str(value)
-        if not MONTH.match(text):
-            raise ValueError(f"{text!r} is not a month (YYYY-MM)")
-        return text
-
-
-class FxConfig(_Section):
-    reporting_currency: str = "USD"
-    rates: list[FxRate] = Field(default_factory=list)
-
-    _check_currency = field_validator("reporting_currency")(lambda cls, v: _currency(v))
-
-    @model_validator(mode="after")
-    def _one_rate_per_month(self) -> FxConfig:
-        seen = set()
-        for r in self.rates:
-            if (r.currency, r.month) in seen:
-                raise ValueError(f"two rates for {r.currency} in {r.month}")
-            seen.add((r.currency, r.month))
-        return self
-
-
-class _NodeMatch(_Section):
-    """Which nodes a cost entry covers: every matcher given must match (hostname, cluster, pool, GPU
-    model as the inventory, bill tags or telemetry say); at least one is required."""
-
-    hostname: str | None = None
-    cluster: str | None = None
-    pool: str | None = None
-    gpu_model: str | None = None
-    currency: str = "USD"  # written without one: the config's default_currency
-
-    _check_currency = field_validator("currency")(lambda cls, v: _currency(v))
-
-    @model_validator(mode="after")
-    def _matches_something(self):
-        if not any((self.hostname, self.cluster, self.pool, self.gpu_model)):
-            raise ValueError("give at least one of hostname, cluster, pool, gpu_model: which nodes this entry costs")
-        return self
-
-
-class _Validity(_NodeMatch):
-    valid_from: date | None = None   # first day it applies (inclusive); none: always
-    valid_to: date | None = None     # last day it applies (inclusive); none: open-ended
-    # whether the price pays for the power too; false: energy is priced on top (costs.energy)
-    includes_power: bool = True
-
-    @model_validator(mode="after")
-    def _from_before_to(self):
-        if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
-            raise ValueError(f"valid_to {self.valid_to} is before valid_from {self.valid_from}")
-        return self
-
-
-class RateCard(_Validity):
-    price_per_gpu_hour: Money = Field(ge=0, description="price of one GPU for one hour")
-
-
-class Contract(_Validity):
-    amount_per_month: Money = Field(ge=0, description="fixed amount per calendar month, spread over its hours and the matched nodes' GPUs")
-
-
-class OwnedHardware(_NodeMatch):
-    purchase_price: Money = Field(ge=0, description="per node")
-    purchase_date: date
-    depreciation_months: int = Field(ge=1, le=600)
-    residual: Money = Field(Decimal(0), ge=0)
-    facility_per_node_month: Money = Field(Decimal(0), ge=0)
-
-    @model_validator(mode="after")
-    def _residual_below_price(self):
-        if self.residual > self.purchase_price:
-            raise ValueError(f"residual {self.residual} is above purchase_price {self.purchase_price}")
-        return self
-
-
-class HourPrice(_Section):
-    from_hour: int = Field(ge=0, le=23)
-    to_hour: int = Field(ge=1, le=24, description="exclusive")
-    price_per_kwh: Money = Field(ge=0)
-
-    @model_validator(mode="after")
-    def _ordered(self):
-        if self.to_hour <= self.from_hour:
-            raise ValueError(f"to_hour {self.to_hour} is not after from_hour {self.from_hour}")
-        return self
-
-
-class EnergyConfig(_Section):
-    price_per_kwh: Money = Field(Decimal(0), ge=0)
-    # prices by UTC hour of day [from_hour, to_hour); hours not listed take price_per_kwh
-    hourly_prices: list[HourPrice] = Field(default_factory=list)
-    pue: Decimal = Field(Decimal(1), ge=1, le=5, description="facility power / IT power")
-    kg_co2e_per_kwh: float = Field(0.0, ge=0, description="grid carbon intensity")
-    currency: str = "USD"  # written without one: the config's default_currency
-
-    _check_currency = field_validator("currency")(lambda cls, v: _currency(v))
-
-    @model_validator(mode="after")
-    def _hours_apart(self):
-        hours = [h for p in self.hourly_prices for h in range(p.from_hour, p.to_hour)]
-        if len(hours) != len(set(hours)):
-            raise ValueError("hourly_prices overlap: each hour of the day may have one price")
-        return self
-
-
-class CostsConfig(_Section):
-    """Cost sources other than a bill (docs/config.md#costs): they become cost lines like bill lines."""
-
-    rate_cards: list[RateCard] = Field(default_factory=list)
-    contracts: list[Contract] = Field(default_factory=list)
-    owned: list[OwnedHardware] = Field(default_factory=list)
-    energy: EnergyConfig = EnergyConfig()
-
-    def entries_json(self) -> str:
-        """Every rate card, contract and owned entry as one JSON array of flat records (the SQL reads it
-        with from_json), amounts as exact decimal text."""
-        out = []
-        for kind, entries in (("rate_card", self.rate_cards), ("contract", self.contracts), ("owned", self.owned)):
-            for i, e in enumerate(entries):
-                d = e.model_dump(mode="json")
-                out.append({"kind": kind, "idx": i, **{k: (str(v) if isinstance(v, Decimal) else v)
-                                                        for k, v in d.items()}})
-        return json.dumps(out)
-
-    def hourly_energy_prices_json(self) -> str:
-        """The energy price of each UTC hour of the day, 0..23, as decimal text."""
-        by_hour = {h: str(p.price_per_kwh) for p in self.energy.hourly_prices for h in range(p.from_hour, p.to_hour)}
-        return json.dumps({str(h): by_hour.get(h, str(self.energy.price_per_kwh)) for h in range(24)})
 
 
 class SparkConfig(_Section):

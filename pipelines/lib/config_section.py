@@ -4,11 +4,13 @@ its default. `Money` is the type of every amount the config (or a run plan) give
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
 
+from models.currencies import check_currency
 from models.landing import MAX_AMOUNT_DIGITS
 
 # The warehouse keeps money as DECIMAL(38,18), to 1e-18, and an amount of the books is below 1e12, the
@@ -48,3 +50,16 @@ class Section(BaseModel):
         if isinstance(data, dict):
             return {k: v for k, v in data.items() if v is not None}
         return data
+
+
+MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+# a Slurm ClusterName as a landing folder and a sacct argument: no path separator, no leading '-'
+CLUSTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def currency(value: str) -> str:
+    # a code ISO 4217 does not have (or `usd` for USD) would open a currency of its own, never added up
+    problem = check_currency(value)
+    if problem:
+        raise ValueError(problem)
+    return value

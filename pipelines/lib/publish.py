@@ -33,7 +33,16 @@ def published_path() -> Path:
 
 
 def create_finance_views(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None:
-    """The `finance` schema: budgets from the config, then one view per file in sql/finance/."""
+    """The `finance` schema: the config's tables, then one view per file in sql/finance/ (the daily job
+    makes each as an asset, `finance/<view>`; this makes them all at once where no job runs)."""
+    create_budgets(con, cfg)
+    create_fx_rates(con, cfg)
+    for view in FINANCE_VIEWS:
+        con.execute(sql(f"finance/{view}"))
+
+
+def create_budgets(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None:
+    """finance.budgets: the config's monthly budgets, which the finance views read."""
     con.execute("CREATE SCHEMA IF NOT EXISTS finance")
     budgets = pl.DataFrame(
         {"project": list(cfg.budgets), "monthly_budget": [str(b.amount) for b in cfg.budgets.values()],
@@ -44,6 +53,11 @@ def create_finance_views(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None
     con.execute("CREATE OR REPLACE TABLE finance.budgets AS SELECT project, "
                 "monthly_budget::DECIMAL(38, 18) AS monthly_budget, billing_currency FROM budgets_in")
     con.unregister("budgets_in")
+
+
+def create_fx_rates(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None:
+    """finance.fx_rates, and the macro that converts with them (sql/lib/times_rate.sql)."""
+    con.execute("CREATE SCHEMA IF NOT EXISTS finance")
     # exchange rates into the reporting currency, per currency and month; the reporting currency
     # itself converts at 1 in every month (month NULL). No rates configured: no conversion at all.
     rates = [(r.currency, r.month, str(r.rate), r.source) for r in cfg.fx.rates]
@@ -56,8 +70,6 @@ def create_finance_views(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None
                 "source, $reporting AS reporting_currency FROM fx_in", {"reporting": cfg.fx.reporting_currency})
     con.unregister("fx_in")
     con.execute(sql("lib/times_rate"))
-    for view in FINANCE_VIEWS:
-        con.execute(sql(f"finance/{view}"))
 
 
 def publish(con: duckdb.DuckDBPyConnection, cfg: OrgConfig, target: Path | None = None) -> Path | None:

@@ -1,4 +1,4 @@
-"""`gpuledger alerts` (pipelines/cli/alerts.py) on a warehouse of hand-written alerts: the summary by kind
+"""`gpuledger alerts` (pipelines/cli/commands/alerts.py) on a warehouse of hand-written alerts: the summary by kind
 and team (money per currency, never added), the filters, `--json` with `details` an object, the "did you
 mean" refusals of a mistyped team or kind, and lines that fit 80 columns."""
 

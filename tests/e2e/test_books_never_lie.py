@@ -86,7 +86,7 @@ def test_a_failed_day_is_published_incomplete_with_its_reason(tmp_path, monkeypa
 
 
 def test_a_lost_live_warehouse_never_shrinks_the_published_history(tmp_path):
-    from pipelines.cli.main import _lost_days_problem
+    from pipelines.cli.commands.run import _lost_days_problem
 
     L = _billed_fleet(tmp_path)
     L.write()

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from pipelines.collect.slurm import CollectError, collect, sacct_argv
-from pipelines.lib.config import CollectSlurmConfig, ConfigError, load_config
+from pipelines.lib.config import ConfigError, load_config
+from pipelines.lib.config_collect import CollectSlurmConfig
 from tests.support import fake_sacct
 
 UNTIL = datetime(2026, 11, 5, 13, 30)

@@ -5,24 +5,63 @@ from dagster_duckdb import DuckDBResource
 
 from pipelines.lib.ledger_days import mark_day
 from pipelines.lib.partitions import daily_duckdb_asset
-from pipelines.lib.publish import create_finance_views, publish
+from pipelines.lib.publish import FINANCE_VIEWS, create_budgets, create_fx_rates, publish
 from pipelines.lib.resources import LandingZone
+from pipelines.lib.sql_lineage import ASSET_SCHEMAS, tables_in
+from pipelines.lib.warehouse import SQL_ROOT, sql
 
-MARTS = [
-    "marts/fct_cost_daily", "marts/fct_job_cost", "marts/fct_rerun_loss", "marts/fct_idle_waste_daily",
-    "marts/fct_run_efficiency_daily", "marts/fct_run_badput_daily",
-    "marts/fct_run_overhead_daily", "marts/fct_node_hourly", "marts/fct_bill_daily", "marts/fct_config_cost_daily",
-    "marts/dim_nodes", "marts/dim_projects",
-    "marts/fct_checkpoint_saves", "marts/dim_run_plans", "marts/fct_run_budget_daily", "ops/alerts",
-    "marts/fct_job_efficiency_daily", "marts/fct_user_cost_daily", "marts/fct_gpu_price_daily",
-    "marts/fct_savings_opportunities",
-]
+# every mart (a table of sql/marts/, its SQL a file or a step folder) and the alerts: what the published
+# file holds besides the finance views, found from the SQL so a new mart is never left out
+MARTS = sorted(f"marts/{p.name.removesuffix('.sql')}" for p in (SQL_ROOT / "marts").iterdir()
+               if p.name != "checks" and (p.is_dir() or p.suffix == ".sql")) + ["ops/alerts"]
+ASSETS_IN_OPS = {"ops/alerts"}  # ops is bookkeeping every step writes; of it, only the alerts are an asset
+
+
+def _summary(text: str) -> str:
+    """A SQL file's opening comment: the asset's description in the UI."""
+    lines = []
+    for line in text.splitlines():
+        if not line.startswith("--"):
+            break
+        lines.append(line.removeprefix("--").strip())
+    return " ".join(lines)
+
+
+def _config_table(name: str, create, description: str) -> dg.AssetsDefinition:
+    @daily_duckdb_asset(f"finance/{name}", group="finance", description=description)
+    def _table(context: dg.AssetExecutionContext, duckdb: DuckDBResource, landing: LandingZone) -> None:
+        with duckdb.get_connection() as con:
+            create(con, landing.org_config())
+
+    return _table
+
+
+def _finance_view(view: str) -> dg.AssetsDefinition:
+    """The view `finance.<view>` of sql/finance/<view>.sql, its dependencies the tables its SQL reads."""
+    text = sql(f"finance/{view}")
+    deps = sorted(t for t in tables_in(text, assets_only=False) - {f"finance/{view}"}
+                  if t in ASSETS_IN_OPS or t.startswith("finance/")
+                  or (t.split("/")[0] in ASSET_SCHEMAS and not t.split("/")[1].startswith("ref_")))
+
+    @daily_duckdb_asset(f"finance/{view}", group="finance", description=_summary(text), deps=tuple(deps))
+    def _view(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> None:
+        with duckdb.get_connection() as con:
+            con.execute(text)  # CREATE OR REPLACE VIEW: the same view every day, made again if it changed
+
+    return _view
+
+
+budgets = _config_table("budgets", create_budgets, "The config's monthly budgets per project (`budgets:`), "
+                        "which finance.budget_burn reads.")
+fx_rates = _config_table("fx_rates", create_fx_rates, "The config's exchange rates into the reporting currency "
+                         "(`fx:`), per currency and month, which the finance views convert with.")
+FINANCE_VIEW_ASSETS = [_finance_view(view) for view in FINANCE_VIEWS]
 
 
 @daily_duckdb_asset(
     "ops/published_warehouse",
     group="finance",
-    deps=tuple(MARTS),
+    deps=tuple(MARTS) + tuple(f"finance/{view}" for view in FINANCE_VIEWS),
     description="""The warehouse finance reads: marts, `finance` views (monthly chargeback, daily and
 monthly reconciliation, unit economics, budget burn) and ops tables, written to a new DuckDB file and
 swapped in by rename once the day's marts are done. Readers never block the daily run and never see a
@@ -37,7 +76,6 @@ def published_warehouse(
         # every step before this one succeeded: the day's books are whole (written before the copy, so
         # the published file says so too; a failure after it is marked by `gpuledger run`)
         mark_day(con, day, "succeeded", context.run.run_id)
-        create_finance_views(con, cfg)
         target = publish(con, cfg)
         recon = con.execute(
             "SELECT difference_effective_cost, difference_billed_cost FROM finance.reconciliation_daily WHERE day = $day",

@@ -1,0 +1,60 @@
+"""`gpuledger report`: a team's, a user's or the organisation's waste report, from the published warehouse."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pipelines.cli.preflight import readable
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    report = sub.add_parser("report", help="write a team's, a user's or the organisation's waste report (HTML, Markdown)")
+    whose = report.add_mutually_exclusive_group(required=True)
+    whose.add_argument("--team", help="the team, as the ledger names it (marts.dim_projects)")
+    whose.add_argument("--user", help="a user, as the scheduler names them (marts.fct_user_cost_daily): their jobs "
+                                      "in every team, written under <out>/_users/")
+    whose.add_argument("--org", action="store_true",
+                       help="the whole organisation's page, <out>/index.html (+ .md): every team's cost, waste, "
+                            "under-use and savings, cluster utilisation, the top savings, links to the team reports")
+    when = report.add_mutually_exclusive_group(required=True)
+    when.add_argument("--day", help="one UTC day, YYYY-MM-DD (this or --month)")
+    when.add_argument("--month", help="one month, YYYY-MM (this or --day)")
+    report.add_argument("--out", type=Path, help="folder (default: data/reports under the current directory)")
+    report.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pipelines.lib.publish import published_path
+    from pipelines.lib.sandbox import open_read_only
+    from pipelines.reports import DEFAULT_REPORTS, check_report_request, period_of, write_team_report
+    from pipelines.reports.org import check_org_request
+    from pipelines.reports.org_page import write_org_report
+    from pipelines.reports.user_report import check_user_request, write_user_report
+
+    try:  # what was typed first: a bad date is named before a missing warehouse
+        start, end, label = period_of(args.day, args.month)
+    except ValueError as err:
+        print(f"report failed: {err}", file=sys.stderr)
+        return 2
+    path = args.warehouse or published_path()
+    if not readable(path):
+        return 2
+    try:
+        with open_read_only(path) as con:
+            if args.org:
+                check_org_request(con, start, end)
+                paths = write_org_report(con, start, end, label, args.out or DEFAULT_REPORTS)
+            elif args.user is not None:
+                check_user_request(con, args.user, start, end)
+                paths = write_user_report(con, args.user, start, end, label, args.out or DEFAULT_REPORTS)
+            else:
+                check_report_request(con, args.team, start, end)
+                paths = write_team_report(con, args.team, start, end, label, args.out or DEFAULT_REPORTS)
+    except (ValueError, RuntimeError) as err:
+        print(f"report failed: {err}", file=sys.stderr)
+        return 2
+    for p in paths:
+        print(p)
+    return 0
