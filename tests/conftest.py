@@ -29,6 +29,28 @@ def real() -> Path:
 
 
 @pytest.fixture(scope="session")
+def new_warehouse(tmp_path_factory):
+    """Opens a new bootstrapped warehouse at a path: a copy of one bootstrapped once per test session
+    (bootstrapping a file takes about half a second; a test drawing many examples makes one each)."""
+    import shutil
+
+    from pipelines.lib.warehouse import bootstrap, connect
+
+    template = tmp_path_factory.mktemp("bootstrapped") / "warehouse.duckdb"
+    con = connect(template)
+    bootstrap(con)
+    con.close()
+
+    def new(path: Path):
+        shutil.copyfile(template, path)
+        con = connect(path)
+        bootstrap(con)  # one query: the copy answers this version's digest
+        return con
+
+    return new
+
+
+@pytest.fixture(scope="session")
 def simulated_ledger(tmp_path_factory):
     """One simulated fleet run through the pipeline once per test session (2 days, 4 nodes, seed 5),
     shared by the tests that only read a ledger: reports, the FOCUS export, the query sandbox, the CLI.

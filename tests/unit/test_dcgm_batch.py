@@ -70,7 +70,7 @@ def _report(r: landing_source.SyncReport) -> tuple:
 
 
 @pytest.fixture
-def both(tmp_path):
+def both(tmp_path, new_warehouse):
     """Syncs the landing zone into two warehouses, set-based and file by file; returns their states."""
     root = tmp_path / "landing"
     root.mkdir()
@@ -80,8 +80,7 @@ def both(tmp_path):
         out = []
         for kind, source in (("batch", DCGM), ("file", PER_FILE)):
             if kind not in cons:
-                cons[kind] = connect(tmp_path / f"{kind}.duckdb")
-                bootstrap(cons[kind])
+                cons[kind] = new_warehouse(tmp_path / f"{kind}.duckdb")
             report = landing.sync(cons[kind], root, source, cfg, DAY)
             out.append((_report(report), _state(cons[kind])))
         return out
@@ -313,15 +312,14 @@ def _rows(draw):
 
 @settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(rows=_rows())
-def test_any_rows_stage_and_quarantine_alike(tmp_path_factory, rows):
+def test_any_rows_stage_and_quarantine_alike(tmp_path_factory, new_warehouse, rows):
     tmp = tmp_path_factory.mktemp("dcgm")
     root = tmp / "landing"
     _write(root, "x.parquet", rows)
     _write(root, "y.parquet", _long("h9", minutes=1))
     states = []
     for kind, source in (("batch", DCGM), ("file", PER_FILE)):
-        con = connect(tmp / f"{kind}.duckdb")
-        bootstrap(con)
+        con = new_warehouse(tmp / f"{kind}.duckdb")
         report = landing.sync(con, root, source, OrgConfig(), DAY)
         states.append((_report(report), _state(con)))
         con.close()
