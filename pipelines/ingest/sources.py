@@ -15,6 +15,7 @@ from pipelines.ingest import (aws_cur, dcgm, dcgm_batch, dcgm_prom, focus, inven
 from pipelines.ingest.plausible import guard
 from pipelines.ingest.refused_bills import charge_days
 from pipelines.landing.bill_deliveries import sync_bills
+from pipelines.landing.formats import FORMATS_ENV, FormatsError
 from pipelines.landing.parsed import Parsed
 from pipelines.landing.source import Source
 from pipelines.lib.config import OrgConfig
@@ -144,7 +145,6 @@ BUILT_IN = (FOCUS, AWS_CUR, SLURM, KUBERNETES, DCGM, RUNS, INVENTORY, PLANS)
 # Formats a site adds without changing gpuledger: Python modules (importable, comma-separated), each
 # declaring its `SOURCES` (Source entries, built with `guard` like the ones above). A bill format whose
 # parser gives FOCUS bill lines lands in staging.stg_focus__bill_lines beside FOCUS and CUR.
-FORMATS_ENV = "GPULEDGER_FORMATS"
 
 
 def _added_formats() -> tuple[Source, ...]:
@@ -153,16 +153,16 @@ def _added_formats() -> tuple[Source, ...]:
         try:
             module = importlib.import_module(name)
         except ImportError as err:
-            raise ImportError(f"{FORMATS_ENV} names module {name!r}, which cannot be imported: {err}") from err
+            raise FormatsError(f"{FORMATS_ENV} names module {name!r}, which cannot be imported: {err}") from err
         declared = getattr(module, "SOURCES", None)
         if not declared or not all(isinstance(s, Source) for s in declared):
-            raise TypeError(f"{FORMATS_ENV} module {name!r} declares no SOURCES (a tuple of "
+            raise FormatsError(f"{FORMATS_ENV} module {name!r} declares no SOURCES (a tuple of "
                             f"pipelines.landing.source.Source)")
         added.extend(declared)
     names = [s.name for s in BUILT_IN + tuple(added)]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise ValueError(f"{FORMATS_ENV}: source name(s) {', '.join(twice)} declared twice")
+        raise FormatsError(f"{FORMATS_ENV}: source name(s) {', '.join(twice)} declared twice")
     return tuple(added)
 
 

@@ -117,8 +117,13 @@ def test_inspect_reads_the_added_format(world):
     assert entry["by_currency"]["USD"]["effective_cost"] == str(24 * Decimal(RATE))
 
 
-def test_a_formats_module_that_declares_nothing_is_refused_by_name(world):
+@pytest.mark.parametrize("formats, said", [
+    ("json", "GPULEDGER_FORMATS module 'json' declares no SOURCES"),
+    ("tests.support.toy_ledgr", "GPULEDGER_FORMATS names module 'tests.support.toy_ledgr', which cannot be imported"),
+    ("tests.support.toy_ledger,tests.support.toy_ledger", "GPULEDGER_FORMATS: source name(s) toy_ledger declared twice"),
+])
+def test_a_formats_module_that_cannot_serve_is_refused_in_a_sentence(world, formats, said):
     L, env = world
-    out = _gpuledger("inspect", "--landing", str(L.landing), "--json", env={**env, "GPULEDGER_FORMATS": "json"})
-    assert out.returncode != 0
-    assert "GPULEDGER_FORMATS module 'json' declares no SOURCES" in out.stderr
+    out = _gpuledger("inspect", "--landing", str(L.landing), "--json", env={**env, "GPULEDGER_FORMATS": formats})
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith(f"gpuledger inspect: {said}") and "Traceback" not in out.stderr, out.stderr
