@@ -18,8 +18,8 @@ import polars as pl
 from pipelines.landing import writer
 from pipelines.landing.deliveries import days_from_name
 from pipelines.landing.parsed import Parsed, refuses_file
-from pipelines.landing.source import Source, SyncReport, check_landing_root, check_not_vanished, discover, \
-    file_span, fingerprint
+from pipelines.landing.source import (Source, SyncReport, check_landing_root, check_not_vanished, discover, file_span,
+                                      fingerprint)
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import transaction
 

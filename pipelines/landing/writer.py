@@ -37,11 +37,12 @@ def entries(source: Source, rows: Iterable[dict] | pl.DataFrame) -> pl.DataFrame
     frame = rows if isinstance(rows, pl.DataFrame) else pl.DataFrame(list(rows), infer_schema_length=None)
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     defaults = {"source": pl.lit(source.name), "status": pl.lit("current"), "loaded_at": pl.lit(now)}
-    return frame.select([
-        (pl.coalesce(pl.col(c), defaults[c]) if c in defaults else pl.col(c)).cast(t).alias(c) if c in frame.columns
-        else (defaults[c] if c in defaults else pl.lit(None)).cast(t).alias(c)
-        for c, t in LANDED_SCHEMA.items()
-    ])
+
+    def column(name: str, dtype: pl.DataType) -> pl.Expr:
+        given = pl.col(name) if name in frame.columns else pl.lit(None)
+        return (pl.coalesce(given, defaults[name]) if name in defaults else given).cast(dtype).alias(name)
+
+    return frame.select([column(name, dtype) for name, dtype in LANDED_SCHEMA.items()])
 
 
 def forget(con: duckdb.DuckDBPyConnection, source: Source, files: list[str], staged: list[str] | None = None) -> None:
