@@ -35,7 +35,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.lib.csv_cells import guard_sql
-from pipelines.lib.warehouse import run_sql, sql, table_sql
+from pipelines.lib.warehouse import has_table, run_sql, sql, table_sql
 
 # The columns of the export, in order: FOCUS columns, then the `x_` ones.
 FOCUS_COLUMNS: tuple[str, ...] = (
@@ -95,6 +95,9 @@ def export_focus(con: duckdb.DuckDBPyConnection, start: date, end: date, out: Pa
         if stale:
             raise ValueError(f"the warehouse's bill lines lack column(s) {', '.join(stale)} that the export carries: "
                              "it was built by an older gpuledger; any `gpuledger run` adds them")
+        if not _knows_its_bills(con):
+            raise ValueError("the warehouse does not yet say which of its sources are bills (ops.landing_sources): "
+                             "it was built by an older gpuledger; any `gpuledger run` records them")
         have = {d for (d,) in con.execute(
             """SELECT day FROM intermediate.int_bill_line_hours WHERE day BETWEEN $start AND $end
                UNION SELECT day FROM intermediate.int_config_cost_lines WHERE day BETWEEN $start AND $end""",
@@ -115,6 +118,13 @@ def export_focus(con: duckdb.DuckDBPyConnection, start: date, end: date, out: Pa
 
 _STAGED_COLUMNS = """SELECT column_name FROM information_schema.columns
                       WHERE table_schema = 'staging' AND table_name = 'stg_focus__bill_lines'"""
+
+
+def _knows_its_bills(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether ops.landing_sources says which sources are bills, so the export's quarantined bill rows
+    are found (each sync records its source; a warehouse no run has synced since the table came has none)."""
+    return has_table(con, "ops", "landing_sources") and con.execute(
+        "SELECT count(*) FROM ops.landing_sources WHERE is_bill").fetchall()[0][0] > 0
 
 
 def _missing_staged_columns(con: duckdb.DuckDBPyConnection) -> list[str]:

@@ -716,3 +716,19 @@ def test_export_of_an_older_warehouse_says_what_to_do(sim, tmp_path):
         with pytest.raises(ValueError, match=r"lack column\(s\) publisher_name .*`gpuledger run`"):
             export_focus(con, sim.days[0], sim.days[0], tmp_path / "focus.csv")
     assert not (tmp_path / "focus.csv").exists()
+
+
+@pytest.mark.parametrize("older", ["DROP TABLE ops.landing_sources", "DELETE FROM ops.landing_sources"])
+def test_export_of_a_warehouse_that_does_not_say_its_bills_says_what_to_do(sim, tmp_path, older):
+    """Quarantined bill rows are found as the rows of a bill source: a warehouse no run has synced since
+    ops.landing_sources came cannot say which those are, so it is refused rather than exported without them."""
+    import shutil
+
+    old = tmp_path / "old.duckdb"
+    shutil.copy(sim.warehouse, old)
+    with duckdb.connect(str(old)) as con:
+        con.execute(older)
+    with duckdb.connect(str(old), read_only=True) as con:
+        with pytest.raises(ValueError, match=r"which of its sources are bills .*`gpuledger run` records them"):
+            export_focus(con, sim.days[0], sim.days[0], tmp_path / "focus.csv")
+    assert not (tmp_path / "focus.csv").exists()
