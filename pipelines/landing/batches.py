@@ -15,7 +15,7 @@ import duckdb
 import polars as pl
 
 from pipelines.landing import writer
-from pipelines.landing.parsed import QUARANTINE_SCHEMA
+from pipelines.landing.parsed import QUARANTINE_SCHEMA, conform
 from pipelines.landing.source import Source, SyncReport
 from pipelines.lib.warehouse import transaction
 
@@ -57,9 +57,7 @@ def in_order(rest: list[Changed], changed: list[Changed]) -> list[Changed]:
 
 def quarantine_rows(frames: list[pl.DataFrame]) -> pl.DataFrame:
     """Reject frames, some with fewer columns, as one frame of ops.quarantine's columns."""
-    combined = pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
-    return combined.select([(pl.col(c) if c in combined.columns else pl.lit(None)).cast(t).alias(c)
-                            for c, t in QUARANTINE_SCHEMA.items()])
+    return conform(pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame(), QUARANTINE_SCHEMA)
 
 
 def write_batch(

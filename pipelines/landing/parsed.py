@@ -76,3 +76,16 @@ def file_reject(source: str, file: str, reason: str) -> pl.DataFrame:
         [{"source": source, "file": file, "row_ref": "file", "reason": reason or f"unreadable {source} file"}],
         schema=QUARANTINE_SCHEMA,
     )
+
+
+def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType],
+            defaults: dict[str, pl.Expr] | None = None) -> pl.DataFrame:
+    """`frame` with exactly `schema`'s columns, in its order and types: a column it lacks is NULL, or its
+    default; a NULL where a default is given takes the default."""
+    defaults = defaults or {}
+
+    def column(name: str, dtype: pl.DataType) -> pl.Expr:
+        given = pl.col(name) if name in frame.columns else pl.lit(None)
+        return (pl.coalesce(given, defaults[name]) if name in defaults else given).cast(dtype).alias(name)
+
+    return frame.select([column(name, dtype) for name, dtype in schema.items()])

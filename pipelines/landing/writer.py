@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 import duckdb
 import polars as pl
 
+from pipelines.landing.parsed import conform
 from pipelines.landing.source import Source
 from pipelines.lib.warehouse import run_sql, sql
 
@@ -37,12 +38,7 @@ def entries(source: Source, rows: Iterable[dict] | pl.DataFrame) -> pl.DataFrame
     frame = rows if isinstance(rows, pl.DataFrame) else pl.DataFrame(list(rows), infer_schema_length=None)
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     defaults = {"source": pl.lit(source.name), "status": pl.lit("current"), "loaded_at": pl.lit(now)}
-
-    def column(name: str, dtype: pl.DataType) -> pl.Expr:
-        given = pl.col(name) if name in frame.columns else pl.lit(None)
-        return (pl.coalesce(given, defaults[name]) if name in defaults else given).cast(dtype).alias(name)
-
-    return frame.select([column(name, dtype) for name, dtype in LANDED_SCHEMA.items()])
+    return conform(frame, LANDED_SCHEMA, defaults)
 
 
 def forget(con: duckdb.DuckDBPyConnection, source: Source, files: list[str], staged: list[str] | None = None) -> None:

@@ -7,14 +7,14 @@ from pipelines.lib.ledger_days import mark_day
 from pipelines.lib.partitions import daily_duckdb_asset
 from pipelines.lib.publish import FINANCE_VIEWS, create_budgets, create_fx_rates, publish
 from pipelines.lib.resources import LandingZone
-from pipelines.lib.sql_lineage import ASSET_SCHEMAS, tables_in
+from pipelines.lib.sql_lineage import tables_in
 from pipelines.lib.warehouse import SQL_ROOT, sql
 
 # every mart (a table of sql/marts/, its SQL a file or a step folder) and the alerts: what the published
 # file holds besides the finance views, found from the SQL so a new mart is never left out
+ASSETS_IN_OPS = ("ops/alerts",)  # ops is bookkeeping every step writes; of it, only the alerts are an asset
 MARTS = sorted(f"marts/{p.name.removesuffix('.sql')}" for p in (SQL_ROOT / "marts").iterdir()
-               if p.name != "checks" and (p.is_dir() or p.suffix == ".sql")) + ["ops/alerts"]
-ASSETS_IN_OPS = {"ops/alerts"}  # ops is bookkeeping every step writes; of it, only the alerts are an asset
+               if p.name != "checks" and (p.is_dir() or p.suffix == ".sql")) + list(ASSETS_IN_OPS)
 
 
 def _summary(text: str) -> str:
@@ -39,9 +39,10 @@ def _config_table(name: str, create, description: str) -> dg.AssetsDefinition:
 def _finance_view(view: str) -> dg.AssetsDefinition:
     """The view `finance.<view>` of sql/finance/<view>.sql, its dependencies the tables its SQL reads."""
     text = sql(f"finance/{view}")
-    deps = sorted(t for t in tables_in(text, assets_only=False) - {f"finance/{view}"}
-                  if t in ASSETS_IN_OPS or t.startswith("finance/")
-                  or (t.split("/")[0] in ASSET_SCHEMAS and not t.split("/")[1].startswith("ref_")))
+    # the asset tables it reads (sql_lineage's own rule), the other finance assets, and the alerts
+    named = tables_in(text, assets_only=False)
+    deps = sorted((tables_in(text) | {t for t in named if t.startswith("finance/") or t in ASSETS_IN_OPS})
+                  - {f"finance/{view}"})
 
     @daily_duckdb_asset(f"finance/{view}", group="finance", description=_summary(text), deps=tuple(deps))
     def _view(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> None:
