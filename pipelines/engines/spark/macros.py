@@ -1,7 +1,8 @@
 """DuckDB's macros (`CREATE MACRO` in sql/macros.sql and sql/lib/*.sql) expanded in place, so a statement
 Spark runs has no macro left in it: a scalar macro's call becomes its body with the arguments put in for
 its parameters; a table macro's call (`FROM split_exactly('some_input')`) becomes its query as a subquery,
-reading the table its argument names where the body says `query_table(<parameter>)`.
+reading the table its argument names where the body says `query_table(<parameter>)` and putting its other
+arguments in for their parameters.
 
 The macros are read from the same files DuckDB runs (warehouse.MACRO_FILES and sql/macros.sql), never
 copied: one definition per macro, two engines."""
@@ -111,17 +112,26 @@ def _scalar_call(macro: Macro, args: list[exp.Expression]) -> exp.Expression:
 
 
 def _table_call(macro: Macro, node: exp.Table) -> exp.Expression:
+    """A table macro's query as a subquery: a parameter the body reads as `query_table(<parameter>)`
+    takes the name of a table as text, any other parameter a value, put in where the body names it."""
     args = list(node.this.expressions)
-    if len(args) != len(macro.params) or not all(isinstance(a, exp.Literal) and a.is_string for a in args):
-        raise ValueError(f"table macro {macro.name} takes the name(s) of {len(macro.params)} table(s) as text")
-    tables = {p: a.this for p, a in zip(macro.params, args)}
+    if len(args) != len(macro.params):
+        raise ValueError(f"table macro {macro.name} takes {len(macro.params)} argument(s), got {len(args)}")
+    read = {inner.this.expressions[0].name.lower() for inner in macro.body.find_all(exp.Table)
+            if isinstance(inner.this, exp.Anonymous) and inner.this.name.lower() == "query_table"}
+    by_param = dict(zip(macro.params, args))
+    if not all(isinstance(by_param[p], exp.Literal) and by_param[p].is_string for p in read):
+        raise ValueError(f"table macro {macro.name} takes the name(s) of its table(s) {sorted(read)} as text")
+    values = {p: a for p, a in by_param.items() if p not in read}
 
     def put(inner: exp.Expression) -> exp.Expression:
         if (isinstance(inner, exp.Table) and isinstance(inner.this, exp.Anonymous)
                 and inner.this.name.lower() == "query_table"):
             param = inner.this.expressions[0].name.lower()
             alias = inner.args.get("alias")
-            return exp.Table(this=exp.to_identifier(tables[param]), alias=alias.copy() if alias else None)
+            return exp.Table(this=exp.to_identifier(by_param[param].this), alias=alias.copy() if alias else None)
+        if isinstance(inner, exp.Column) and not inner.table and inner.name.lower() in values:
+            return exp.Paren(this=values[inner.name.lower()].copy())
         return inner
 
     body = macro.body.copy().transform(put)

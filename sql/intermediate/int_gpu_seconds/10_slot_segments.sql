@@ -25,21 +25,12 @@ LEFT JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = h.hostname
 WHERE j.day = $day
   AND j.job_uid NOT IN (SELECT job_uid FROM intermediate.int_job_conflicts WHERE day = $day);
 
--- telemetry minutes around the day (a stretch crossing midnight is judged whole), of whole GPUs and of
--- MIG instances (gpu_instance set)
-CREATE OR REPLACE TEMP TABLE minutes_near AS
-SELECT hostname, gpu, gpu_instance, hpc_job, minute_ts, first_sample_ts, last_sample_ts, first_busy_ts, last_busy_ts,
-       coalesce(gpu_util_max = 0, FALSE) OR coalesce(sm_active_max < $idle_sm_threshold, FALSE) AS idle,
-       -- the under-use lens: SM activity, else GPU utilisation as a fraction where a GPU has no profiling
-       coalesce(sm_active_avg, gpu_util_avg / 100) AS activity, tensor_active_avg, fb_used_max_mib
-FROM staging.stg_dcgm__gpu_minutes
-WHERE day BETWEEN $day::DATE - 1 AND $day::DATE + 1
-  AND minute_ts >= $day::DATE - to_minutes($idle_lookback_minutes::BIGINT)
-  AND minute_ts < $day::DATE + INTERVAL 1 DAY + to_minutes($idle_min_minutes::BIGINT);
-
+-- the telemetry minutes around the day are gpu_minutes_near(...) (sql/lib/dcgm_rollup.sql), read where
+-- they are used rather than copied: a copy of a fleet's day of minutes would be most of this step's memory
 CREATE OR REPLACE TEMP TABLE labelled_slots AS
 WITH labels AS (
-    SELECT DISTINCT hostname, gpu, hpc_job FROM minutes_near WHERE hpc_job IS NOT NULL AND gpu_instance IS NULL
+    SELECT DISTINCT hostname, gpu, hpc_job FROM gpu_minutes_near($day,
+    $idle_sm_threshold, $idle_lookback_minutes, $idle_min_minutes) WHERE hpc_job IS NOT NULL AND gpu_instance IS NULL
 ),
 matched AS (
     SELECT jh.job_uid, jh.hostname, l.gpu, l.hpc_job,
@@ -57,7 +48,8 @@ WITH entries AS (
     FROM job_hosts jh, unnest(jh.host_slices) WITH ORDINALITY AS e(units, n)
 ),
 labels AS (
-    SELECT DISTINCT hostname, gpu, gpu_instance, hpc_job FROM minutes_near WHERE hpc_job IS NOT NULL
+    SELECT DISTINCT hostname, gpu, gpu_instance, hpc_job FROM gpu_minutes_near($day,
+    $idle_sm_threshold, $idle_lookback_minutes, $idle_min_minutes) WHERE hpc_job IS NOT NULL
 ),
 candidates AS (
     SELECT jh.job_uid, l.hostname, l.gpu, l.gpu_instance, l.hpc_job,
@@ -80,7 +72,8 @@ LEFT JOIN candidates c ON c.job_uid = e.job_uid AND c.hostname = e.hostname AND 
 WHERE e.w_end > e.w_start;
 
 CREATE OR REPLACE TEMP TABLE slots AS
-WITH labelled_hosts AS (SELECT DISTINCT hostname FROM minutes_near WHERE hpc_job IS NOT NULL AND gpu_instance IS NULL),
+WITH labelled_hosts AS (SELECT DISTINCT hostname FROM gpu_minutes_near($day,
+    $idle_sm_threshold, $idle_lookback_minutes, $idle_min_minutes) WHERE hpc_job IS NOT NULL AND gpu_instance IS NULL),
 per_job AS (
     SELECT jh.*, (SELECT count(*) FROM labelled_slots ls WHERE ls.job_uid = jh.job_uid AND ls.hostname = jh.hostname) AS labelled,
            jh.hostname IN (SELECT hostname FROM labelled_hosts) AS host_labelled
@@ -111,7 +104,8 @@ SELECT row_number() OVER () AS slot_id, * FROM all_slots;
 CREATE OR REPLACE TEMP TABLE slot_minutes AS
 SELECT s.slot_id, m.minute_ts, m.first_sample_ts, m.last_sample_ts, m.first_busy_ts, m.last_busy_ts, m.idle,
        m.activity, m.activity AS activity_max, m.tensor_active_avg, m.fb_used_max_mib
-FROM slots s JOIN minutes_near m
+FROM slots s JOIN gpu_minutes_near($day,
+    $idle_sm_threshold, $idle_lookback_minutes, $idle_min_minutes) m
   ON s.mode = 'gpu' AND m.hostname = s.hostname AND m.gpu = s.gpu AND m.hpc_job = s.hpc_job
  AND m.gpu_instance IS NOT DISTINCT FROM s.gpu_instance
 WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
@@ -119,20 +113,20 @@ UNION ALL
 SELECT s.slot_id, m.minute_ts, min(m.first_sample_ts), max(m.last_sample_ts), min(m.first_busy_ts),
        max(m.last_busy_ts), bool_and(m.idle), avg(m.activity), max(m.activity), avg(m.tensor_active_avg),
        max(m.fb_used_max_mib)
-FROM slots s JOIN minutes_near m ON s.mode = 'host' AND m.hostname = s.hostname
+FROM slots s JOIN gpu_minutes_near($day,
+    $idle_sm_threshold, $idle_lookback_minutes, $idle_min_minutes) m ON s.mode = 'host' AND m.hostname = s.hostname
 WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
 GROUP BY s.slot_id, m.minute_ts
 UNION ALL
 SELECT s.slot_id, m.minute_ts, min(m.first_sample_ts), max(m.last_sample_ts), min(m.first_busy_ts),
        max(m.last_busy_ts), bool_and(m.idle), avg(m.activity), max(m.activity), avg(m.tensor_active_avg),
        max(m.fb_used_max_mib)
-FROM slots s JOIN minutes_near m
+FROM slots s JOIN gpu_minutes_near($day,
+    $idle_sm_threshold, $idle_lookback_minutes, $idle_min_minutes) m
   ON s.mode = 'physical' AND m.hostname = s.hostname AND m.gpu = s.gpu AND m.gpu_instance IS NULL
 WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
 GROUP BY s.slot_id, m.minute_ts;
 
--- the day's raw minutes are not read again: give their memory to the window functions below
-DROP TABLE minutes_near;
 
 -- idle: runs of idle minutes at least the configured stretch long. A run continues across a short
 -- telemetry gap (at most three scrape intervals between samples); a longer gap or an active minute ends it.
