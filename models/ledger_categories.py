@@ -23,26 +23,37 @@ class Category:
     is_gpu: bool     # a share of billed GPU node time
     is_waste: bool   # GPU time that produced nothing
     help: str        # one sentence of what the line means, as the reports print it
+    # Which category a GPU-second a job held takes when several rules claim it: the highest wins
+    # (sql/intermediate/int_gpu_seconds). None: no rule of a job's GPU time gives it.
+    precedence: int | None = None
+    # The kind of a run's badput a job's GPU-second of this category is (docs/ledger.md#the-badput-of-a-run);
+    # None: productive time, which the run's phases divide, or time no job held.
+    badput_kind: str | None = None
 
 
 CATEGORIES: tuple[Category, ...] = (
     Category("rerun_loss", "Work lost to interruptions", "#9b2c2c", True, True,
              "Compute redone after a crash: from the last checkpoint saved before the interruption to the "
-             "crash, plus the restart until training resumed."),
+             "crash, plus the restart until training resumed.",
+             precedence=5, badput_kind="disruption"),
     Category("failed_job", "Failed jobs", "#e53e3e", True, True,
              "GPU time of jobs that ended failed, timed out, cancelled or out of memory and that no later job "
-             "resumed, so their work was thrown away."),
+             "resumed, so their work was thrown away.",
+             precedence=3, badput_kind="failed"),
     Category("allocated_idle", "Hung / idle jobs", "#dd6b20", True, True,
              "GPUs a job held at 0 % activity for 10 minutes or more in a row (the config's idle stretch): "
-             "hung jobs, idle notebooks, stalled data loaders."),
+             "hung jobs, idle notebooks, stalled data loaders.",
+             precedence=4, badput_kind="idle"),
     Category("idle_unallocated", "Idle GPUs, no job", "#f6ad55", True, True,
              "Billed GPUs of the team's pool that no job held: nodes to fill or release (idle GPUs of a pool "
              "no team owns go to _unallocated)."),
     Category("unmonitored", "Unmonitored (no telemetry)", "#b7791f", True, True,
              "GPUs a job held with no telemetry covering them: not known to be used, so not counted as "
-             "productive."),
+             "productive.",
+             precedence=2, badput_kind="unmonitored"),
     Category("productive", "Productive GPU time", "#2f855a", True, False,
-             "GPU time a job held that showed activity and was not lost to an interruption."),
+             "GPU time a job held that showed activity and was not lost to an interruption.",
+             precedence=1),
     Category("storage", "Storage", "#3182ce", False, False, "Storage bill lines tagged with the project."),
     Category("network", "Network", "#90cdf4", False, False, "Networking bill lines tagged with the project."),
     Category("compute_other", "Other compute", "#5a67d8", False, False,

@@ -8,10 +8,11 @@ from functools import cache
 import sqlglot
 from sqlglot import exp
 
+from pipelines.lib.reference import TABLES as REFERENCE_TABLES
 from pipelines.lib.warehouse import sql, table_sql
 
-# schemas whose tables are daily assets; `ops` is bookkeeping every layer writes, `ref_*` tables are
-# reference data loaded before any asset runs
+# schemas whose tables are daily assets; `ops` is bookkeeping every layer writes, and the reference
+# tables (the GPU catalog, the ledger's categories) are loaded before any asset runs
 ASSET_SCHEMAS = ("staging", "intermediate", "marts")
 
 
@@ -42,6 +43,6 @@ def tables_in(text: str, assets_only: bool = True) -> set[str]:
         for t in statement.find_all(exp.Table):
             if not t.db:
                 continue  # a temp table or a CTE
-            if not assets_only or (t.db in ASSET_SCHEMAS and not t.name.startswith("ref_")):
+            if not assets_only or (t.db in ASSET_SCHEMAS and f"{t.db}.{t.name}" not in REFERENCE_TABLES):
                 found.add(f"{t.db}/{t.name}")
     return found

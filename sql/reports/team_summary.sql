@@ -6,6 +6,8 @@ WITH cost AS (
            sum(effective_cost) AS total,
            sum(effective_cost) FILTER (category IN (SELECT name FROM marts.dim_ledger_categories WHERE is_gpu))
                AS gpu_cost,
+           sum(effective_cost) FILTER (category IN (SELECT name FROM marts.dim_ledger_categories WHERE is_waste))
+               AS waste,
            sum(effective_cost) FILTER (category = 'idle_unallocated') AS idle_unallocated,
            sum(effective_cost) FILTER (category = 'allocated_idle') AS allocated_idle,
            sum(effective_cost) FILTER (category = 'rerun_loss') AS rerun_loss,
@@ -33,10 +35,8 @@ efficiency AS (
 )
 -- the headline first (an 80-column terminal shows those and names the rest), then the waste by kind
 SELECT c.team, c.billing_currency AS currency, round(c.total, 2) AS total_cost,
-       round(coalesce(c.idle_unallocated, 0) + coalesce(c.allocated_idle, 0) + coalesce(c.rerun_loss, 0)
-             + coalesce(c.failed_job, 0) + coalesce(c.unmonitored, 0), 2) AS waste,
-       round(100 * (coalesce(c.idle_unallocated, 0) + coalesce(c.allocated_idle, 0) + coalesce(c.rerun_loss, 0)
-             + coalesce(c.failed_job, 0) + coalesce(c.unmonitored, 0)) / nullif(c.gpu_cost, 0), 1) AS "waste_%",
+       round(coalesce(c.waste, 0), 2) AS waste,
+       round(100 * coalesce(c.waste, 0) / nullif(c.gpu_cost, 0), 1) AS "waste_%",
        round(coalesce(u.low_activity_cost, 0), 2) AS under_use,
        round(100 * coalesce(u.low_activity_cost, 0) / nullif(c.gpu_cost, 0), 1) AS "under_use_%",
        round(f.effective_mfu, 3) AS effective_mfu, round(r.cost_per_mtok, 2) AS cost_per_mtok,

@@ -3,7 +3,8 @@
 WITH users AS (
     SELECT billing_currency AS currency, user_name,
            sum(effective_cost)::DECIMAL(38, 18) AS effective_cost,
-           coalesce(sum(effective_cost) FILTER (category <> 'productive'), 0)::DECIMAL(38, 18) AS waste_cost,
+           coalesce(sum(effective_cost) FILTER (category IN (SELECT name FROM marts.dim_ledger_categories
+                                                             WHERE is_waste)), 0)::DECIMAL(38, 18) AS waste_cost,
            sum(low_activity_cost)::DECIMAL(38, 18) AS low_activity_cost,
            sum(gpu_seconds)::DOUBLE AS gpu_seconds,
            sum(low_activity_gpu_seconds)::DOUBLE AS low_activity_gpu_seconds

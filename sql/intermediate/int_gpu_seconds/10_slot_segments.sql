@@ -189,31 +189,34 @@ UNION ALL
 SELECT s.slot_id, s.w_start, s.w_end FROM slots s
 WHERE s.mode = 'none' OR s.slot_id NOT IN (SELECT slot_id FROM bounds);
 
--- every interval with its category's precedence (higher wins), clipped to the slot's window
+-- every interval a rule claims, with its category's precedence (marts.dim_ledger_categories: the
+-- highest wins; of rerun_loss, its restart above its lost work), clipped to the slot's window
 CREATE OR REPLACE TEMP TABLE slot_intervals AS
 WITH raw AS (
     -- a restart window inside a lost window (a resumed job interrupted again before its first step)
     -- counts as restart
-    SELECT s.slot_id, greatest(j.lost_from, s.w_start) AS s, s.w_end AS e, 6 AS prio, 'rerun_loss:lost' AS category
+    SELECT s.slot_id, greatest(j.lost_from, s.w_start) AS s, s.w_end AS e, 'rerun_loss:lost' AS category
     FROM slots s JOIN intermediate.int_job_allocations j ON j.day = $day AND j.job_uid = s.job_uid
     WHERE j.lost_from IS NOT NULL
     UNION ALL
-    SELECT s.slot_id, s.w_start, least(j.restart_until, s.w_end), 7, 'rerun_loss:restart'
+    SELECT s.slot_id, s.w_start, least(j.restart_until, s.w_end), 'rerun_loss:restart'
     FROM slots s JOIN intermediate.int_job_allocations j ON j.day = $day AND j.job_uid = s.job_uid
     WHERE j.restart_until IS NOT NULL
     UNION ALL
-    SELECT slot_id, s, e, 5, 'allocated_idle' FROM idle_intervals
+    SELECT slot_id, s, e, 'allocated_idle' FROM idle_intervals
     UNION ALL
-    SELECT s.slot_id, s.w_start, s.w_end, 4, 'failed_job'
+    SELECT s.slot_id, s.w_start, s.w_end, 'failed_job'
     FROM slots s JOIN intermediate.int_job_allocations j ON j.day = $day AND j.job_uid = s.job_uid
     WHERE j.failed
     UNION ALL
-    SELECT slot_id, s, e, 3, 'unmonitored' FROM gap_intervals
+    SELECT slot_id, s, e, 'unmonitored' FROM gap_intervals
     UNION ALL
-    SELECT slot_id, w_start, w_end, 2, 'productive' FROM slots
+    SELECT slot_id, w_start, w_end, 'productive' FROM slots
 )
-SELECT r.slot_id, greatest(r.s, sl.w_start) AS s, least(r.e, sl.w_end) AS e, r.prio, r.category
+SELECT r.slot_id, greatest(r.s, sl.w_start) AS s, least(r.e, sl.w_end) AS e,
+       2 * c.precedence + CASE WHEN r.category = 'rerun_loss:restart' THEN 1 ELSE 0 END AS prio, r.category
 FROM raw r JOIN slots sl USING (slot_id)
+JOIN marts.dim_ledger_categories c ON c.name = split_part(r.category, ':', 1)
 WHERE least(r.e, sl.w_end) > greatest(r.s, sl.w_start);
 
 -- elementary segments: cut at every interval edge and every hour, then take the winning category

@@ -1,17 +1,16 @@
 -- The badput of each run per day (docs/ledger.md#the-badput-of-a-run): every GPU-second of the run's
 -- jobs on $day and its cost in exactly one kind. disruption, idle, failed and unmonitored are the
--- ledger's rerun_loss, allocated_idle, failed_job and unmonitored as they are; productive is divided
+-- ledger's rerun_loss, allocated_idle, failed_job and unmonitored as they are (each category's
+-- badput_kind, marts.dim_ledger_categories); productive is divided
 -- into startup, checkpoint_save, evaluation, data_wait, exposed_communication and goodput by the
 -- weights of 10_phase_weights.sql, its cost split exactly over them (20_cost_splits.sql). Per run, day
 -- and currency the kinds sum exactly to the run's GPU-seconds and cost in marts.fct_run_efficiency_daily
 -- (whose team and project they take); GPU-seconds sit on the first currency's row only.
 WITH other_seconds AS (
-    SELECT j.run_id,
-           CASE g.category WHEN 'rerun_loss' THEN 'disruption' WHEN 'allocated_idle' THEN 'idle'
-                           WHEN 'failed_job' THEN 'failed' ELSE g.category END AS kind,
-           g.gpu_seconds
+    SELECT j.run_id, k.badput_kind AS kind, g.gpu_seconds
     FROM intermediate.int_gpu_seconds g JOIN badput_jobs j USING (job_uid)
-    WHERE g.day = $day AND g.category <> 'productive'
+    JOIN marts.dim_ledger_categories k ON k.name = g.category AND k.badput_kind IS NOT NULL
+    WHERE g.day = $day
 ),
 seconds AS (
     SELECT run_id, kind, sum(gpu_seconds) AS gpu_seconds
@@ -21,12 +20,10 @@ seconds AS (
     GROUP BY run_id, kind
 ),
 costs AS (
-    SELECT j.run_id,
-           CASE c.category WHEN 'rerun_loss' THEN 'disruption' WHEN 'allocated_idle' THEN 'idle'
-                           WHEN 'failed_job' THEN 'failed' ELSE c.category END AS kind,
-           c.billing_currency, c.effective_cost, c.billed_cost
+    SELECT j.run_id, k.badput_kind AS kind, c.billing_currency, c.effective_cost, c.billed_cost
     FROM intermediate.int_cost_allocations c JOIN badput_jobs j USING (job_uid)
-    WHERE c.day = $day AND c.line_kind = 'node_hour' AND c.category <> 'productive'
+    JOIN marts.dim_ledger_categories k ON k.name = c.category AND k.badput_kind IS NOT NULL
+    WHERE c.day = $day AND c.line_kind = 'node_hour'
     UNION ALL
     SELECT run_id, kind, billing_currency, effective_cost, billed_cost FROM badput_kind_costs
 ),
