@@ -1,10 +1,12 @@
 """A data contract: the columns a table's rows carry, their types, and the checks every row must pass.
 
-A contract is written once and used two ways:
+A contract is written once and used three ways:
 
 - on ingest, `failures()` gives each check as polars expressions — which rows fail, and the reason
   worded from the row's own value — evaluated with the parser's own checks in one pass over a chunk
   (`pipelines/ingest/common.split_by_contract`);
+- on the set-based readers, `sql_failed()` gives the same checks as one DuckDB expression, which decides
+  whether a row is bad where rows are read in SQL (`pipelines/ingest/dcgm_batch.py`);
 - on the staging table, `to_pandera()` gives the same contract as a pandera schema, which the blocking
   asset check validates the day's rows with (`pipelines/ingest/staging_asset.contract_check`).
 
@@ -97,6 +99,27 @@ class Column:
             found.append(Rule(name, f"str_length({n}, None)", short, says))
         return found
 
+    def sql_fails(self, name: str) -> list[str]:
+        """Its checks as DuckDB SQL over column `name`, in the order of `rules()`: each true exactly
+        where that rule fails (tests/unit/test_contract.py holds the two to agree row by row)."""
+        present = f"{name} IS NOT NULL"
+        found = []
+        if not self.nullable:
+            # NaN as "neither finite nor infinite": DuckDB 2.0 folds isnan() to false on a Parquet column
+            # whose statistics show no NaN (they never count one), and finds no NaN a file holds
+            nan = f"(NOT isfinite({name}) AND NOT isinf({name}))"
+            missing = f"({name} IS NULL OR {nan})" if self.dtype.is_float() else f"{name} IS NULL"
+            found.append(missing)
+            present = f"NOT ({missing})"
+        for op, bound in ((">", self.gt), (">=", self.ge), ("<", self.lt), ("<=", self.le)):
+            if bound is not None:
+                found.append(f"({present} AND NOT ({name} {op} {_sql_literal(bound)}))")
+        if self.isin is not None:
+            found.append(f"({present} AND {name} NOT IN ({', '.join(_sql_literal(v) for v in self.isin)}))")
+        if self.min_length is not None:
+            found.append(f"({present} AND length({name}) < {self.min_length})")
+        return found
+
     def _worded(self, name: str, says: str) -> Callable[[pl.Expr], pl.Expr]:
         """`<column> <value> <says>`: text quoted as the parsers quote it, numbers bare."""
         quoted = self.dtype == pl.String
@@ -112,6 +135,15 @@ def _empty(name: str, text: pl.Expr) -> pl.Expr:
     """A missing value: empty, or NaN (which a float column refuses as missing)."""
     return pl.when(text.eq_missing(pl.lit("NaN"))).then(pl.lit(f"{name} is NaN, not a number")).otherwise(
         pl.lit(f"{name} is empty"))
+
+
+def _sql_literal(value: Any) -> str:
+    """A bound or allowed value of a contract (a constant of models/, never input) as SQL."""
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"no SQL form for the contract value {value!r}")
+    return repr(value)
 
 
 def _number(text: pl.Expr, dtype: pl.DataType) -> pl.Expr:
@@ -130,6 +162,7 @@ class RowCheck:
     name: str
     passes: Callable[[], pl.Expr]
     reads: tuple[str, ...]
+    sql: str | None = None  # `passes` as DuckDB SQL, for the readers that check rows in SQL
 
 
 @dataclass(frozen=True, eq=False)  # a contract is itself: compared and hashed by identity
@@ -160,6 +193,16 @@ class Contract:
         for check in self.row_checks:
             found.append(Failure(~check.passes(), pl.lit(check.name), check.reads))
         return found
+
+    def sql_failed(self) -> str:
+        """DuckDB SQL true for a row that fails any check, over columns named as the contract's: the
+        set-based readers decide a bad row by it, so one declaration decides on every path."""
+        fails = [f for name, column in self.columns.items() for f in column.sql_fails(name)]
+        for check in self.row_checks:
+            if check.sql is None:
+                raise ValueError(f"{self.name}: the row check {check.name!r} has no SQL form")
+            fails.append(f"coalesce(NOT ({check.sql}), FALSE)")  # a null is no failure, as in polars
+        return "(" + " OR ".join(fails) + ")" if fails else "FALSE"
 
     def to_pandera(self):
         """The contract as a pandera (polars) schema. Imported here, not at the top: parsing never needs it."""

@@ -45,6 +45,11 @@ def _not_in_future(*columns: str) -> pl.Expr:
     return pl.all_horizontal([pl.col(c).is_null() | (pl.col(c) <= horizon) for c in columns])
 
 
+def _not_in_future_sql(column: str) -> str:
+    """`_not_in_future` in DuckDB SQL (its clock read when the query runs)."""
+    return f"{column} IS NULL OR {column} <= timezone('UTC', now()) + INTERVAL 1 DAY"
+
+
 def _finite_or_null(column: str) -> pl.Expr:
     return pl.col(column).is_null() | pl.col(column).is_finite()
 
@@ -126,7 +131,8 @@ DcgmSample = Contract(
         # NaN is refused as null; the sentinel bound is applied on parse (dropped, not bad)
         "value": Column(pl.Float64, ge=0, lt=DCGM_SENTINEL_MIN),
     },
-    (RowCheck("timestamp must not be in the future", lambda: _not_in_future("timestamp"), ("timestamp",)),),
+    (RowCheck("timestamp must not be in the future", lambda: _not_in_future("timestamp"), ("timestamp",),
+              sql=_not_in_future_sql("timestamp")),),
 )
 
 RunEvent = Contract(

@@ -1,7 +1,6 @@
 """DCGM telemetry in long Parquet files, staged set-based: a batch of files at a time is read in one
 DuckDB pass that applies the landing contract's row checks as SQL and rolls the samples up per
-GPU-minute, then written in one transaction that replaces the batch's staging, quarantine and
-ops.landed_files rows.
+GPU-minute, then written in one transaction that replaces the batch's staging and ops.landed_files rows.
 
 This is the hot path of a daily run (a fleet's day is thousands of node files, millions of samples
 each hour), and the path of the Parquet that exporters' dumps and the simulator write. Every other
@@ -9,30 +8,31 @@ DCGM file goes through the per-file parser (pipelines/ingest/dcgm.py via `landin
 CSV (long or wide), Prometheus scrapes, wide Parquet, Parquet whose times or numbers are text, empty
 or unreadable files, and any file DuckDB cannot read whole.
 
-Which rows stage is decided in SQL (sql/staging/stg_dcgm__gpu_minutes.checked.sql and .implausible.sql);
-the few that do not are then worded by the same code the per-file parser uses — the DcgmSample
-contract and the plausibility rule — over just those rows, read from their file by polars as that
-parser reads them, so a row gets the same reason, row and payload whichever path its file took.
+Whether a row is bad is the DcgmSample contract's to decide, as SQL compiled from it
+(`Contract.sql_failed`), and whether its time is plausible the rule of pipelines/ingest/plausible.py,
+as SQL (sql/staging/stg_dcgm__gpu_minutes.implausible.sql). A file with any row that does not stage is
+handed to the per-file parser whole, which words every such row: a row gets the same reason, row and
+payload whichever path its file took, and is never judged by two definitions. Clean files, nearly all
+of them, stay on this path.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
 import polars as pl
 
-from models.landing import DCGM_SENTINEL_MIN
+from models.landing import DCGM_SENTINEL_MIN, DcgmSample
 from pipelines.ingest import dcgm
 if TYPE_CHECKING:
     import pyarrow as pa
 
-from pipelines.landing.batches import BatchFile, Changed, batches, in_order, quarantine_rows, write_batch
+from pipelines.landing.batches import BatchFile, Changed, batches, in_order, write_batch
 from pipelines.ingest.common import NULL_TOKENS
 from pipelines.landing.parsed import empty_rejects
-from pipelines.ingest.plausible import SLACK, checked, earliest_plausible, rejects_of
+from pipelines.ingest.plausible import SLACK, earliest_plausible
 from pipelines.landing.source import Source, SyncReport
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import run_sql, sql
@@ -45,8 +45,6 @@ WHITE_SPACE = ("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u200
                "\u200a\u2028\u2029\u202f\u205f\u3000")
 # DuckDB's own columns of a Parquet read; a file with a column of one of these names goes per file.
 VIRTUAL = {"file_index", "file_row_number", "filename"}
-DISAGREE = ("refused by the SQL row checks although the DcgmSample contract accepts it: a gpuledger bug, "
-            "please report it with the file")
 
 
 def sync_batches(con: duckdb.DuckDBPyConnection, source: Source, changed: list[Changed], known: set[str],
@@ -126,7 +124,8 @@ def _quoted(name: str) -> str:
 
 def _stage(con: duckdb.DuckDBPyConnection, source: Source, columns: tuple[str, ...], batch: list[BatchFile],
            known: set[str], cfg: OrgConfig, report: SyncReport) -> list[Changed]:
-    """One batch read, checked and written; the files of it DuckDB cannot read are returned."""
+    """One batch read, checked and written; returned are the files of it DuckDB cannot read and those
+    with rows that do not stage, for the per-file parser."""
     try:
         counts = _read(con, columns, batch, cfg)
     except duckdb.Error as err:
@@ -139,10 +138,14 @@ def _stage(con: duckdb.DuckDBPyConnection, source: Source, columns: tuple[str, .
         half = len(batch) // 2
         return (_stage(con, source, columns, batch[:half], known, cfg, report)
                 + _stage(con, source, columns, batch[half:], known, cfg, report))
-    rejects = _rejects(con, source, batch, counts, cfg)
+    dirty = set(counts.filter((pl.col("bad") > 0) | (pl.col("implausible") > 0))["f"].to_list())
+    if dirty:  # the per-file parser's, whole; the batch's clean files are read again without them
+        clean = [file for f, file in enumerate(batch) if f not in dirty]
+        left = [batch[f].changed for f in sorted(dirty)]
+        return left + (_stage(con, source, columns, clean, known, cfg, report) if clean else [])
     con.register("dcgm_batch_files", counts.select("f", "file"))
     try:
-        write_batch(con, source, batch, known, counts, rejects, report=report, insert=lambda: run_sql(
+        write_batch(con, source, batch, known, counts, empty_rejects(), report=report, insert=lambda: run_sql(
             con, "staging/stg_dcgm__gpu_minutes.batch_rollup", {}))
     finally:
         con.unregister("dcgm_batch_files")
@@ -155,11 +158,12 @@ def _stage(con: duckdb.DuckDBPyConnection, source: Source, columns: tuple[str, .
 def _read(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[BatchFile], cfg: OrgConfig) -> pl.DataFrame:
     """Reads the batch into its samples (temp tables dcgm_batch_*); returns what each file staged,
     quarantined and dropped, one row per file in batch order."""
-    horizon = datetime.now(timezone.utc).replace(tzinfo=None) + timedelta(days=1)  # as the contract's check
-    for name, value in (("dcgm_paths", [str(f.path) for f in batch]), ("dcgm_horizon", horizon),
-                        ("dcgm_sentinel_min", DCGM_SENTINEL_MIN), ("dcgm_null_tokens", NULL_TOKENS),
-                        ("dcgm_white_space", WHITE_SPACE)):
+    for name, value in (("dcgm_paths", [str(f.path) for f in batch]), ("dcgm_sentinel_min", DCGM_SENTINEL_MIN),
+                        ("dcgm_null_tokens", NULL_TOKENS), ("dcgm_white_space", WHITE_SPACE)):
         con.execute(f"SET VARIABLE {name} = $value", {"value": value})  # names are the constants above
+    # the contract's checks, compiled from models/ (constants, never input)
+    con.execute(f"CREATE OR REPLACE TEMP MACRO dcgm_sample_fails({', '.join(DcgmSample.columns)}) AS "
+                f"{DcgmSample.sql_failed()}")
     # the column list is built from dcgm.LABELS' spellings and the fixed expressions of _layout
     con.execute(f"CREATE OR REPLACE TEMP VIEW dcgm_raw AS SELECT {', '.join(columns)} "
                 "FROM read_parquet(getvariable('dcgm_paths'), file_row_number = true)")
@@ -173,27 +177,3 @@ def _read(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[
     zero = {"staged": 0, "implausible": 0, "bad": 0, "sentinels": 0}
     return files.join(counts.with_columns(pl.col("f").cast(pl.Int64)), on="f", how="left").with_columns(
         [pl.col(c).fill_null(v).cast(pl.Int64) for c, v in zero.items()])
-
-
-def _rejects(con: duckdb.DuckDBPyConnection, source: Source, batch: list[BatchFile], counts: pl.DataFrame,
-             cfg: OrgConfig) -> pl.DataFrame:
-    """The quarantine rows of the batch's rows that do not stage, worded as the per-file parser words
-    them: the rows are read from their file by polars, then judged by the contract and the rule."""
-    dirty = counts.filter((pl.col("bad") > 0) | (pl.col("implausible") > 0))["f"].to_list()
-    if not dirty:
-        return empty_rejects()
-    rows = con.sql(sql("staging/stg_dcgm__gpu_minutes.rejected_rows"), params={"dirty": dirty}).pl()
-    bounds = {f: (median, allowed) for f, median, allowed in con.execute(
-        "SELECT f, make_timestamp(median_us), allowed_days FROM dcgm_batch_bounds WHERE list_contains($dirty, f)",
-        {"dirty": dirty}).fetchall()}
-    out = []
-    for (f,), picked in rows.group_by("f", maintain_order=True):
-        file = batch[f]
-        raw = dcgm.read_table(file.path)
-        numbers = picked["_row"].cast(pl.Int64)
-        parsed = dcgm.from_frame(raw[(numbers - 1).to_list()], file.rel, row_numbers=numbers)
-        parsed = checked(source, parsed, file.rel, cfg, bulk=bounds.get(f, (None, SLACK.days)))
-        out.append(parsed.rejects)
-        if parsed.rows.height:  # the two definitions of a bad row differ: never silently stage or lose it
-            out.append(rejects_of(source, file.rel, parsed.rows, pl.Series([DISAGREE] * parsed.rows.height)))
-    return quarantine_rows(out)

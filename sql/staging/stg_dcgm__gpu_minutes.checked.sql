@@ -1,8 +1,9 @@
--- The DCGM landing contract (models/landing.py DcgmSample) as SQL, row by row over a batch of long
--- Parquet files: `dcgm_raw` is their rows with the columns under our names (f = the file's place in
--- the batch, _row = its 1-based row). Every row is exactly one of
+-- The DCGM landing contract (models/landing.py DcgmSample), row by row over a batch of long Parquet
+-- files: `dcgm_raw` is their rows with the columns under our names (f = the file's place in the batch,
+-- _row = its 1-based row). Every row is exactly one of
 --   sentinel  DCGM's "not supported" value (>= the sentinel floor and finite): no reading, counted, dropped
---   bad       a contract failure: quarantined (the reasons are worded by the contract itself, for these rows only)
+--   bad       a contract failure, by dcgm_sample_fails(...): the contract's own checks as SQL
+--             (Contract.sql_failed), made by pipelines/ingest/dcgm_batch.py before this runs
 --   ok        staged
 -- and the labels are read as the per-file parser reads them (pipelines/ingest/dcgm.py): trimmed of
 -- Unicode white space, the null spellings are no label, a pod is `namespace/pod`.
@@ -33,11 +34,7 @@ WITH typed AS (
 ), flagged AS (
     SELECT *,
            coalesce(value >= getvariable('dcgm_sentinel_min') AND isfinite(value), FALSE) AS sentinel,
-           timestamp IS NULL OR timestamp > getvariable('dcgm_horizon')
-           OR hostname IS NULL
-           OR gpu IS NULL OR gpu < 0 OR gpu > 255
-           OR metric IS NULL OR length(metric) < 1
-           OR value IS NULL OR NOT isfinite(value) OR value < 0 AS failed
+           dcgm_sample_fails(timestamp, hostname, gpu, metric, value) AS failed
     FROM typed
 )
 SELECT * EXCLUDE (failed), failed AND NOT sentinel AS bad, NOT failed AND NOT sentinel AS ok
