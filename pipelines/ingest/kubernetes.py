@@ -3,7 +3,8 @@ staging.stg_scheduler__job_allocations rows, one allocation row per GPU pod, bes
 
 `job_id` is `namespace/name`, the DCGM exporter's job label; `account` is the pod's project (label,
 namespace mapping, namespace), so the ledger's account → project lookup finds it. How each column is
-read, how phases map to sacct states, and what is refused: docs/ingest/kubernetes.md."""
+read, how phases map to sacct states, and what is refused: docs/ingest/kubernetes.md. A pod's GPUs (its
+requests and sharing annotations) are read by pipelines/ingest/kubernetes_gpus.py."""
 
 from __future__ import annotations
 
@@ -14,35 +15,21 @@ from typing import Any
 import polars as pl
 
 from models.landing import SchedulerJobAllocation
-from models.mig_profiles import fraction_units, profile_units, replica_units
+from models.mig_profiles import profile_units, replica_units
 from pipelines.ingest.common import RAW, _has_undecodable, cast_failures, clip, first_bad_byte, json_line, numbered_lines, shown, split_by_contract, to_utc, unread_casts, unread_record
 from pipelines.landing.parsed import Parsed, file_reject
 from pipelines.ingest.slurm import STAGED
 from pipelines.lib.config import OrgConfig
+from pipelines.ingest.kubernetes_gpus import (FRACTION_ANNOTATION, GPU_INDEX_ANNOTATION, MIG_ANNOTATION, MIG_PREFIX,
+                                              RESERVATION_NAMESPACE, SHARED_GPU_RESOURCE, as_dict, as_int, as_text,
+                                              gpu_request, shared_gpu)
 
 SOURCE = "kubernetes"
-GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
-MIG_PREFIX = "nvidia.com/mig-"
-# the NVIDIA device plugin's name for a time-sliced or MPS GPU replica when it renames them
-# (`renameByDefault: true`); without renaming a replica is a plain `nvidia.com/gpu`
-SHARED_GPU_RESOURCE = "nvidia.com/gpu.shared"
 INSTANCE_TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 USER_KEYS = ("gpuledger.dev/user", "user")
 RUN_ID_LABELS = ("gpuledger.dev/run-id", "run_id")
 PHASE_STATES = {"Succeeded": "COMPLETED", "Running": "RUNNING", "Pending": "PENDING", "Failed": "FAILED"}
 PREEMPT_REASONS = {"Evicted", "Preempted", "Preempting"}
-# Run:ai-style GPU sharing: a pod states its fraction of a GPU (and on how many GPUs), or a MIG profile, in
-# annotations; the GPU it shares is held by a reservation pod, which is not a consumer.
-FRACTION_ANNOTATION = "gpu-fraction"
-FRACTION_DEVICES_ANNOTATION = "gpu-fraction-num-devices"
-MIG_ANNOTATION = "mig-profile"
-GPU_INDEX_ANNOTATION = "runai-gpu"
-# Run:ai's MIG pods (its dynamic MIG) request no resource: the instance is stated in annotations, as
-# `nvidia.com/mig-<profile>: "N"` and as the device the scheduler gave, `runai-mig-device` (JSON: its
-# `name` is the MIG resource, `gpuindex` the physical GPU, `gpuamount` the profile's compute slices)
-RUNAI_MIG_DEVICE_ANNOTATION = "runai-mig-device"
-MEMORY_ANNOTATION = "gpu-memory"
-RESERVATION_NAMESPACE = "runai-reservation"
 TIMEOUT_REASONS = {"DeadlineExceeded"}
 
 # raw values kept for the quarantine payload (and as the inputs of the time casts)
@@ -174,24 +161,24 @@ def _not_a_pod(obj: dict[str, Any], where: str) -> str | None:
     kind = obj.get("kind")
     if kind is None or kind == "Pod":
         return None
-    return f"{where} is a {_str(kind) or repr(kind)}, not a Pod: only pods (one a line, or a List of pods) are read"
+    return f"{where} is a {as_text(kind) or repr(kind)}, not a Pod: only pods (one a line, or a List of pods) are read"
 
 
 def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | str:
     """A pod's staging values (times still raw text), or why it is skipped: `no_gpu` when it requests no
     GPU, `gpu_reservation_pod` for the pod that holds a shared GPU for others."""
-    meta = _dict(pod.get("metadata"))
-    spec = _dict(pod.get("spec"))
-    status = _dict(pod.get("status"))
+    meta = as_dict(pod.get("metadata"))
+    spec = as_dict(pod.get("spec"))
+    status = as_dict(pod.get("status"))
     errors: list[str] = []
-    name = _str(meta.get("name"))
-    namespace = _str(meta.get("namespace")) or "default"
-    labels = {str(k): _str(v) for k, v in _dict(meta.get("labels")).items()}
-    annotations = {str(k): _str(v) for k, v in _dict(meta.get("annotations")).items()}
+    name = as_text(meta.get("name"))
+    namespace = as_text(meta.get("namespace")) or "default"
+    labels = {str(k): as_text(v) for k, v in as_dict(meta.get("labels")).items()}
+    annotations = {str(k): as_text(v) for k, v in as_dict(meta.get("annotations")).items()}
 
-    gpus, mig, gpu_errors, has_gpu = _gpu_request(spec)
+    gpus, mig, gpu_errors, has_gpu = gpu_request(spec)
     # a pod that requests its MIG instances as resources states them again in no annotation we count
-    shared, shared_errors, mig_gpu_index = _shared_gpu(annotations, mig_requested=bool(mig))
+    shared, shared_errors, mig_gpu_index = shared_gpu(annotations, mig_requested=bool(mig))
     if namespace == RESERVATION_NAMESPACE or labels.get("app") == RESERVATION_NAMESPACE:
         # it holds the physical GPU; the pods that share it are its consumers (docs/ledger.md#fractional-gpus)
         return "gpu_reservation_pod"
@@ -203,7 +190,7 @@ def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | str:
               if units is not None] + shared
     errors += [f"{resource}: MIG profile '{resource[len(MIG_PREFIX):]}' is not in the catalog of MIG profiles "
                "(models/mig_profiles.py)" for resource in mig if profile_units(resource[len(MIG_PREFIX):]) is None]
-    node = _str(spec.get("nodeName"))
+    node = as_text(spec.get("nodeName"))
     replicas = cfg.kubernetes.replicas_on(node)
     if replicas is not None and replicas > 1:
         # a GPU time-sliced (or shared by MPS) into replicas: each device the pod got is one replica of a GPU
@@ -214,35 +201,35 @@ def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | str:
                       "replica count for the node, so its share of a GPU is unknown")
     elif replicated:
         slices += [replica_units(replicas)] * replicated
-    gpu_index = _int(annotations.get(GPU_INDEX_ANNOTATION))
+    gpu_index = as_int(annotations.get(GPU_INDEX_ANNOTATION))
     gpu_index = gpu_index if gpu_index is not None else mig_gpu_index
 
     if not name:
         errors.append("pod has no metadata.name")
     job_id = f"{namespace}/{name}" if name else None
 
-    phase = _str(status.get("phase"))
+    phase = as_text(status.get("phase"))
     state = _state(phase, status)
     if phase is None:
         errors.append("pod has no status.phase")
     elif state is None:
         errors.append(f"phase '{phase}' is not a pod phase gpuledger stages (Succeeded, Failed, Running, Pending)")
 
-    containers = [_dict(c) for c in status.get("containerStatuses") or [] if isinstance(c, dict)]
-    terminated = [_dict(_dict(c.get("state")).get("terminated")) for c in containers]
+    containers = [as_dict(c) for c in status.get("containerStatuses") or [] if isinstance(c, dict)]
+    terminated = [as_dict(as_dict(c.get("state")).get("terminated")) for c in containers]
     terminated = [t for t in terminated if t]
-    finished = [f for t in terminated if (f := _str(t.get("finishedAt")))]
+    finished = [f for t in terminated if (f := as_text(t.get("finishedAt")))]
     end_raw = None
     if phase in ("Succeeded", "Failed"):
         # the API server writes RFC 3339 UTC (`...Z`), which sorts as text; the parse proper (and its
         # quarantine on failure) happens in `_stage`
         transitions = [t for c in status.get("conditions") or [] if isinstance(c, dict)
-                       if (t := _str(c.get("lastTransitionTime")))]
+                       if (t := as_text(c.get("lastTransitionTime")))]
         end_raw = max(finished, default=None) or max(transitions, default=None)
 
-    owners = [_dict(o) for o in meta.get("ownerReferences") or [] if isinstance(o, dict)]
+    owners = [as_dict(o) for o in meta.get("ownerReferences") or [] if isinstance(o, dict)]
     owner = next((o for o in owners if o.get("controller")), owners[0] if owners else {})
-    selector = {str(k): _str(v) for k, v in _dict(spec.get("nodeSelector")).items()}
+    selector = {str(k): as_text(v) for k, v in as_dict(spec.get("nodeSelector")).items()}
     project = (
         next((labels[k] for k in cfg.kubernetes.project_labels if labels.get(k)), None)
         or cfg.kubernetes.namespaces.get(namespace)
@@ -256,20 +243,20 @@ def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | str:
         "_pre_errors": errors,
         RAW + "namespace": namespace,
         RAW + "name": name,
-        RAW + "uid": _str(meta.get("uid")),
+        RAW + "uid": as_text(meta.get("uid")),
         RAW + "phase": phase,
-        RAW + "creationTimestamp": _str(meta.get("creationTimestamp")),
-        RAW + "startTime": _str(status.get("startTime")),
+        RAW + "creationTimestamp": as_text(meta.get("creationTimestamp")),
+        RAW + "startTime": as_text(status.get("startTime")),
         RAW + "finishedAt": end_raw,
         RAW + "gpus": str(gpus) if gpus is not None else None,
-        "job_key": _str(meta.get("uid")) or job_id,
+        "job_key": as_text(meta.get("uid")) or job_id,
         "job_id": job_id,
-        "job_name": _str(owner.get("name")) or name,
+        "job_name": as_text(owner.get("name")) or name,
         "user_name": next((v for k in USER_KEYS if (v := labels.get(k))), None)
         or next((v for k in USER_KEYS if (v := annotations.get(k))), None),
         "account": project,
         "partition": next((v for k in INSTANCE_TYPE_KEYS if (v := selector.get(k))), None),
-        "qos": _str(spec.get("priorityClassName")),
+        "qos": as_text(spec.get("priorityClassName")),
         "state": state,
         "exit_code": _exit_code(terminated),
         "alloc_tres": ",".join(tres),
@@ -279,120 +266,22 @@ def _pod_row(pod: dict[str, Any], cfg: OrgConfig) -> dict[str, Any] | str:
         "node_list": node,
         "hosts": [node] if node else None,
         "run_id": next((v for k in RUN_ID_LABELS if (v := labels.get(k))), None),
-        "restarts": sum(_int(c.get("restartCount")) or 0 for c in containers),
+        "restarts": sum(as_int(c.get("restartCount")) or 0 for c in containers),
         # `key=value`, sorted: what policies.interactive.pod_labels matches a notebook by
         "labels": sorted(f"{k}={v}" for k, v in labels.items() if v is not None) or None,
     }
 
 
-def _gpu_request(spec: dict[str, Any]) -> tuple[int | None, dict[str, int], list[str], bool]:
-    """(whole GPUs, MIG slices and GPU replicas by resource, errors, whether the pod asks for any GPU or
-    slice)."""
-    errors: list[str] = []
-    mig: dict[str, int] = {}
-    has_gpu = False
-
-    def request(container: dict[str, Any]) -> int:
-        nonlocal has_gpu
-        res = _dict(container.get("resources"))
-        limits, requests = _dict(res.get("limits")), _dict(res.get("requests"))
-        whole = 0
-        for key in {*limits, *requests}:
-            is_gpu = key in GPU_RESOURCES
-            is_mig = str(key).startswith(MIG_PREFIX) or key == SHARED_GPU_RESOURCE
-            if not (is_gpu or is_mig):
-                continue
-            has_gpu = True
-            raw = limits.get(key, requests.get(key))
-            n = _int(raw)
-            if n is None or n < 0:
-                errors.append(f"{key} '{raw}' is not a whole number of devices")
-                continue
-            if is_gpu:
-                whole += n
-            else:  # a MIG slice (or a GPU replica) is a share of a GPU, not a whole one: in gpu_slices
-                mig[key] = mig.get(key, 0) + n
-        return whole
-
-    main = sum(request(_dict(c)) for c in spec.get("containers") or [])
-    init = max((request(_dict(c)) for c in spec.get("initContainers") or []), default=0)
-    return (None if errors else max(main, init)), mig, errors, has_gpu
-
-
-def _shared_gpu(annotations: dict[str, str | None],
-                mig_requested: bool = False) -> tuple[list[int], list[str], int | None]:
-    """Share units of the GPU slices a pod's annotations state (Run:ai style), errors, and the physical
-    GPU they name: `gpu-fraction` (a fraction of each of `gpu-fraction-num-devices` GPUs, default 1),
-    `mig-profile`, or Run:ai's MIG annotations (`_runai_mig`; ignored when the pod requests its MIG
-    instances as resources, which are counted already). A `gpu-memory` request alone states no fraction
-    gpuledger can weigh, so it is an error."""
-    fraction, profile = annotations.get(FRACTION_ANNOTATION), annotations.get(MIG_ANNOTATION)
-    if fraction is not None:
-        units = fraction_units(fraction)
-        devices = _int(annotations.get(FRACTION_DEVICES_ANNOTATION) or 1)
-        if units is None:
-            return [], [f"{FRACTION_ANNOTATION} '{fraction}' is not a fraction of a GPU in (0, 1]"], None
-        if devices is None or devices < 1:
-            return [], [f"{FRACTION_DEVICES_ANNOTATION} '{annotations.get(FRACTION_DEVICES_ANNOTATION)}' "
-                        "is not a whole number of GPUs"], None
-        return [units] * devices, [], None
-    if profile is not None:
-        units = profile_units(profile)
-        if units is None:
-            return [], [f"{MIG_ANNOTATION}: MIG profile '{profile}' is not in the catalog of MIG profiles "
-                        "(models/mig_profiles.py)"], None
-        return [units], [], None
-    stated = {k: v for k, v in annotations.items() if k.startswith(MIG_PREFIX)}
-    if not mig_requested and (stated or annotations.get(RUNAI_MIG_DEVICE_ANNOTATION) is not None):
-        return _runai_mig(stated, annotations.get(RUNAI_MIG_DEVICE_ANNOTATION))
-    if annotations.get(MEMORY_ANNOTATION) is not None:
-        return [], [f"{MEMORY_ANNOTATION} '{annotations[MEMORY_ANNOTATION]}' states GPU memory, not a fraction of "
-                    f"the GPU: annotate the pod with {FRACTION_ANNOTATION}"], None
-    return [], [], None
-
-
-def _runai_mig(stated: dict[str, str | None], device: str | None) -> tuple[list[int], list[str], int | None]:
-    """A Run:ai MIG pod's slices: N instances of each `nvidia.com/mig-<profile>: "N"` annotation, else the
-    one instance `runai-mig-device` names; the device's `gpuindex` is the physical GPU they are on."""
-    errors: list[str] = []
-    device_profile, gpu_index = None, None
-    if device is not None:
-        try:
-            info = json.loads(device)
-        except ValueError:
-            info = None
-        name = _str(info.get("name")) if isinstance(info, dict) else None
-        if name is None or not name.startswith(MIG_PREFIX):
-            errors.append(f"{RUNAI_MIG_DEVICE_ANNOTATION} '{clip(device)}' names no MIG device (JSON with a "
-                          f"`name` such as {MIG_PREFIX}1g.5gb)")
-        else:
-            device_profile, gpu_index = name[len(MIG_PREFIX):], _int(info.get("gpuindex"))
-    counts = {key[len(MIG_PREFIX):]: value for key, value in stated.items()}
-    if not counts and device_profile is not None:
-        counts = {device_profile: "1"}
-    slices: list[int] = []
-    for profile, value in counts.items():
-        n, units = _int(value), profile_units(profile)
-        if n is None or n < 0:
-            errors.append(f"{MIG_PREFIX}{profile} '{value}' is not a whole number of MIG instances")
-        elif units is None:
-            errors.append(f"{MIG_PREFIX}{profile}: MIG profile '{profile}' is not in the catalog of MIG profiles "
-                          "(models/mig_profiles.py)")
-        else:
-            slices += [units] * n
-    return ([] if errors else slices), errors, gpu_index
-
-
 def _state(phase: str | None, status: dict[str, Any]) -> str | None:
     if phase != "Failed":
         return PHASE_STATES.get(phase or "")
-    reasons = {_str(status.get("reason"))}
-    containers = [_dict(c) for c in status.get("containerStatuses") or [] if isinstance(c, dict)]
+    reasons = {as_text(status.get("reason"))}
+    containers = [as_dict(c) for c in status.get("containerStatuses") or [] if isinstance(c, dict)]
     container_reasons = {
-        _str(_dict(_dict(c.get(which)).get("terminated")).get("reason")) for c in containers for which in ("state", "lastState")
+        as_text(as_dict(as_dict(c.get(which)).get("terminated")).get("reason")) for c in containers for which in ("state", "lastState")
     }
     disruption = {
-        _str(c.get("reason"))
+        as_text(c.get("reason"))
         for c in status.get("conditions") or []
         if isinstance(c, dict) and c.get("type") == "DisruptionTarget" and str(c.get("status")) == "True"
     }
@@ -408,7 +297,7 @@ def _state(phase: str | None, status: dict[str, Any]) -> str | None:
 
 
 def _exit_code(terminated: list[dict[str, Any]]) -> str | None:
-    codes = [c for t in terminated if (c := _int(t.get("exitCode"))) is not None]
+    codes = [c for t in terminated if (c := as_int(t.get("exitCode"))) is not None]
     if not codes:
         return None
     return f"{next((c for c in codes if c != 0), codes[0])}:0"
@@ -453,28 +342,3 @@ def _stage(df: pl.DataFrame, file: str, cluster: str) -> Parsed:
         unread=unread_record(SchedulerJobAllocation, pl.col("_pre_errors").list.len() > 0, unread_casts(df, casts)),
     )
     return Parsed(rows=staged, rejects=rejects)
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str | None:
-    if value is None:
-        return None
-    text = str(value).strip()
-    return text or None
-
-
-def _int(value: Any) -> int | None:
-    """A whole number from a JSON number or a Kubernetes quantity string without suffix ("8", 8, 8.0)."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    try:
-        number = float(str(value).strip())
-    except ValueError:
-        return None
-    return int(number) if number.is_integer() else None
-

@@ -372,7 +372,7 @@ def test_make_demo_writes_a_month_report_for_every_month_its_days_touch(ledger, 
 def test_each_runs_badput_is_a_stacked_bar_in_money(tampered):
     """Every badput kind of every run the team's month has is a bar segment whose tip gives its cost."""
     from pipelines.reports.fmt import money
-    from pipelines.reports.html_page import BADPUT_KINDS
+    from pipelines.reports.html_charts import BADPUT_KINDS
 
     labels = dict(BADPUT_KINDS)
     rows = tampered["con"].execute(
