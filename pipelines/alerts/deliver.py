@@ -38,7 +38,7 @@ from pipelines.alerts.actions import ActionRefused, command_for, run_command
 from pipelines.alerts.messages import Digest, digest_key
 from pipelines.alerts.send import DeliveryFailed, channel_secrets, send
 from pipelines.lib.alert_channels import Channel
-from pipelines.lib.config import AlertsConfig
+from pipelines.lib.config_policies import AlertsConfig
 from pipelines.lib.redact import redact
 from pipelines.lib.warehouse import bootstrap, connect, transaction
 from pipelines.lib.writer_lock import LockBusy, warehouse_lock

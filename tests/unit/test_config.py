@@ -234,7 +234,7 @@ def test_interactive_globs_match_in_duckdb_as_fnmatch_matches_them():
 
     import duckdb
 
-    from pipelines.lib.config import glob_regex
+    from pipelines.lib.config_policies import glob_regex
 
     patterns = ["jupyter*", "bash", "a?c", "x[!0-9]y", "f[ab]", "a.b", "c+d*e*f", "(x)|y"]
     names = ["jupyter", "jupyter-lab", "bash", "bashx", "xjupyter", "abc", "ac", "xqy", "x5y", "fa", "fc",
