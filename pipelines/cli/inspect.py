@@ -19,7 +19,7 @@ import polars as pl
 
 from pipelines.landing.parsed import Parsed, file_reject, refuses_file
 from pipelines.landing.deliveries import CURRENT, UNREADABLE, find_manifests
-from pipelines.ingest.sources import ALL
+from pipelines.ingest.sources import ALL, INVENTORY
 from pipelines.landing.bill_deliveries import delivery_state
 from pipelines.lib.config import OrgConfig
 from pipelines.ingest.ignored import ignored_files
@@ -29,14 +29,6 @@ MAX_REASONS = 20
 STATUSES = ("current", "superseded", "duplicate", "unreadable")
 # exact Decimal arithmetic for sums of DECIMAL(38,18) amounts and DECIMAL(38,38) roundings
 EXACT_DIGITS = 80
-# the columns each source's totals need, kept from every file's staged rows
-FACTS = {
-    "slurm": ("cluster", "job_key", "submit_ts", "start_ts", "end_ts", "is_step", "gpus", "_file", "_row"),
-    "dcgm": ("timestamp", "hostname", "gpu", "gpu_instance"),
-    "runs": ("run_id", "event", "tokens"),
-    "inventory": ("hostname", "cluster", "resource_id", "gpu_model", "gpu_count", "pool"),
-}
-FACTS["kubernetes"] = FACTS["slurm"]
 
 
 def inspect_landing(root: Path, cfg: OrgConfig) -> dict[str, dict | list]:
@@ -76,7 +68,7 @@ def _plain(root: Path, source: Source, cfg: OrgConfig, inventory: list[pl.DataFr
     summary = _Summary(bills=False)
     for path, rel in files:
         summary.add_file(source, _parsed_parts(source, path, rel, cfg))
-    if source.name == "inventory":
+    if source is INVENTORY:  # the nodes the costing below is of
         inventory.extend(summary.facts)
     return summary.report(source)
 
@@ -237,7 +229,7 @@ class _Summary:
             entry.update(self._bill_totals())
         else:
             facts = pl.concat(self.facts, how="diagonal_relaxed") if self.facts else pl.DataFrame()
-            entry.update(_totals(source, facts))
+            entry.update(source.summary.totals(facts) if source.summary else {})
         return entry
 
     def _bill_totals(self) -> dict:
@@ -263,8 +255,9 @@ def _parsed_parts(source: Source, path: Path, rel: str, cfg: OrgConfig) -> Itera
 
 def _facts(source: Source, rows: pl.DataFrame) -> pl.DataFrame:
     """Keeps only what the totals need, so a fleet's telemetry is not held whole."""
-    kept = rows.select([c for c in FACTS.get(source.name, rows.columns) if c in rows.columns])
-    return kept.unique() if source.name == "dcgm" else kept
+    wanted = source.summary.facts if source.summary else rows.columns
+    kept = rows.select([c for c in wanted if c in rows.columns])
+    return kept.unique() if source.summary and source.summary.distinct else kept
 
 
 def _iso(value) -> str | None:
@@ -273,43 +266,3 @@ def _iso(value) -> str | None:
 
 def _text(amount: Decimal) -> str:
     return format(amount.normalize(), "f") if amount else "0"
-
-
-def _totals(source: Source, staged: pl.DataFrame) -> dict:
-    if source.name in ("slurm", "kubernetes"):
-        if staged.height == 0:
-            return {"jobs": 0, "steps": 0, "gpu_seconds": 0}
-        # A job is in every daily export it overlapped: keep its latest record. Submit tells a requeued
-        # instance (same JobIDRaw, new Submit) from the same job seen pending and then running.
-        latest = (
-            staged.with_columns(pl.coalesce("submit_ts", "start_ts").alias("_instance"))
-            .sort(["end_ts", "_file", "_row"], nulls_last=False)
-            .group_by(["cluster", "job_key", "_instance"], maintain_order=True)
-            .last()
-        )
-        allocations = latest.filter(~pl.col("is_step"))
-        ended = allocations.filter(pl.col("start_ts").is_not_null() & pl.col("end_ts").is_not_null())
-        seconds = ended.select(
-            ((pl.col("end_ts") - pl.col("start_ts")).dt.total_seconds() * pl.col("gpus").fill_null(0)).sum()
-        ).item()
-        return {"jobs": allocations.height, "steps": latest.filter(pl.col("is_step")).height,
-                "gpu_seconds": int(seconds or 0)}
-    if source.name == "dcgm":
-        if staged.height == 0:
-            return {"samples": 0, "hosts": 0, "gpus": 0, "first_ts": None, "last_ts": None}
-        samples = staged.unique()
-        return {
-            "samples": samples.height,
-            "hosts": samples["hostname"].n_unique(),
-            "gpus": samples.select("hostname", "gpu").unique().height,
-            "first_ts": _iso(samples["timestamp"].min()),
-            "last_ts": _iso(samples["timestamp"].max()),
-        }
-    if source.name == "runs":
-        if staged.height == 0:
-            return {"runs": 0, "events": 0, "tokens": 0}
-        return {"runs": staged["run_id"].n_unique(), "events": staged.height,
-                "tokens": int(staged.filter(pl.col("event") == "step")["tokens"].sum() or 0)}
-    if source.name == "inventory":
-        return {"nodes": staged.height, "gpus": int(staged["gpu_count"].sum() or 0) if staged.height else 0}
-    return {}

@@ -19,6 +19,7 @@ import polars as pl
 
 from pipelines.cli.console import print_table
 from pipelines.cli.inspect import MAX_REASONS
+from pipelines.ingest.sources import ALL
 
 WIDTH = 80
 # reasons listed without --verbose (the JSON keeps MAX_REASONS per source)
@@ -116,16 +117,8 @@ def _money(entries: dict[str, dict]) -> pl.DataFrame:
 
 def _facts(name: str, entry: dict, verbose: bool) -> list[str]:
     """A source's totals, and its deliveries: counted, listed only with --verbose."""
-    said = []
-    if name in ("slurm", "kubernetes"):
-        said.append(f"{entry['jobs']:,} jobs, {entry['steps']:,} steps, "
-                    f"{entry['gpu_seconds'] / 3600:,.1f} GPU-hours of the jobs that ended")
-    elif name == "dcgm":
-        said.append(f"{entry['samples']:,} samples of {entry['gpus']:,} GPUs on {entry['hosts']:,} hosts")
-    elif name == "runs":
-        said.append(f"{entry['runs']:,} runs, {entry['events']:,} events, {entry['tokens']:,} tokens")
-    elif name == "inventory":
-        said.append(f"{entry['nodes']:,} nodes, {entry['gpus']:,} GPUs")
+    source = next((s for s in ALL if s.name == name), None)
+    said = [source.summary.says(entry)] if source and source.summary else []
     if (covers := _coverage(entry)) is not None:
         said.append(covers)
     for currency, rows in entry.get("default_currency_rows", {}).items():

@@ -11,7 +11,7 @@ import polars as pl
 
 from models import landing, staging
 from pipelines.ingest import (aws_cur, dcgm, dcgm_batch, dcgm_prom, focus, inventory, kubernetes, plans, runs,
-                              runs_batch, slurm)
+                              runs_batch, slurm, summaries)
 from pipelines.ingest.plausible import guard
 from pipelines.ingest.refused_bills import charge_days
 from pipelines.landing.bill_deliveries import sync_bills
@@ -83,6 +83,7 @@ SLURM = guard(Source(
     row_word="line",
     group="scheduler",
     allocates=True,
+    summary=summaries.JOBS,
 ))
 KUBERNETES = guard(Source(
     name="kubernetes",
@@ -95,6 +96,7 @@ KUBERNETES = guard(Source(
     row_word="line",
     group="scheduler",
     allocates=True,
+    summary=summaries.JOBS,
 ))
 DCGM = guard(Source(
     name="dcgm",
@@ -108,6 +110,7 @@ DCGM = guard(Source(
     rollup="staging/stg_dcgm__gpu_minutes.rollup",
     # long typed Parquet (the volume) a batch of files at a time; the rest through `parse`, file by file
     batch=dcgm_batch.sync_batches,
+    summary=summaries.GPU_SAMPLES,
 ))
 RUNS = guard(Source(
     name="runs",
@@ -120,6 +123,7 @@ RUNS = guard(Source(
     row_word="line",
     group="runs",
     batch=runs_batch.sync_batches,  # many files' lines in one column-wise read; empty and non-UTF-8 files one by one
+    summary=summaries.RUN_EVENTS,
 ))
 INVENTORY = guard(Source(
     name="inventory",
@@ -129,6 +133,7 @@ INVENTORY = guard(Source(
     contract=landing.InventoryNode,
     span=(pl.lit(None, dtype=pl.Datetime("us")), pl.lit(None, dtype=pl.Datetime("us"))),
     group="inventory",
+    summary=summaries.NODES,
 ))
 
 PLANS = guard(Source(

@@ -68,6 +68,18 @@ def check_not_vanished(root: Path, source: "Source", landed: Iterable[str]) -> N
 
 
 @dataclass(frozen=True)
+class Summary:
+    """What `gpuledger inspect` says of a source's staged rows: `facts`, the columns its totals need
+    (kept from every file, `distinct` rows only when files repeat rows); `totals`, those facts totalled
+    (the keys of `inspect --json`); `says`, the totals as a line of text."""
+
+    facts: tuple[str, ...]
+    totals: Callable[[pl.DataFrame], dict]
+    says: Callable[[dict], str]
+    distinct: bool = False
+
+
+@dataclass(frozen=True)
 class Source:
     """One landing format: where its files are, how to parse one, where its rows go, and what it is to
     the ledger. Everything gpuledger knows of a source is said here, once."""
@@ -100,6 +112,8 @@ class Source:
     sync: Callable[..., "SyncReport"] | None = None
     # the days a file it refuses whole covers, read from what is left of it (None: it does not say)
     refused_days: Callable[[Path], tuple[date, date] | None] | None = None
+    # what `inspect` totals of its staged rows, beside files, rows and quarantine (bills: their money)
+    summary: "Summary | None" = None
 
     @property
     def decides_start(self) -> bool:
