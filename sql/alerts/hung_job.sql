@@ -7,8 +7,8 @@
 -- so the live sensor (as_of = now, today's landing files) and the daily run (as_of = the day's end, the
 -- staged warehouse) find the same job, hence the same alert_id.
 --
--- A minute is idle as the ledger judges it (docs/ledger.md#categories): its highest GPU_UTIL is 0 or its
--- highest SM_ACTIVE is below idle.sm_active_threshold. The job's series on a host are those labelled with
+-- A minute is idle as the ledger judges it (minute_is_idle, sql/lib/dcgm_rollup.sql): its highest GPU_UTIL
+-- is 0 or its highest SM_ACTIVE is below idle.sm_active_threshold. The job's series on a host are those labelled with
 -- its JobID (or JobIDRaw); on a host without job labels, all of the host's GPUs. The job is idle in a
 -- minute when every series it has there is. A stretch continues across a telemetry gap of up to three
 -- scrapes; its ends are refined to the samples as allocated_idle's are: it starts one scrape after the
@@ -34,7 +34,7 @@ WITH jobs AS (
 ),
 minutes AS (
     SELECT hostname, gpu, gpu_instance, hpc_job, minute_ts, first_sample_ts, last_sample_ts, first_busy_ts, last_busy_ts,
-           coalesce(gpu_util_max = 0, FALSE) OR coalesce(sm_active_max < $idle_sm_threshold, FALSE) AS idle
+           minute_is_idle(gpu_util_max, sm_active_max, $idle_sm_threshold) AS idle
     FROM staging.stg_dcgm__gpu_minutes
     WHERE day BETWEEN ($as_of::TIMESTAMP - INTERVAL 36 HOUR)::DATE AND $as_of::TIMESTAMP::DATE
       AND minute_ts >= $as_of::TIMESTAMP - INTERVAL 36 HOUR

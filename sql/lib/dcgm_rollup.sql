@@ -51,16 +51,21 @@ SELECT
 FROM query_table(scrapes)
 GROUP BY f, day, minute_ts, hostname, gpu, gpu_instance, hpc_job;
 
+-- minute_is_idle(util_max, sm_max, sm_threshold): a GPU-minute is idle when its highest GPU_UTIL is 0
+-- or its highest SM_ACTIVE is below the threshold (docs/ledger.md#categories); the ledger and the
+-- hung-job alerts judge a minute by this one rule.
+CREATE OR REPLACE MACRO minute_is_idle(util_max, sm_max, sm_threshold) AS
+    coalesce(util_max = 0, FALSE) OR coalesce(sm_max < sm_threshold, FALSE);
+
 -- gpu_minutes_near(day, sm_threshold, lookback_minutes, min_minutes): the GPU-minutes of the day in
 -- staging, of whole GPUs and of MIG instances (gpu_instance set), widened before midnight by
 -- `lookback_minutes` and after it by `min_minutes` so an idle stretch crossing midnight is judged whole;
--- `idle` by the rule of docs/ledger.md#categories (no utilisation, or SM activity below `sm_threshold`),
--- and the under-use lens's activity: SM activity, else GPU utilisation as a fraction where a GPU has no
--- profiling.
+-- `idle` by minute_is_idle, and the under-use lens's activity: SM activity, else GPU utilisation as a
+-- fraction where a GPU has no profiling.
 CREATE OR REPLACE MACRO gpu_minutes_near(of_day, sm_threshold, lookback_minutes, min_minutes) AS TABLE
 SELECT hostname, gpu, gpu_instance, hpc_job, minute_ts, first_sample_ts, last_sample_ts, first_busy_ts,
        last_busy_ts,
-       coalesce(gpu_util_max = 0, FALSE) OR coalesce(sm_active_max < sm_threshold, FALSE) AS idle,
+       minute_is_idle(gpu_util_max, sm_active_max, sm_threshold) AS idle,
        coalesce(sm_active_avg, gpu_util_avg / 100) AS activity, tensor_active_avg, fb_used_max_mib
 FROM staging.stg_dcgm__gpu_minutes
 WHERE day BETWEEN of_day::DATE - 1 AND of_day::DATE + 1
