@@ -49,18 +49,29 @@ job_hosts AS (
            h.hostname IN (SELECT hostname FROM labelled_hosts) AS labelled
     FROM jobs j, unnest(j.hosts) AS h(hostname)
 ),
+-- each job host's series: on a labelled host the ones labelled with its JobID or JobIDRaw, on another
+-- every whole GPU's. Joined by host and label (equalities, so a fleet's minutes are matched by hash,
+-- not each job held against each of its host's series); a series labelled with both ids is met twice,
+-- which the min, max and bool_and below do not count.
+job_series AS (
+    SELECT jh.cluster, jh.job_key, jh.start_ts, jh.hostname, j.job_id AS hpc_job FROM job_hosts jh
+    JOIN jobs j USING (cluster, job_key, start_ts) WHERE jh.labelled
+    UNION ALL
+    SELECT cluster, job_key, start_ts, hostname, job_key FROM job_hosts WHERE labelled
+),
 -- the job's minutes: its labelled series on a labelled host, every whole GPU's series on another
 job_minutes AS (
-    SELECT jh.cluster, jh.job_key, jh.start_ts, m.minute_ts,
-           min(m.first_sample_ts) AS first_sample_ts, max(m.last_sample_ts) AS last_sample_ts,
-           min(m.first_busy_ts) AS first_busy_ts, max(m.last_busy_ts) AS last_busy_ts, bool_and(m.idle) AS idle
-    FROM job_hosts jh
+    SELECT s.cluster, s.job_key, s.start_ts, s.minute_ts,
+           min(s.first_sample_ts) AS first_sample_ts, max(s.last_sample_ts) AS last_sample_ts,
+           min(s.first_busy_ts) AS first_busy_ts, max(s.last_busy_ts) AS last_busy_ts, bool_and(s.idle) AS idle
+    FROM (SELECT js.cluster, js.job_key, js.start_ts, m.*
+          FROM job_series js JOIN minutes m ON m.hostname = js.hostname AND m.hpc_job = js.hpc_job
+          UNION ALL
+          SELECT jh.cluster, jh.job_key, jh.start_ts, m.*
+          FROM job_hosts jh JOIN minutes m ON m.hostname = jh.hostname
+          WHERE NOT jh.labelled AND m.hpc_job IS NULL AND m.gpu_instance IS NULL) s
     JOIN jobs j USING (cluster, job_key, start_ts)
-    JOIN minutes m ON m.hostname = jh.hostname
-    WHERE m.minute_ts >= date_trunc('minute', j.start_ts) AND m.minute_ts < coalesce(j.end_ts, $as_of::TIMESTAMP)
-      AND (m.hpc_job IN (j.job_id, j.job_key)
-           OR (m.hpc_job IS NULL AND m.gpu_instance IS NULL
-               AND NOT jh.labelled))
+    WHERE s.minute_ts >= date_trunc('minute', j.start_ts) AND s.minute_ts < coalesce(j.end_ts, $as_of::TIMESTAMP)
     GROUP BY ALL
 ),
 ordered AS (
