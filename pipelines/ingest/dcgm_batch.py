@@ -138,21 +138,24 @@ def _stage(con: duckdb.DuckDBPyConnection, source: Source, columns: tuple[str, .
         half = len(batch) // 2
         return (_stage(con, source, columns, batch[:half], known, cfg, report)
                 + _stage(con, source, columns, batch[half:], known, cfg, report))
-    dirty = set(counts.filter((pl.col("bad") > 0) | (pl.col("implausible") > 0))["f"].to_list())
-    if dirty:  # the per-file parser's, whole; the batch's clean files are read again without them
-        clean = [file for f, file in enumerate(batch) if f not in dirty]
-        left = [batch[f].changed for f in sorted(dirty)]
-        return left + (_stage(con, source, columns, clean, known, cfg, report) if clean else [])
+    # a file with rows that do not stage is the per-file parser's, whole; the rest of the batch is
+    # written from this read (the rollup takes only the files registered below)
+    is_dirty = (pl.col("bad") > 0) | (pl.col("implausible") > 0)
+    left = [batch[f].changed for f in counts.filter(is_dirty)["f"].to_list()]
+    counts = counts.filter(~is_dirty)
+    clean = [batch[f] for f in counts["f"].to_list()]
+    if not clean:
+        return left
     con.register("dcgm_batch_files", counts.select("f", "file"))
     try:
-        write_batch(con, source, batch, known, counts, empty_rejects(), report=report, insert=lambda: run_sql(
+        write_batch(con, source, clean, known, counts, empty_rejects(), report=report, insert=lambda: run_sql(
             con, "staging/stg_dcgm__gpu_minutes.batch_rollup", {}))
     finally:
         con.unregister("dcgm_batch_files")
     sentinels = int(counts["sentinels"].sum())
     if sentinels:
         report.rows_dropped["unsupported_sentinel"] = report.rows_dropped.get("unsupported_sentinel", 0) + sentinels
-    return []
+    return left
 
 
 def _read(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[BatchFile], cfg: OrgConfig) -> pl.DataFrame:
