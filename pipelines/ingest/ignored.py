@@ -30,12 +30,18 @@ def ignored_files(root: Path, within: Sequence[Source] | None = None, outside: b
     read, not_delivery = _manifests(root, sources)
     out = []
     for rel in sorted(set(rels)):
-        if rel in read or any(_glob(p).match(rel) for s in sources for p in s.patterns):
+        if rel in read or any(_glob(p).match(rel) for s in sources for p in s.patterns) or _sidecar(rel, sources):
             continue
         reason = ("a JSON manifest the delivery rule does not read (no reportKeys or dataFiles)"
                   if rel in not_delivery else _reason(rel, sources))
         out.append({"file": rel, "reason": reason})
     return out
+
+
+def _sidecar(rel: str, sources: Sequence[Source]) -> bool:
+    """Whether `rel` is a source's sidecar (pipelines/landing/source.py): read with the files beside it."""
+    name = PurePosixPath(rel).name
+    return any(s.sidecar == name and rel.startswith(s.folder + "/") for s in sources)
 
 
 def _walk(root: Path, start: str, prune: Iterable[str]) -> Iterable[str]:

@@ -114,6 +114,9 @@ class Source:
     refused_days: Callable[[Path], tuple[date, date] | None] | None = None
     # what `inspect` totals of its staged rows, beside files, rows and quarantine (bills: their money)
     summary: "Summary | None" = None
+    # the name of a file beside each of its files that describes them (trainer logs: `run.yaml`): no
+    # input by itself, but part of each file's fingerprint, so changing it reads its folder's files again
+    sidecar: str | None = None
 
     @property
     def decides_start(self) -> bool:
@@ -173,11 +176,17 @@ def discover(root: Path, source: Source, day: date | None = None) -> list[tuple[
     return [(found[rel], rel) for rel in sorted(found)]
 
 
-def fingerprint(path: Path) -> tuple[int, str]:
+def fingerprint(path: Path, sidecar: str | None = None) -> tuple[int, str]:
+    """(size, SHA-256) of the file; with a `sidecar` beside it, the digest covers the sidecar's bytes
+    too (after the file's, and a separator no file's bytes can fake: the file's own length)."""
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
+    beside = path.with_name(sidecar) if sidecar else None
+    if beside is not None and beside.is_file():
+        digest.update(f"\0sidecar after {path.stat().st_size} bytes\0".encode())
+        digest.update(beside.read_bytes())
     return path.stat().st_size, digest.hexdigest()
 
 

@@ -51,7 +51,7 @@ def sync_files(
     }
     changed = []
     for path, rel in discover(root, source, day):
-        size, sha = fingerprint(path)
+        size, sha = fingerprint(path, source.sidecar)
         if known.get(rel) == (size, sha):
             report.files_unchanged += 1
         else:
