@@ -137,7 +137,7 @@ DcgmSample = Contract(
 
 RunEvent = Contract(
     "RunEvent",
-    "A trainer event from runs/**/*.jsonl.",
+    "A trainer event from runs/**/*.jsonl, or read from a trainer log under runs/logs/.",
     {
         "run_id": Column(pl.String, min_length=1),
         "event": Column(pl.String, isin=tuple(RUN_EVENTS)),
@@ -147,6 +147,9 @@ RunEvent = Contract(
         "data_seconds": Column(pl.Float64, nullable=True, ge=0),
         "comm_seconds": Column(pl.Float64, nullable=True, ge=0),
         "step_seconds": Column(pl.Float64, nullable=True, ge=0),  # the parser's, from the file's step times
+        # a trainer log's own figures (pipelines/ingest/trainer_logs/): MFU as a fraction, TFLOP/s per GPU
+        "reported_mfu": Column(pl.Float64, nullable=True, ge=0),
+        "reported_tflops": Column(pl.Float64, nullable=True, ge=0),
     },
     (
         RowCheck("ts must not be in the future", lambda: _not_in_future("ts"), ("ts",)),

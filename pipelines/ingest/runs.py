@@ -32,7 +32,9 @@ MODEL_FIELDS = {
     "model_head_dim": "head_dim",
     "model_seq_len": "seq_len",
 }
-STAGED = ["_file", "_row", *FIELDS, *MODEL_FIELDS, "step_seconds"]
+# what a trainer log states of its own throughput (pipelines/ingest/trainer_logs/): MFU 0–1, TFLOP/s per GPU
+REPORTED = ["reported_mfu", "reported_tflops"]
+STAGED = ["_file", "_row", *FIELDS, *MODEL_FIELDS, "step_seconds", *REPORTED, "log_format"]
 RAW_SCHEMA = {"_row": pl.Int64, **{RAW + f: pl.String for f in [*FIELDS, *MODEL_FIELDS]}, "_line": pl.String,
               "_error": pl.String}
 # Python's json gives up far deeper than this (its recursion limit), so a line with fewer opening
@@ -52,9 +54,14 @@ def parse(path: Path, file: str) -> Parsed:
     return Parsed(rows=staged, rejects=rejects)
 
 
-def events(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Read lines (`read_frame`'s, with the `_file` they are from, of one file or many) typed and split
-    by the RunEvent contract into staged rows and quarantine rows."""
+def events(df: pl.DataFrame, source: str = SOURCE) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Read lines (`read_frame`'s, with the `_file` they are from, of one file or many; or a trainer
+    log's events, with their REPORTED figures and `log_format`) typed and split by the RunEvent
+    contract into staged rows and quarantine rows."""
+    df = df.with_columns(
+        *[pl.lit(None, pl.String).alias(RAW + c) for c in REPORTED if RAW + c not in df.columns],
+        *([] if "log_format" in df.columns else [pl.lit(None, pl.String).alias("log_format")]),
+    )
     df = df.with_columns(
         *[pl.col(RAW + f).alias(f) for f in ["run_id", "event", "job_id", "project", "dtype"]],
         to_utc(RAW + "ts").alias("ts"),
@@ -63,18 +70,18 @@ def events(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         to_float(RAW + "model_params").alias("model_params"),
         to_float(RAW + "model_active_params").alias("model_active_params"),
         *[to_int(RAW + c, pl.Int32).alias(c) for c in ["model_layers", "model_heads", "model_head_dim", "model_seq_len"]],
-        *[to_float(RAW + c).alias(c) for c in TIMERS],
+        *[to_float(RAW + c).alias(c) for c in [*TIMERS, *REPORTED]],
     )
     df = df.with_columns(step_seconds(df))
     casts = {"ts": (RAW + "ts", "a timestamp"), "step": (RAW + "step", "an integer"), "tokens": (RAW + "tokens", "an integer"),
-             **{c: (RAW + c, "a number") for c in TIMERS}}
+             **{c: (RAW + c, "a number") for c in [*TIMERS, *REPORTED]}}
     df = df.with_columns(
         pl.concat_list(cast_failures(df, casts), pl.col("_error")).list.drop_nulls().alias("_errors")
     )
     return split_by_contract(
         df,
         RunEvent,
-        source=SOURCE,
+        source=source,
         file=pl.col("_file"),
         staged_columns=STAGED,
         raw_columns=["_line"],

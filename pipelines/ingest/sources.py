@@ -14,6 +14,8 @@ from pipelines.ingest import (aws_cur, dcgm, dcgm_batch, dcgm_prom, focus, inven
                               runs_batch, slurm, summaries)
 from pipelines.ingest.plausible import guard
 from pipelines.ingest.refused_bills import charge_days
+from pipelines.ingest.trainer_logs import read as trainer_logs
+from pipelines.ingest.trainer_logs.run_yaml import RUN_YAML
 from pipelines.landing.bill_deliveries import sync_bills
 from pipelines.landing.formats import FORMATS_ENV, FormatsError
 from pipelines.landing.parsed import Parsed
@@ -125,6 +127,19 @@ RUNS = guard(Source(
     batch=runs_batch.sync_batches,  # many files' lines in one column-wise read; empty and non-UTF-8 files one by one
     summary=summaries.RUN_EVENTS,
 ))
+TRAINER_LOGS = guard(Source(
+    name="trainer_logs",
+    table="staging/stg_runs__events",  # a log's steps and checkpoints are the trainer events JSONL has
+    patterns=tuple(f"runs/logs/*/**/{name}" for name in ("*.log", "*.txt", "*.out", "trainer_state.json", "metrics.csv")),
+    parse=lambda path, rel, cfg: trainer_logs.parse(path, rel),
+    contract=landing.RunEvent,
+    span=RUNS.span,
+    time_columns=RUNS.time_columns,
+    row_word="line",
+    group="runs",
+    summary=summaries.TRAINER_LOGS,
+    sidecar=RUN_YAML,
+))
 INVENTORY = guard(Source(
     name="inventory",
     table="staging/stg_inventory__nodes",
@@ -146,7 +161,7 @@ PLANS = guard(Source(
     group="plans",
 ))
 
-BUILT_IN = (FOCUS, AWS_CUR, SLURM, KUBERNETES, DCGM, RUNS, INVENTORY, PLANS)
+BUILT_IN = (FOCUS, AWS_CUR, SLURM, KUBERNETES, DCGM, RUNS, TRAINER_LOGS, INVENTORY, PLANS)
 # Formats a site adds without changing gpuledger: Python modules (importable, comma-separated), each
 # declaring its `SOURCES` (Source entries, built with `guard` like the ones above). A bill format whose
 # parser gives FOCUS bill lines lands in staging.stg_focus__bill_lines beside FOCUS and CUR.

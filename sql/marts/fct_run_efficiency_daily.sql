@@ -52,6 +52,18 @@ tokens AS (
     WHERE e.event = 'step' AND e.ts >= $day::DATE AND e.ts < $day::DATE + INTERVAL 1 DAY
     GROUP BY e.run_id
 ),
+reported AS (
+    -- what a trainer log says of its own throughput (docs/ingest/trainer-logs.md), averaged over the
+    -- day's steps by the seconds they took: the log's MFU over its time, as gpuledger's is
+    SELECT run_id,
+           sum(reported_mfu * step_seconds) FILTER (reported_mfu IS NOT NULL)
+               / sum(step_seconds) FILTER (reported_mfu IS NOT NULL) AS reported_mfu,
+           sum(reported_tflops * step_seconds) FILTER (reported_tflops IS NOT NULL)
+               / sum(step_seconds) FILTER (reported_tflops IS NOT NULL) AS reported_tflops
+    FROM staging.stg_runs__events
+    WHERE event = 'step' AND step_seconds > 0 AND ts >= $day::DATE AND ts < $day::DATE + INTERVAL 1 DAY
+    GROUP BY run_id
+),
 runs AS (
     SELECT run_id FROM seconds UNION SELECT run_id FROM tokens
 ),
@@ -64,12 +76,13 @@ measured AS (
            coalesce(c.first_currency, TRUE) AS first_currency, coalesce(c.currencies, 1) AS currencies,
            coalesce(t.tokens, 0) AS tokens, coalesce(t.tokens_kept, 0) AS tokens_kept,
            flops_per_token(cf.n_active, cf.layers, cf.heads, cf.head_dim, cf.seq_len, $attention_flops) AS flops_per_token,
-           pf.peak_flops
+           pf.peak_flops, rp.reported_mfu AS log_mfu, rp.reported_tflops
     FROM runs r
     LEFT JOIN configs cf USING (run_id)
     LEFT JOIN seconds s USING (run_id)
     LEFT JOIN cost c USING (run_id)
     LEFT JOIN tokens t USING (run_id)
+    LEFT JOIN reported rp USING (run_id)
     LEFT JOIN hardware hw USING (run_id)
     LEFT JOIN hardware_models hm USING (run_id)
     LEFT JOIN intermediate.ref_gpu_peak_flops pf
@@ -80,7 +93,9 @@ ratios AS (
            CASE WHEN tokens > 0 AND productive_gpu_seconds > 0
                 THEN tokens_kept * flops_per_token / (productive_gpu_seconds * peak_flops) END AS mfu,
            CASE WHEN tokens > 0 AND gpu_seconds > 0
-                THEN tokens_kept * flops_per_token / (gpu_seconds * peak_flops) END AS effective_mfu
+                THEN tokens_kept * flops_per_token / (gpu_seconds * peak_flops) END AS effective_mfu,
+           -- the log's MFU, or its TFLOP/s per GPU over the GPU's peak where it prints no MFU
+           coalesce(log_mfu, reported_tflops * 1e12 / peak_flops) AS reported_mfu
     FROM measured
 )
 SELECT $day::DATE AS day, run_id,
@@ -92,6 +107,8 @@ SELECT $day::DATE AS day, run_id,
        CASE WHEN first_currency THEN tokens_kept ELSE 0 END::BIGINT AS tokens_kept,
        flops_per_token::DOUBLE AS flops_per_token, $attention_flops AS attention_flops, peak_flops::DOUBLE AS peak_flops,
        mfu, effective_mfu,
+       reported_mfu, reported_tflops::DOUBLE AS reported_tflops_per_gpu,
+       CASE WHEN reported_mfu > 0 THEN mfu / reported_mfu END AS mfu_vs_reported,
        CASE WHEN gpu_seconds > 0 THEN productive_gpu_seconds / gpu_seconds END AS goodput,
        effective_cost::DECIMAL(38, 18) AS effective_cost,
        CASE WHEN tokens_kept > 0 AND currencies = 1

@@ -1,0 +1,99 @@
+"""Megatron-LM text logs (what rank 0 prints to stdout, e.g. a Slurm `slurm-<job>.out`): its
+iteration lines, checkpoint saves and loads, the `[...] datetime:` lines and, where printed, the
+timers of --timing-log-level. Times are the node's wall clock (run.yaml `timezone`)."""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime, timedelta
+
+from pipelines.ingest.trainer_logs.events import TIME, LogEvent, Reading
+from pipelines.ingest.trainer_logs.run_yaml import RunYaml
+
+STAMP = "%Y-%m-%d %H:%M:%S"
+ITERATION = re.compile(r"(?:\[(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\]\s+)?"
+                       r"iteration\s+(?P<it>\d+)\s*/\s*(?P<total>\d+)\s*\|(?P<fields>.*)$")
+DATETIME = re.compile(r"\]\s*datetime:\s*(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
+SAVING = re.compile(r"saving checkpoint at iteration\s+(?P<it>\d+)")
+SAVED = re.compile(r"successfully saved checkpoint (?:from|at) iteration\s+(?P<it>\d+)")
+LOADED = re.compile(r"(?:successfully loaded checkpoint from|loading checkpoint from) .*?at iteration\s+(?P<it>\d+)")
+# a timer line, `name ....: (min, max)` in ms (the max: the rank that held the others up)
+TIMER = re.compile(r"^\s*(?P<name>[\w-]+)\s*\.*\s*:\s*\((?P<min>[\d.]+),\s*(?P<max>[\d.]+)\)\s*$")
+# per-iteration averages over the log interval (Megatron divides by log_interval before printing)
+DATA_TIMERS = ("batch-generator",)
+COMM_TIMERS = ("all-grads-sync", "params-all-gather")
+SAVE_TIMER = "save-checkpoint"
+
+
+def recognises(name: str, text: str) -> bool:
+    return any(ITERATION.search(line) for line in text.splitlines()[:5000])
+
+
+def read(text: str, rel: str, meta: RunYaml) -> Reading:
+    events: list[LogEvent] = []
+    counted_from: int | None = None   # the iteration this log's next step event counts from
+    last_step: LogEvent | None = None
+    last_saved: LogEvent | None = None
+    for n, line in enumerate(text.splitlines(), start=1):
+        if m := ITERATION.search(line):
+            it, fields = int(m["it"]), _fields(m["fields"])
+            wall = datetime.strptime(m["ts"], STAMP) if m["ts"] else None
+            elapsed_ms = _number(fields.get("elapsed time per iteration (ms)"))
+            since = it - (counted_from or 0)
+            if counted_from is None or last_step is None:
+                if wall is not None and elapsed_ms is not None:
+                    # where this log's training began: its first printed iteration less the iterations
+                    # before it, at the time they took, so start-up (or a restart) ends there, not one log
+                    # interval later
+                    began = wall - timedelta(milliseconds=elapsed_ms * since)
+                    events.append(LogEvent(n, line, "step", wall=began, step=it - since, steps=0, tokens=0))
+            batch = _number(fields.get("global batch size"))
+            last_step = LogEvent(n, line, "step", wall=wall, step=it, steps=since,
+                                 reported_tflops=_number(fields.get("throughput per GPU (TFLOP/s/GPU)")),
+                                 stated={"global_batch_size": int(batch)} if batch else {})
+            if wall is None:
+                last_step.reason = ("an iteration line without its [date time] (Megatron-LM before 2023 printed "
+                                    "none): its steps have no time")
+            events.append(last_step)
+            counted_from = it
+        elif m := DATETIME.search(line):
+            events.append(LogEvent(n, line, TIME, wall=datetime.strptime(m["ts"], STAMP)))
+        elif m := LOADED.search(line):
+            counted_from = int(m["it"])
+            if events and events[-1].event == "checkpoint_loaded" and events[-1].step == counted_from:
+                continue  # "loading … at iteration N", then "successfully loaded … at iteration N": one load
+            events.append(LogEvent(n, line, "checkpoint_loaded", step=counted_from))
+        elif m := SAVING.search(line):
+            events.append(LogEvent(n, line, "checkpoint_started", step=int(m["it"])))
+        elif m := SAVED.search(line):
+            last_saved = LogEvent(n, line, "checkpoint_saved", step=int(m["it"]))
+            events.append(last_saved)
+        elif m := TIMER.match(line):
+            seconds = float(m["max"]) / 1000
+            if m["name"] == SAVE_TIMER and last_saved is not None and last_saved.after == 0:
+                last_saved.after = seconds  # the save ended this long after the time it began
+            elif last_step is not None and last_step.steps:
+                if m["name"] in DATA_TIMERS:
+                    last_step.data_seconds = round((last_step.data_seconds or 0) + seconds * last_step.steps, 6)
+                elif m["name"] in COMM_TIMERS:
+                    last_step.comm_seconds = round((last_step.comm_seconds or 0) + seconds * last_step.steps, 6)
+    return Reading(events)
+
+
+def _fields(text: str) -> dict[str, str]:
+    out = {}
+    for part in text.split("|"):
+        key, sep, value = part.partition(":")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def _number(text: str | None) -> float | None:
+    """A figure as printed; `nan`, `inf` and text are no reading."""
+    try:
+        value = float(text.replace(",", "")) if text else None
+    except ValueError:
+        return None
+    return value if value is not None and math.isfinite(value) else None
