@@ -138,7 +138,7 @@ def _facts(name: str, entry: dict, verbose: bool) -> list[str]:
         said.append(f"{_count(len(keys), 'file')} that {manifest} names not landed, e.g. {keys[0]}")
     lines = []
     for i, text in enumerate(said):
-        lines += _wrap(text, first=f"{name if i == 0 else '':<11}", rest=" " * 13)
+        lines += _wrap(text, first=f"{(name + ' ') if i == 0 else '':<11}", rest=" " * 13)  # a long name keeps a space
     if verbose:  # grouped by what set them aside: a manifest, a later file, the file copied (paths stay whole)
         groups: dict[tuple[str, str], list[str]] = {}
         for f in entry.get("set_aside", []):

@@ -47,9 +47,13 @@ def read(text: str, rel: str, meta: RunYaml) -> Reading:
 
     events = []
     if parsed:
-        n, line, _, wall = parsed[0]
-        # Lightning logs a step's metrics after it ran: training began at the step it counts from
-        events.append(LogEvent(n, line, "step", elapsed=at(resumed), wall=None, step=resumed, steps=0, tokens=0))
+        # Lightning logs a step's metrics after it ran: training began at the step it counts from, on
+        # the pace of its first two logged times when it logs times
+        n, line, first, wall = parsed[0]
+        began = None
+        if wall is not None and len(parsed) > 1 and parsed[1][3] is not None and parsed[1][2] > first:
+            began = wall - (parsed[1][3] - wall) * ((first - resumed) / (parsed[1][2] - first))
+        events.append(LogEvent(n, line, "step", elapsed=at(resumed), wall=began, step=resumed, steps=0, tokens=0))
     last = resumed
     for n, line, step, wall in parsed:
         if step > last:  # rows logged again at a step (several metrics' calls) are one step
