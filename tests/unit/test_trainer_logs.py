@@ -157,7 +157,7 @@ def test_a_log_it_cannot_place_or_a_format_it_does_not_hold_is_refused_by_name(t
     assert _reasons(p)[0].startswith("not a trainer log gpuledger can place: no Megatron-LM iteration line")
     p = _parse(tmp_path, "x.log", logs.nanogpt(logs.Training(T0, 0, 100)), "format: megatron\n", folder="r2")
     assert _reasons(p) == ["run.yaml says format megatron, but the file has none of its lines "
-                           "(docs/ingest/trainer-logs.md#megatron)"]
+                           "(docs/ingest/trainer-logs.md, section megatron)"]
     p = _parse(tmp_path, "x.log", "whatever\n", "run_id: r1\ntoken_per_step: 8\n", folder="r3")
     assert _reasons(p) == ["run.yaml beside it: unknown key token_per_step (did you mean tokens_per_step?)"]
     p = _parse(tmp_path, "x.log", "whatever\n", "format: megatorn\n", folder="r4")

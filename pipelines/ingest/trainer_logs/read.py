@@ -45,7 +45,7 @@ def parse(path: Path, rel: str, source: str = SOURCE) -> Parsed:
                         "if it is one of those, set format in run.yaml (docs/ingest/trainer-logs.md)")
     if meta.format and not READERS[fmt].recognises(path.name, text):
         return _refused(source, rel, f"run.yaml says format {fmt}, but the file has none of its lines "
-                        f"(docs/ingest/trainer-logs.md#{fmt.replace('_', '-')})")
+                        f"(docs/ingest/trainer-logs.md, section {fmt})")
     staged, rejects = runs.events(_frame(rel, path, READERS[fmt].read(text, rel, meta), meta, fmt), source)
     return Parsed(rows=staged, rejects=rejects)
 
