@@ -176,3 +176,20 @@ def test_run_yaml_is_part_of_its_logs_fingerprint_and_no_ignored_file(tmp_path):
     assert len({before, with_yaml, fingerprint(log, TRAINER_LOGS.sidecar)}) == 3
     assert fingerprint(log) == before                                   # the file alone, as other sources see it
     assert ignored_files(tmp_path) == []
+
+
+def test_a_log_appended_to_counts_each_stretch_from_its_own_start(tmp_path):
+    """A requeued Slurm job appends to its slurm-<job>.out: a resumed stretch counts from its load and
+    begins where its first iteration says; iterations going back with no load are refused by name."""
+    first = logs.Training(T0, 0, 300, saves=(200,))
+    again = logs.Training(T0 + 60 * MIN, 200, 400, loaded=True)
+    p = _parse(tmp_path, "slurm-9.out", "\ufeff" + logs.megatron(first) + logs.megatron(again), "seq_len: 4096\n")
+    assert p.rejects.height == 0, _reasons(p)
+    steps = _rows(p, "ts", "step", "tokens", event="step")
+    assert steps == [(T0, 0, 0), *[(first.at(s), s, 100 * TPS) for s in first.printed],
+                     (T0 + 60 * MIN, 200, 0), *[(again.at(s), s, 100 * TPS) for s in again.printed]]
+    scratch = logs.megatron(first) + logs.megatron(logs.Training(T0 + 60 * MIN, 0, 200))
+    p = _parse(tmp_path, "slurm-10.out", scratch, "seq_len: 4096\n", folder="r2")
+    assert _reasons(p)[0] == ("iteration 100 after iteration 300 with no checkpoint load line between: the "
+                              "iterations it counts from are unknown")
+    assert p.rows.filter(event="step")["step"].to_list()[-1] == 200   # and counts on from the refused one

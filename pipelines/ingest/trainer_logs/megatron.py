@@ -41,6 +41,14 @@ def read(text: str, rel: str, meta: RunYaml) -> Reading:
             wall = datetime.strptime(m["ts"], STAMP) if m["ts"] else None
             elapsed_ms = _number(fields.get("elapsed time per iteration (ms)"))
             since = it - (counted_from or 0)
+            if since < 0:
+                # iterations went back with no load line (a log appended to by a run from scratch, or
+                # from an unnamed checkpoint): where this stretch counts from is unknown
+                events.append(LogEvent(n, line, "step", step=it, reason=(
+                    f"iteration {it} after iteration {counted_from} with no checkpoint load line between: "
+                    "the iterations it counts from are unknown")))
+                counted_from, last_step = it, None
+                continue
             if counted_from is None or last_step is None:
                 if wall is not None and elapsed_ms is not None:
                     # where this log's training began: its first printed iteration less the iterations
@@ -60,7 +68,7 @@ def read(text: str, rel: str, meta: RunYaml) -> Reading:
         elif m := DATETIME.search(line):
             events.append(LogEvent(n, line, TIME, wall=datetime.strptime(m["ts"], STAMP)))
         elif m := LOADED.search(line):
-            counted_from = int(m["it"])
+            counted_from, last_step = int(m["it"]), None  # a resumed stretch: where it began is found again
             if events and events[-1].event == "checkpoint_loaded" and events[-1].step == counted_from:
                 continue  # "loading … at iteration N", then "successfully loaded … at iteration N": one load
             events.append(LogEvent(n, line, "checkpoint_loaded", step=counted_from))

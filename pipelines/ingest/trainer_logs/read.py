@@ -31,7 +31,7 @@ REPORTED = ["reported_mfu", "reported_tflops"]
 
 def parse(path: Path, rel: str, source: str = SOURCE) -> Parsed:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is no part of the first line
     except (OSError, UnicodeDecodeError) as err:
         return _refused(source, rel, f"unreadable file: {err}")
     try:

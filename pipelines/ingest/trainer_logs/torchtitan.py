@@ -58,6 +58,12 @@ def read(text: str, rel: str, meta: RunYaml) -> Reading:
             last = first - 1
         elif m := STEP.match(msg):
             step = int(m["step"])
+            if last is not None and step < last:
+                events.append(LogEvent(n, line, "step", wall=wall, step=step, reason=(
+                    f"step {step} after step {last} with no 'Training starts' line between: the steps it "
+                    "counts from are unknown")))
+                last = step
+                continue
             values = {f["key"]: _number(f["value"]) for f in FIELD.finditer(msg)}
             mfu = values.get("mfu")
             events.append(LogEvent(n, line, "step", wall=wall, step=step, steps=step - (last or 0),
