@@ -44,8 +44,18 @@ class Training:
         return self.batch * self.seq
 
 
-def megatron(t: Training, *, timers: bool = False) -> str:
-    out = []
+def megatron_arguments(args: dict[str, object]) -> list[str]:
+    """The block Megatron-LM prints at start (arguments.py `_print_args`): sorted, dotted to column 48."""
+    lines = [f"  {k} {'.' * (48 - len(k))} {v}" for k, v in args.items()]
+    return (["------------------------ arguments ------------------------"] + sorted(lines, key=str.lower)
+            + ["-------------------- end of arguments ---------------------"])
+
+
+def megatron(t: Training, *, timers: bool = False, arguments: dict[str, object] | None = None,
+             parameters: int | None = None) -> str:
+    out = megatron_arguments(arguments) if arguments else []
+    if parameters:
+        out.append(f" > number of parameters on (tensor, pipeline) model parallel rank (0, 0): {parameters}")
     if t.loaded:
         out += [f" loading checkpoint from /ckpt at iteration {t.first}",
                 f"  successfully loaded checkpoint from /ckpt [ t 1/1, p 1/1 ] at iteration {t.first}"]

@@ -193,3 +193,29 @@ def test_a_log_appended_to_counts_each_stretch_from_its_own_start(tmp_path):
     assert _reasons(p)[0] == ("iteration 100 after iteration 300 with no checkpoint load line between: the "
                               "iterations it counts from are unknown")
     assert p.rows.filter(event="step")["step"].to_list()[-1] == 200   # and counts on from the refused one
+
+
+MEGATRON_ARGS = {"num_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "kv_channels": 128,
+                 "seq_length": 4096, "global_batch_size": 64, "micro_batch_size": 1, "bf16": True, "fp16": False,
+                 "fp8": None, "tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1, "train_iters": 100000}
+
+
+def test_megatron_arguments_it_prints_give_tokens_and_the_model_without_run_yaml(tmp_path):
+    t = logs.Training(T0, 0, 200)
+    p = _parse(tmp_path, "slurm-5.out", logs.megatron(t, arguments=MEGATRON_ARGS, parameters=6_738_415_616), None,
+               folder="llm-7b")
+    assert p.rejects.height == 0, _reasons(p)
+    assert _rows(p, "step", "tokens", event="step")[1:] == [(100, 100 * TPS), (200, 100 * TPS)]
+    assert _rows(p, "run_id", "ts", "dtype", "model_params", "model_layers", "model_heads", "model_head_dim",
+                 "model_seq_len", event="run_config") == [("llm-7b", T0, "bf16", 6_738_415_616.0, 32, 32, 128, 4096)]
+
+
+def test_megatron_model_that_run_yaml_states_differently_is_no_run_config(tmp_path):
+    t = logs.Training(T0, 0, 200)
+    p = _parse(tmp_path, "slurm-5.out", logs.megatron(t, arguments=MEGATRON_ARGS, parameters=6_738_415_616),
+               "model: {params: 6.7e9, layers: 32, heads: 64, head_dim: 128, seq_len: 4096}\n")
+    assert p.rows.filter(event="run_config").height == 0
+    assert _reasons(p) == ["the log and run.yaml state the model differently (heads 32 in the log, 64 in run.yaml; "
+                           "params 6738415616 in the log, 6700000000 in run.yaml): which is right is for the run's "
+                           "owner to say"]
+    assert p.rows.filter(event="step").height == 3      # its steps still count

@@ -39,6 +39,8 @@ TIME = "time"  # an event that is only a time the log prints (Megatron's `dateti
 class Reading:
     events: list[LogEvent]
     facts: dict[str, int] = field(default_factory=dict)  # what the log states once, for all its lines
+    model: dict[str, float] = field(default_factory=dict)  # the model's shape, as run_config's `model` keys
+    dtype: str | None = None
 
 
 def resolve(reading: Reading, meta: RunYaml) -> list[dict]:

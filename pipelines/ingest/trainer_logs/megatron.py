@@ -24,6 +24,10 @@ TIMER = re.compile(r"^\s*(?P<name>[\w-]+)\s*\.*\s*:\s*\((?P<min>[\d.]+),\s*(?P<m
 DATA_TIMERS = ("batch-generator",)
 COMM_TIMERS = ("all-grads-sync", "params-all-gather")
 SAVE_TIMER = "save-checkpoint"
+# the arguments Megatron-LM prints at start (`  seq_length ........ 4096`, arguments.py _print_args)
+ARGUMENT = re.compile(r"^\s{2}(?P<name>[a-z_0-9]+) \.{3,} (?P<value>.*?)\s*$")
+# rank (0, 0)'s parameters: the model's, when it is in one tensor and pipeline piece
+PARAMETERS = re.compile(r"number of parameters on \(tensor, pipeline\) model parallel rank \(0, 0\): (?P<n>\d+)")
 
 
 def recognises(name: str, text: str) -> bool:
@@ -35,7 +39,15 @@ def read(text: str, rel: str, meta: RunYaml) -> Reading:
     counted_from: int | None = None   # the iteration this log's next step event counts from
     last_step: LogEvent | None = None
     last_saved: LogEvent | None = None
+    args: dict[str, str] = {}
+    parameters = None
     for n, line in enumerate(text.splitlines(), start=1):
+        if last_step is None and (m := ARGUMENT.match(line)):
+            args.setdefault(m["name"], m["value"])
+            continue
+        if m := PARAMETERS.search(line):
+            parameters = parameters or int(m["n"])
+            continue
         if m := ITERATION.search(line):
             it, fields = int(m["it"]), _fields(m["fields"])
             wall = datetime.strptime(m["ts"], STAMP) if m["ts"] else None
@@ -86,7 +98,24 @@ def read(text: str, rel: str, meta: RunYaml) -> Reading:
                     last_step.data_seconds = round((last_step.data_seconds or 0) + seconds * last_step.steps, 6)
                 elif m["name"] in COMM_TIMERS:
                     last_step.comm_seconds = round((last_step.comm_seconds or 0) + seconds * last_step.steps, 6)
-    return Reading(events)
+    return _stated(Reading(events), args, parameters)
+
+
+def _stated(reading: Reading, args: dict[str, str], parameters: int | None) -> Reading:
+    """What the printed arguments say of the batch and the model."""
+    number = {k: int(v) for k, v in args.items() if v.isdigit()}
+    for fact, arg in (("global_batch_size", "global_batch_size"), ("seq_len", "seq_length")):
+        if arg in number:
+            reading.facts[fact] = number[arg]
+    heads, hidden = number.get("num_attention_heads"), number.get("hidden_size")
+    shape = {"layers": number.get("num_layers"), "heads": heads, "seq_len": number.get("seq_length"),
+             "head_dim": number.get("kv_channels") or (hidden // heads if hidden and heads else None)}
+    if parameters and number.get("tensor_model_parallel_size", 1) == 1 and number.get("pipeline_model_parallel_size", 1) == 1:
+        shape["params"] = parameters
+    reading.model = {k: v for k, v in shape.items() if v}
+    dtype = "bf16" if args.get("bf16") == "True" else "fp16" if args.get("fp16") == "True" else None
+    reading.dtype = "fp8" if args.get("fp8") not in (None, "None") else dtype
+    return reading
 
 
 def _fields(text: str) -> dict[str, str]:

@@ -29,6 +29,7 @@ READERS = {
 SLURM_OUTPUT = re.compile(r"^slurm-(?P<job>\d+(?:_\d+)?)\.out$")  # sbatch's default output name
 REPORTED = ["reported_mfu", "reported_tflops"]
 
+
 def parse(path: Path, rel: str, source: str = SOURCE) -> Parsed:
     try:
         text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is no part of the first line
@@ -49,6 +50,7 @@ def parse(path: Path, rel: str, source: str = SOURCE) -> Parsed:
     staged, rejects = runs.events(_frame(rel, path, READERS[fmt].read(text, rel, meta), meta, fmt), source)
     return Parsed(rows=staged, rejects=rejects)
 
+
 def _frame(rel: str, path: Path, reading: Reading, meta: RunYaml, fmt: str) -> pl.DataFrame:
     records = resolve(reading, meta)
     run_id = meta.run_id or path.parent.name
@@ -56,7 +58,7 @@ def _frame(rel: str, path: Path, reading: Reading, meta: RunYaml, fmt: str) -> p
     if job_id is None and (m := SLURM_OUTPUT.match(path.name)):
         job_id = m["job"]
     first_ts = min((r["ts"] for r in records if r["ts"] and not r["_error"]), default=None)
-    config = _config(meta, first_ts)
+    config = _config(meta, reading, first_ts)
     rows = [config] if config else []
     rows += records
     frame = pl.DataFrame(
@@ -70,19 +72,32 @@ def _frame(rel: str, path: Path, reading: Reading, meta: RunYaml, fmt: str) -> p
     return frame.with_columns(pl.lit(run_id).alias(RAW + "run_id"), pl.lit(job_id, pl.String).alias(RAW + "job_id"),
                               pl.lit(rel).alias("_file"), pl.lit(fmt).alias("log_format"))
 
-def _config(meta: RunYaml, ts: str | None) -> dict | None:
-    """run.yaml's model, dtype and project as the run's run_config event, at the log's first time."""
-    if ts is None or not (meta.model or meta.dtype or meta.project):
+
+def _config(meta: RunYaml, reading: Reading, ts: str | None) -> dict | None:
+    """The run's run_config event, at the log's first time: the model and dtype the log states (Megatron-LM
+    prints its arguments), filled in from run.yaml; a value both state differently is no reading of
+    either, so the run has no FLOPs a token rather than wrong ones."""
+    stated = {**reading.model, **({"dtype": reading.dtype} if reading.dtype else {})}
+    given = {**(meta.model.model_dump(exclude_none=True) if meta.model else {}),
+             **({"dtype": meta.dtype} if meta.dtype else {})}
+    if ts is None or not (stated or given or meta.project):
         return None
-    model = meta.model.model_dump() if meta.model else {}
-    return {"_row": 0, "_line": "run.yaml", "_error": None, "event": "run_config", "ts": ts,
-            "project": meta.project, "dtype": meta.dtype,
-            **{col: _text(model.get(key)) for col, key in runs.MODEL_FIELDS.items()}}
+    differ = [f"{k} {_text(stated[k])} in the log, {_text(given[k])} in run.yaml" for k in sorted(stated.keys() & given.keys())
+              if _text(stated[k]) != _text(given[k])]
+    model = {**given, **stated}
+    shape = model if all(key in model for key in ("params", "layers", "heads", "head_dim", "seq_len")) else {}
+    return {"_row": 0, "_line": "run.yaml and the log's own arguments" if stated else "run.yaml",
+            "_error": ("the log and run.yaml state the model differently (" + "; ".join(differ) + "): which is "
+                       "right is for the run's owner to say") if differ else None,
+            "event": "run_config", "ts": ts, "project": meta.project, "dtype": model.get("dtype"),
+            **{col: _text(shape.get(key)) for col, key in runs.MODEL_FIELDS.items()}}
+
 
 def _text(value) -> str | None:
     if value is None:
         return None
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
 
 def _refused(source: str, rel: str, reason: str) -> Parsed:
     return Parsed(rows=pl.DataFrame(), rejects=file_reject(source, rel, reason))
