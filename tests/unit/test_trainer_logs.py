@@ -77,6 +77,12 @@ def test_megatron_batch_the_log_states_against_run_yaml_is_refused_naming_both(t
     assert p.rejects["row_ref"].to_list() == ["line 2", "line 3", "line 4"]
 
 
+def test_tokens_it_cannot_count_say_what_is_missing(tmp_path):
+    p = _parse(tmp_path, "slurm-1.out", logs.megatron(logs.Training(T0, 0, 100)), None)
+    assert _reasons(p) == ["tokens per step unknown: the log prints no tokens, and neither it nor run.yaml gives the "
+                           "sequence length (seq_len); set tokens_per_step, or global_batch_size and seq_len, in run.yaml"]
+
+
 def test_megatron_nan_throughput_is_no_reading(tmp_path):
     t = logs.Training(T0, 0, 200, tflops=400.0)
     p = _parse(tmp_path, "slurm-1.out", logs.megatron(t).replace("(TFLOP/s/GPU): 400.0", "(TFLOP/s/GPU): nan", 1),
@@ -114,7 +120,7 @@ def test_nanogpt_timer_restart_after_warmup_counts_every_token_and_leaves_the_wa
 def test_nanogpt_without_start_says_to_set_it(tmp_path):
     p = _parse(tmp_path, "train.txt", logs.nanogpt(logs.Training(T0, 0, 200)), "run_id: r1\ntokens_per_step: 8\n")
     assert p.rows.height == 0
-    assert set(_reasons(p)) == {"the log prints only elapsed times: set start (the wall-clock time of the log's zero) "
+    assert set(_reasons(p)) == {"the log prints no wall-clock time: set start (the wall-clock time of the log's zero) "
                                 "in run.yaml"}
 
 

@@ -57,12 +57,14 @@ def resolve(reading: Reading, meta: RunYaml) -> list[dict]:
         if ev.event == "step" and tokens is None and reason is None:
             per_step = _tokens_per_step({**reading.facts, **ev.stated}, meta)
             if per_step is None:
-                reason = ("tokens per step unknown: the log does not print tokens or its global batch size; set "
-                          "tokens_per_step (or global_batch_size and seq_len) in run.yaml")
+                missing = _unknown({**reading.facts, **ev.stated}, meta)
+                reason = (f"tokens per step unknown: the log prints no tokens, and neither it nor run.yaml gives "
+                          f"the {' or the '.join(missing)}; set tokens_per_step, or global_batch_size and seq_len, "
+                          "in run.yaml")
             else:
                 tokens = (ev.steps or 0) * per_step
         if ts is None and reason is None:
-            reason = ("the log prints only elapsed times: set start (the wall-clock time of the log's zero) in "
+            reason = ("the log prints no wall-clock time: set start (the wall-clock time of the log's zero) in "
                       "run.yaml" if ev.elapsed is not None else "no time for this line: the log prints none before or after it")
         out.append({
             "_row": ev.row, "_line": ev.line, "_error": reason,
@@ -122,6 +124,13 @@ def _tokens_per_step(stated: dict[str, int], meta: RunYaml) -> int | None:
     batch = stated.get("global_batch_size") or meta.global_batch_size
     seq = stated.get("seq_len") or meta.tokens_per_sequence
     return batch * seq if batch and seq else None
+
+
+def _unknown(stated: dict[str, int], meta: RunYaml) -> list[str]:
+    """What tokens per step lack: the global batch size, the sequence length, or both."""
+    return [name for name, known in (("global batch size (global_batch_size)", stated.get("global_batch_size") or meta.global_batch_size),
+                                     ("sequence length (seq_len)", stated.get("seq_len") or meta.tokens_per_sequence))
+            if not known]
 
 
 def _conflict(stated: dict[str, int], meta: RunYaml) -> str | None:
