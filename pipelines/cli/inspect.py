@@ -139,6 +139,7 @@ class _Summary:
     reasons: dict[str, dict] = field(default_factory=dict)  # reason -> rows, first file and row
     unreadable: dict[str, None] = field(default_factory=dict)  # files refused whole, in the order met
     dropped: Counter = field(default_factory=Counter)
+    formats: Counter = field(default_factory=Counter)  # files by the format they were read as (Parsed.read_as)
     facts: list[pl.DataFrame] = field(default_factory=list)
     money: dict[str, _Money] = field(default_factory=dict)  # billing currency -> sums
     defaulted: Counter = field(default_factory=Counter)  # default currency -> rows that took it
@@ -151,11 +152,15 @@ class _Summary:
         """A file's parsed chunks, summarised one by one; a file refused part-way counts as refused
         whole, as the pipeline stages nothing of it."""
         own = _Summary(bills=self.bills, node_keys=[] if self.node_keys is not None else None)
+        read_as = None
         for parsed in parts:
             if refuses_file(parsed):
                 own = _Summary(bills=self.bills, node_keys=[] if self.node_keys is not None else None)
             own.add(source, parsed)
+            read_as = read_as or parsed.read_as
         self.files += 1
+        if read_as:
+            self.formats[read_as] += 1
         self.merge(own)
 
     def merge(self, other: _Summary) -> None:
@@ -225,6 +230,8 @@ class _Summary:
         }
         if self.dropped:
             entry["dropped"] = dict(self.dropped)
+        if self.formats:
+            entry["formats"] = dict(sorted(self.formats.items()))
         if self.bills:
             entry.update(self._bill_totals())
         else:

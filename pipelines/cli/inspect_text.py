@@ -121,6 +121,8 @@ def _facts(name: str, entry: dict, verbose: bool) -> list[str]:
     said = [source.summary.says(entry)] if source and source.summary else []
     if (covers := _coverage(entry)) is not None:
         said.append(covers)
+    if formats := entry.get("formats"):   # a source of several formats: how many files each
+        said.append("read as: " + ", ".join(f"{what} {_count(n, 'file')}" for what, n in formats.items()))
     for currency, rows in entry.get("default_currency_rows", {}).items():
         said.append(f"{_count(rows, 'row')} without a currency took default_currency {currency}")
     for what, n in entry.get("dropped", {}).items():
