@@ -81,7 +81,8 @@ def _table(table: Table, file: str, place: Place) -> tuple[pl.DataFrame, pl.Data
         pl.all_horizontal([pl.col(RAW + n).is_null() for n in names.values()]).alias("_no_reading"),
     )
     long = pl.concat([_samples_of(df, metric, RAW + names[metric], casts, unread, place) for metric in names]
-                     + [_placeholders(df, next(iter(names)), place)], how="vertical")
+                     + [_placeholders(df, next(iter(names)), place)], how="vertical").rechunk()  # unchunked: polars
+    # 1.x panicked filtering the string views of a vertical concat of literals
     staged, refused = split_by_contract(
         long, DcgmSample, source=SOURCE, file=file, staged_columns=[*STAGED, "_line", "_placeholder"],
         # `line N|metric` until _per_line makes it one row per line, its payload the line's cells
@@ -131,15 +132,18 @@ def _wall(text: pl.Expr) -> pl.Expr:
 
 
 def _times(text: pl.Expr, zone: str) -> pl.Expr:
-    """Naive UTC of wall times in `zone`. A wall time a DST fall-back repeats is its earlier instant,
-    unless the file's clock has already been later (the log runs on in order): then its second."""
+    """Naive UTC of wall times in `zone`. A wall time a DST fall-back repeats is its earlier instant
+    until the log's clock has gone back within that day's repeated hour (the log runs on in order): from
+    there on, its second."""
     early = utc(_normal(text), zone, "earliest")
     if zone == "UTC":
         return early
     late = utc(_normal(text), zone, "latest")
     wall = _wall(text)
-    again = (late != early) & (wall < wall.cum_max().shift(1))
-    return pl.when(again.fill_null(False)).then(late).otherwise(early)
+    repeated = (late != early).fill_null(False)
+    went_back = (repeated & (wall < wall.cum_max().shift(1)).fill_null(False)).cast(pl.Int32)
+    again = repeated & (went_back.cum_sum().over(wall.dt.date()) > 0)
+    return pl.when(again).then(late).otherwise(early)
 
 
 def _time_reason(name: str, zone: str) -> pl.Expr:
