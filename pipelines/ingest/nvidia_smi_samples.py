@@ -4,7 +4,8 @@ one per metric a line reads (DCGM's names and units), held to the DcgmSample con
 A line is one reading of one GPU: a line any of whose values is refused is quarantined whole, once, as
 `line N` with every reason and its cells as payload, and none of its samples is staged. A cell that is
 nvidia-smi's "no value" (`[N/A]`, `[Not Supported]`, any `[...]`, `N/A`, dmon's `-`) is no reading:
-no sample, never a 0. Times are naive, in the file's zone (docs/ingest/nvidia-smi.md#times)."""
+no sample, never a 0. Times are naive, in the file's zone
+(docs/ingest/nvidia-smi.md#the-host-and-the-time-zone)."""
 
 from __future__ import annotations
 
