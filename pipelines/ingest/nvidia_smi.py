@@ -91,6 +91,14 @@ class Lines:
     bad: list[tuple[int, str, str]] = field(default_factory=list)
     dropped: Counter = field(default_factory=Counter)
 
+    def record(self, table: Table, n: int, line: str, cells: list[str]) -> None:
+        """Line `n`'s cells under `table`'s header, or the line as no record when they do not fit it."""
+        if len(cells) != len(table.columns):
+            self.bad.append((n, line, f"{len(cells)} values where the header (line {table.header_line}) "
+                                      f"has {len(table.columns)}"))
+        else:
+            table.rows.append([n, *cells])
+
 
 class Refused(ValueError):
     """The whole file cannot be read; the message is the quarantine reason."""
@@ -192,11 +200,7 @@ def csv_lines(lines: list[tuple[int, str]]) -> Lines:
             continue
         if table is None:
             raise Refused(NO_HEADER)
-        if len(cells) != len(table.columns):
-            out.bad.append((n, line, f"{len(cells)} values where the header (line {table.header_line}) "
-                                     f"has {len(table.columns)}"))
-            continue
-        table.rows.append([n, *cells])
+        out.record(table, n, line, cells)
     if not out.tables:
         raise Refused(NO_HEADER)
     return out
@@ -279,11 +283,7 @@ def dmon_lines(lines: list[tuple[int, str]]) -> Lines:
             raise Refused(f"line {n} holds values before any `# gpu ...` header line: not dmon output as "
                           "nvidia-smi writes it")
         cells = text.split()
-        if len(cells) != len(table.columns):
-            out.bad.append((n, line, f"{len(cells)} values where the header (line {table.header_line}) "
-                                     f"has {len(table.columns)}"))
-            continue
-        table.rows.append([n, *cells])
+        out.record(table, n, line, cells)
     if not out.tables:
         raise Refused("no `# gpu ...` header line: not dmon output as nvidia-smi writes it")
     return out

@@ -17,7 +17,7 @@ import polars as pl
 from models.landing import DcgmSample
 from pipelines.ingest.common import RAW, cast_failures, split_by_contract, unread_casts, utc
 from pipelines.ingest.dcgm import STAGED
-from pipelines.landing.parsed import QUARANTINE_SCHEMA, Parsed, empty_rejects
+from pipelines.landing.parsed import QUARANTINE_SCHEMA, Parsed, conform, empty_rejects
 
 if TYPE_CHECKING:
     from pipelines.ingest.nvidia_smi import Lines, Place, Table
@@ -213,8 +213,7 @@ def _per_line(refused: pl.DataFrame, df: pl.DataFrame, cell: dict[str, pl.Expr],
     lines = lines.join(payloads, on="_line", how="left", maintain_order="left").with_columns(
         pl.lit(SOURCE).alias("source"), pl.lit(refused["file"][0]).alias("file"),
         pl.format("line {}", "_line").alias("row_ref"))
-    return lines.select([(pl.col(c) if c in lines.columns else pl.lit(None)).cast(t).alias(c)
-                         for c, t in QUARANTINE_SCHEMA.items()])
+    return conform(lines, QUARANTINE_SCHEMA)
 
 
 def _bad_lines(bad: list[tuple[int, str, str]], file: str) -> pl.DataFrame:
@@ -224,8 +223,7 @@ def _bad_lines(bad: list[tuple[int, str, str]], file: str) -> pl.DataFrame:
                          schema={"_line": pl.Int64, "reason": pl.String, "payload": pl.String})
     frame = frame.with_columns(pl.lit(SOURCE).alias("source"), pl.lit(file).alias("file"),
                                pl.format("line {}", "_line").alias("row_ref"))
-    return frame.select([(pl.col(c) if c in frame.columns else pl.lit(None)).cast(t).alias(c)
-                         for c, t in QUARANTINE_SCHEMA.items()])
+    return conform(frame, QUARANTINE_SCHEMA)
 
 
 def _dated(rejects: pl.DataFrame, times: pl.DataFrame | None) -> pl.DataFrame:

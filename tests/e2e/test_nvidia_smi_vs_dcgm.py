@@ -12,7 +12,7 @@ docs/ledger.md#which-gpus-a-job-holds) and DCGM (per GPU, by the hpc_job label) 
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from decimal import Decimal as D
 from zoneinfo import ZoneInfo
 
