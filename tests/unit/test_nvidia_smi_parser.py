@@ -247,3 +247,22 @@ def test_the_sidecar_is_in_the_fingerprint_and_never_an_ignored_file(tmp_path):
     assert fingerprint(path, NVIDIA_SMI.sidecar) != before     # editing the zone reads the file again
     (tmp_path / "telemetry" / "nvidia_smi" / "loose.csv").write_text(UNITS)
     assert [f["file"] for f in ignored_files(tmp_path)] == ["telemetry/nvidia_smi/loose.csv"]
+
+
+def test_inspect_lists_the_source_and_the_format_each_file_was_read_as(tmp_path, capsys):
+    from pipelines.cli.main import main
+
+    _land(tmp_path, UNITS.replace("68.10 W", "-5.00 W"), sidecar="timezone: UTC\n")
+    _land(tmp_path, DMON, name="dmon.log", host="node08")
+    _land(tmp_path, DMON_NO_DATES, name="old-dmon.txt", host="node08")
+    assert main(["inspect", "--landing", str(tmp_path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert "ignored_files" not in report                        # the sidecar is no one's input
+    entry = report["nvidia_smi"]
+    # 3 samples of the CSV's line 2 and 8 of dmon staged; the CSV's line 3 quarantined, old-dmon refused
+    assert (entry["files"], entry["rows"], entry["quarantined"]) == (3, 3 + 8 + 1 + 1, 2)
+    assert entry["formats"] == {"dmon": 2, "query-gpu csv": 1}
+    assert entry["unreadable_files"] == ["telemetry/nvidia_smi/node08/day=2026-11-02/old-dmon.txt"]
+    assert (entry["hosts"], entry["gpus"], entry["samples"]) == (2, 3, 4)
+    assert main(["inspect", "--landing", str(tmp_path)]) == 0
+    assert "read as: dmon 2 files, query-gpu csv 1 file" in capsys.readouterr().out
