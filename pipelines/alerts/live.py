@@ -24,12 +24,12 @@ import polars as pl
 
 from pipelines.alerts.raising import LIVE_QUERIES, alert_rows, raise_found
 from pipelines.landing.sync import sync
-from pipelines.ingest.sources import DCGM, KUBERNETES, RUNS, SLURM, TRAINER_LOGS
+from pipelines.ingest.sources import DCGM, KUBERNETES, NVIDIA_SMI, RUNS, SLURM, TRAINER_LOGS
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import bootstrap, connect, has_table, transaction, warehouse_path
 from pipelines.lib.writer_lock import warehouse_lock
 
-LIVE_SOURCES = (SLURM, KUBERNETES, DCGM, RUNS, TRAINER_LOGS)  # a trainer log being written is read again each tick
+LIVE_SOURCES = (SLURM, KUBERNETES, DCGM, NVIDIA_SMI, RUNS, TRAINER_LOGS)  # a log being written is read again each tick
 RATE_COLUMNS = {"day": pl.Date, "hostname": pl.String, "billing_currency": pl.String,
                 "effective_cost": pl.Decimal(38, 18), "gpu_seconds": pl.Float64}
 

@@ -67,7 +67,7 @@ def _plain(root: Path, source: Source, cfg: OrgConfig, inventory: list[pl.DataFr
         return None
     summary = _Summary(bills=False)
     for path, rel in files:
-        summary.add_file(source, _parsed_parts(source, path, rel, cfg))
+        summary.add_file(source, rel, _parsed_parts(source, path, rel, cfg))
     if source is INVENTORY:  # the nodes the costing below is of
         inventory.extend(summary.facts)
     return summary.report(source)
@@ -82,7 +82,7 @@ def _bills(root: Path, source: Source, cfg: OrgConfig, bill_keys: list[pl.DataFr
     summary = _Summary(bills=True, node_keys=bill_keys)
     if len(files) == 1 and not find_manifests(root, source.folder)[0]:
         path, rel = files[0]
-        summary.add_file(source, _parsed_parts(source, path, rel, cfg))
+        summary.add_file(source, rel, _parsed_parts(source, path, rel, cfg))
         entry = summary.report(source)
         status = "unreadable" if entry["unreadable_files"] else "current"
         entry["deliveries"] = {**{s: int(s == status) for s in STATUSES}, "manifests": 0}
@@ -91,9 +91,9 @@ def _bills(root: Path, source: Source, cfg: OrgConfig, bill_keys: list[pl.DataFr
     for rel, f in sorted(state.found.items()):
         status = state.decisions[rel].status
         if status == CURRENT:
-            summary.add_file(source, _parsed_parts(source, f.path, rel, cfg))
+            summary.add_file(source, rel, _parsed_parts(source, f.path, rel, cfg))
         elif status == UNREADABLE:
-            summary.add_file(source, [Parsed(rows=pl.DataFrame(), rejects=file_reject(source.name, rel, f.reason))])
+            summary.add_file(source, rel, [Parsed(rows=pl.DataFrame(), rejects=file_reject(source.name, rel, f.reason))])
     entry = summary.report(source)
     entry["files"] = sum(1 for f in state.found.values() if f.facts is not None)
     statuses = Counter(d.status for d in state.decisions.values())
@@ -139,6 +139,7 @@ class _Summary:
     reasons: dict[str, dict] = field(default_factory=dict)  # reason -> rows, first file and row
     unreadable: dict[str, None] = field(default_factory=dict)  # files refused whole, in the order met
     dropped: Counter = field(default_factory=Counter)
+    formats: dict[str, str] = field(default_factory=dict)  # file -> the format it was read as (Parsed.read_as)
     facts: list[pl.DataFrame] = field(default_factory=list)
     money: dict[str, _Money] = field(default_factory=dict)  # billing currency -> sums
     defaulted: Counter = field(default_factory=Counter)  # default currency -> rows that took it
@@ -147,15 +148,19 @@ class _Summary:
     # distinct (resource_id, tags) of staged bill rows: which nodes a bill line costs
     node_keys: list[pl.DataFrame] | None = None
 
-    def add_file(self, source: Source, parts: Iterable[Parsed]) -> None:
+    def add_file(self, source: Source, rel: str, parts: Iterable[Parsed]) -> None:
         """A file's parsed chunks, summarised one by one; a file refused part-way counts as refused
         whole, as the pipeline stages nothing of it."""
         own = _Summary(bills=self.bills, node_keys=[] if self.node_keys is not None else None)
+        read_as = None
         for parsed in parts:
             if refuses_file(parsed):
                 own = _Summary(bills=self.bills, node_keys=[] if self.node_keys is not None else None)
             own.add(source, parsed)
+            read_as = read_as or parsed.read_as
         self.files += 1
+        if read_as:
+            self.formats[rel] = read_as
         self.merge(own)
 
     def merge(self, other: _Summary) -> None:
@@ -225,6 +230,8 @@ class _Summary:
         }
         if self.dropped:
             entry["dropped"] = dict(self.dropped)
+        if self.formats:
+            entry["formats"] = dict(sorted(self.formats.items()))
         if self.bills:
             entry.update(self._bill_totals())
         else:

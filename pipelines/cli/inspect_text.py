@@ -11,6 +11,7 @@ lists them (and every reason, beyond the first few).
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -121,6 +122,9 @@ def _facts(name: str, entry: dict, verbose: bool) -> list[str]:
     said = [source.summary.says(entry)] if source and source.summary else []
     if (covers := _coverage(entry)) is not None:
         said.append(covers)
+    if formats := entry.get("formats"):   # a source of several formats: how many files each
+        counts = Counter(formats.values())
+        said.append("read as: " + ", ".join(f"{what} {_count(counts[what], 'file')}" for what in sorted(counts)))
     for currency, rows in entry.get("default_currency_rows", {}).items():
         said.append(f"{_count(rows, 'row')} without a currency took default_currency {currency}")
     for what, n in entry.get("dropped", {}).items():

@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 
 from models import landing, staging
-from pipelines.ingest import (aws_cur, dcgm, dcgm_batch, dcgm_prom, focus, inventory, kubernetes, plans, runs,
-                              runs_batch, slurm, summaries)
+from pipelines.ingest import (aws_cur, dcgm, dcgm_batch, dcgm_prom, focus, inventory, kubernetes, nvidia_smi, plans,
+                              runs, runs_batch, slurm, summaries)
 from pipelines.ingest.plausible import guard
 from pipelines.ingest.refused_bills import charge_days
 from pipelines.ingest.trainer_logs import read as trainer_logs
@@ -114,6 +114,22 @@ DCGM = guard(Source(
     batch=dcgm_batch.sync_batches,
     summary=summaries.GPU_SAMPLES,
 ))
+# GPUs without dcgm-exporter: nvidia-smi's query-gpu CSV and dmon logs give the same samples, staged
+# beside DCGM's by the same rollup (docs/ingest/nvidia-smi.md)
+NVIDIA_SMI = guard(Source(
+    name="nvidia_smi",
+    table=DCGM.table,
+    patterns=tuple(f"telemetry/nvidia_smi/*/**/*.{ext}" for ext in ("csv", "log", "txt")),
+    parse=nvidia_smi.parse,
+    contract=DCGM.contract,
+    span=DCGM.span,
+    time_columns=DCGM.time_columns,
+    row_word="line",
+    group=DCGM.group,
+    rollup=DCGM.rollup,
+    summary=summaries.GPU_SAMPLES,
+    sidecar=nvidia_smi.SIDECAR,  # host: and timezone: of the files beside it
+))
 RUNS = guard(Source(
     name="runs",
     table="staging/stg_runs__events",
@@ -137,7 +153,7 @@ TRAINER_LOGS = guard(Source(
     time_columns=RUNS.time_columns,
     row_word="line",
     group="runs",
-    summary=summaries.TRAINER_LOGS,
+    summary=summaries.RUN_EVENTS,
     sidecar=RUN_YAML,
 ))
 INVENTORY = guard(Source(
@@ -161,7 +177,7 @@ PLANS = guard(Source(
     group="plans",
 ))
 
-BUILT_IN = (FOCUS, AWS_CUR, SLURM, KUBERNETES, DCGM, RUNS, TRAINER_LOGS, INVENTORY, PLANS)
+BUILT_IN = (FOCUS, AWS_CUR, SLURM, KUBERNETES, DCGM, NVIDIA_SMI, RUNS, TRAINER_LOGS, INVENTORY, PLANS)
 # Formats a site adds without changing gpuledger: Python modules (importable, comma-separated), each
 # declaring its `SOURCES` (Source entries, built with `guard` like the ones above). A bill format whose
 # parser gives FOCUS bill lines lands in staging.stg_focus__bill_lines beside FOCUS and CUR.

@@ -5,8 +5,6 @@ kind is summarised without another line here."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import polars as pl
 
 from pipelines.landing.source import Summary
@@ -56,12 +54,6 @@ def _run_events(staged: pl.DataFrame) -> dict:
             "tokens": int(staged.filter(pl.col("event") == "step")["tokens"].sum() or 0)}
 
 
-def _trainer_logs(staged: pl.DataFrame) -> dict:
-    """The run events' totals, and the format each log was read as."""
-    formats = dict(staged.select("_file", "log_format").unique().sort("_file").iter_rows()) if staged.height else {}
-    return {**_run_events(staged), "formats": formats}
-
-
 def _nodes(staged: pl.DataFrame) -> dict:
     return {"nodes": staged.height, "gpus": int(staged["gpu_count"].sum() or 0) if staged.height else 0}
 
@@ -83,12 +75,6 @@ RUN_EVENTS = Summary(
     facts=("run_id", "event", "tokens"),
     totals=_run_events,
     says=lambda e: f"{e['runs']:,} runs, {e['events']:,} events, {e['tokens']:,} tokens",
-)
-TRAINER_LOGS = Summary(
-    facts=("run_id", "event", "tokens", "_file", "log_format"),
-    totals=_trainer_logs,
-    says=lambda e: RUN_EVENTS.says(e) + "; read as " + (", ".join(
-        f"{fmt} ({n})" for fmt, n in sorted(Counter(e["formats"].values()).items())) or "nothing"),
 )
 NODES = Summary(
     facts=("hostname", "cluster", "resource_id", "gpu_model", "gpu_count", "pool"),

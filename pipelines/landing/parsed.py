@@ -38,6 +38,9 @@ class Parsed:
     # staged rows that lacked a value and took a configured default: column -> {default: rows}
     # (e.g. {"billing_currency": {"USD": 1281}} for a bill without BillingCurrency)
     defaulted: dict[str, dict[str, int]] = field(default_factory=dict)
+    # which of its source's formats the file was read as, for a source of several (nvidia-smi's
+    # `query-gpu csv` and `dmon`): what `inspect` counts per format
+    read_as: str | None = None
 
 
 def empty_rejects() -> pl.DataFrame:

@@ -60,12 +60,15 @@ CREATE OR REPLACE MACRO minute_is_idle(util_max, sm_max, sm_threshold) AS
 -- gpu_minutes_near(day, sm_threshold, lookback_minutes, min_minutes): the GPU-minutes of the day in
 -- staging, of whole GPUs and of MIG instances (gpu_instance set), widened before midnight by
 -- `lookback_minutes` and after it by `min_minutes` so an idle stretch crossing midnight is judged whole;
--- `idle` by minute_is_idle, and the under-use lens's activity: SM activity, else GPU utilisation as a
--- fraction where a GPU has no profiling.
+-- `idle` by minute_is_idle, `has_reading` when the minute read GPU_UTIL or SM_ACTIVE at all (a MIG-mode
+-- GPU in nvidia-smi, `[N/A]`, has power and memory but no utilisation: never idle, and no sample of
+-- use either), and the under-use lens's activity: SM activity, else GPU utilisation as a fraction where
+-- a GPU has no profiling.
 CREATE OR REPLACE MACRO gpu_minutes_near(of_day, sm_threshold, lookback_minutes, min_minutes) AS TABLE
 SELECT hostname, gpu, gpu_instance, hpc_job, minute_ts, first_sample_ts, last_sample_ts, first_busy_ts,
        last_busy_ts,
        minute_is_idle(gpu_util_max, sm_active_max, sm_threshold) AS idle,
+       gpu_util_max IS NOT NULL OR sm_active_max IS NOT NULL AS has_reading,
        coalesce(sm_active_avg, gpu_util_avg / 100) AS activity, tensor_active_avg, fb_used_max_mib
 FROM staging.stg_dcgm__gpu_minutes
 WHERE day BETWEEN of_day::DATE - 1 AND of_day::DATE + 1

@@ -11,6 +11,12 @@ from tests.support.sql_steps import given, rows_of, warehouse
 
 DAY = date(2026, 11, 2)
 T0 = datetime(2026, 11, 2, 0, 0)
+MINUTE_SCHEMA = {"day": pl.Date, "minute_ts": pl.Datetime("us"), "hostname": pl.String, "gpu": pl.Int32,
+                 "gpu_instance": pl.String, "hpc_job": pl.String, "first_sample_ts": pl.Datetime("us"),
+                 "last_sample_ts": pl.Datetime("us"), "first_busy_ts": pl.Datetime("us"),
+                 "last_busy_ts": pl.Datetime("us"), "gpu_util_max": pl.Float64, "sm_active_max": pl.Float64,
+                 "gpu_util_avg": pl.Float64, "sm_active_avg": pl.Float64, "tensor_active_avg": pl.Float64,
+                 "fb_used_max_mib": pl.Float64}
 
 
 def _minutes(busy: set[int], missing: set[int] = frozenset()):
@@ -40,7 +46,7 @@ def _categories(minutes) -> dict[str, float]:
         "restart_until": None, "failed": False}])
     given(con, "intermediate.int_job_conflicts", [], {"day": pl.Date, "job_uid": pl.String})
     given(con, "intermediate.int_nodes", [{"day": DAY, "hostname": "h1", "gpu_count": 8}])
-    given(con, "staging.stg_dcgm__gpu_minutes", minutes)
+    given(con, "staging.stg_dcgm__gpu_minutes", minutes, MINUTE_SCHEMA)
     params = {"day": DAY, **OrgConfig().sql_params()}
     rows = rows_of(con, "intermediate/int_gpu_seconds", params)
     out: dict[str, float] = {}
@@ -61,3 +67,23 @@ def test_a_gap_of_more_than_three_scrapes_is_unmonitored():
     # minutes 30–34 have no samples: from 00:29:30 + 30 s to 00:35:00 nothing was seen
     assert _categories(_minutes(busy, missing=set(range(30, 35)))) == {
         "unmonitored": 5 * 60 * 8, "productive": 55 * 60 * 8}
+
+
+def _without_utilisation(rows, gpus):
+    """The minutes with GPUs `gpus` as nvidia-smi shows a MIG-mode GPU: memory and power, and
+    `utilization.gpu` `[N/A]` (no GPU_UTIL sample, so no utilisation in the minute at all)."""
+    return [{**r, "gpu_util_max": None, "gpu_util_avg": None, "sm_active_max": None, "sm_active_avg": None,
+             "first_busy_ts": None, "last_busy_ts": None, "fb_used_max_mib": 4096.0} if r["gpu"] in gpus else r
+            for r in rows]
+
+
+def test_gpus_without_a_utilisation_reading_are_unmonitored_never_idle():
+    # every GPU of the host has samples (memory, power) but none reads utilisation: nothing is known of
+    # use, so the job's hour is unmonitored, neither idle nor productive
+    assert _categories(_without_utilisation(_minutes(busy=set()), gpus=range(8))) == {"unmonitored": 60 * 60 * 8}
+
+
+def test_one_gpu_without_a_reading_keeps_its_host_from_being_idle():
+    # seven GPUs idle all hour, GPU 0 in MIG mode: the host's GPUs are judged together, and a GPU that
+    # may be busy is not called idle (docs/ledger.md#which-gpus-a-job-holds)
+    assert _categories(_without_utilisation(_minutes(busy=set()), gpus={0})) == {"productive": 60 * 60 * 8}

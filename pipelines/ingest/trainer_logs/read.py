@@ -48,7 +48,7 @@ def parse(path: Path, rel: str, source: str = SOURCE) -> Parsed:
         return _refused(source, rel, f"run.yaml says format {fmt}, but the file has none of its lines "
                         f"(docs/ingest/trainer-logs.md, section {fmt})")
     staged, rejects = runs.events(_frame(rel, path, READERS[fmt].read(text, rel, meta), meta, fmt), source)
-    return Parsed(rows=staged, rejects=rejects)
+    return Parsed(rows=staged, rejects=rejects, read_as=fmt)
 
 
 def _frame(rel: str, path: Path, reading: Reading, meta: RunYaml, fmt: str) -> pl.DataFrame:

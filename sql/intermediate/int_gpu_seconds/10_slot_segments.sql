@@ -100,7 +100,10 @@ SELECT row_number() OVER () AS slot_id, * FROM all_slots;
 -- requeued job keeps its JobID, so the label alone does not tell two instances apart), or all series of
 -- the physical GPU the record names, or the whole host's
 -- (a host's GPUs judged together: low activity only when every GPU is, `activity_max`; their mean
--- activity, `activity`; their largest memory use)
+-- activity, `activity`; their largest memory use). A minute without a utilisation reading (has_reading)
+-- is no sample of use: a slot's own series without one is a gap (unmonitored), never idle; among a
+-- host's GPUs such a GPU keeps the host's minute from being idle, and a host minute counts as a sample
+-- only when some GPU read its utilisation.
 CREATE OR REPLACE TEMP TABLE slot_minutes AS
 SELECT s.slot_id, m.minute_ts, m.first_sample_ts, m.last_sample_ts, m.first_busy_ts, m.last_busy_ts, m.idle,
        m.activity, m.activity AS activity_max, m.tensor_active_avg, m.fb_used_max_mib
@@ -108,7 +111,7 @@ FROM slots s JOIN gpu_minutes_near($day,
     $idle_sm_threshold, $idle_lookback_minutes, $idle_min_minutes) m
   ON s.mode = 'gpu' AND m.hostname = s.hostname AND m.gpu = s.gpu AND m.hpc_job = s.hpc_job
  AND m.gpu_instance IS NOT DISTINCT FROM s.gpu_instance
-WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
+WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end AND m.has_reading
 UNION ALL
 SELECT s.slot_id, m.minute_ts, min(m.first_sample_ts), max(m.last_sample_ts), min(m.first_busy_ts),
        max(m.last_busy_ts), bool_and(m.idle), avg(m.activity), max(m.activity), avg(m.tensor_active_avg),
@@ -117,6 +120,7 @@ FROM slots s JOIN gpu_minutes_near($day,
     $idle_sm_threshold, $idle_lookback_minutes, $idle_min_minutes) m ON s.mode = 'host' AND m.hostname = s.hostname
 WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
 GROUP BY s.slot_id, m.minute_ts
+HAVING bool_or(m.has_reading)
 UNION ALL
 SELECT s.slot_id, m.minute_ts, min(m.first_sample_ts), max(m.last_sample_ts), min(m.first_busy_ts),
        max(m.last_busy_ts), bool_and(m.idle), avg(m.activity), max(m.activity), avg(m.tensor_active_avg),
@@ -124,7 +128,7 @@ SELECT s.slot_id, m.minute_ts, min(m.first_sample_ts), max(m.last_sample_ts), mi
 FROM slots s JOIN gpu_minutes_near($day,
     $idle_sm_threshold, $idle_lookback_minutes, $idle_min_minutes) m
   ON s.mode = 'physical' AND m.hostname = s.hostname AND m.gpu = s.gpu AND m.gpu_instance IS NULL
-WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end
+WHERE m.last_sample_ts >= s.near_start AND m.first_sample_ts < s.near_end AND m.has_reading
 GROUP BY s.slot_id, m.minute_ts;
 
 
