@@ -225,3 +225,19 @@ def test_megatron_model_that_run_yaml_states_differently_is_no_run_config(tmp_pa
                            "params 6738415616 in the log, 6700000000 in run.yaml): which is right is for the run's "
                            "owner to say"]
     assert p.rows.filter(event="step").height == 3      # its steps still count
+
+
+def test_megatron_deepspeed_lines_without_dates_take_their_time_per_iteration_and_tokens(tmp_path):
+    """Megatron-DeepSpeed (BLOOM's logs) prints no [date time], its time per iteration in seconds, the
+    tokens it consumed and `TFLOPs`: timed from run.yaml's start, tokens as it counts them."""
+    lines = [f" iteration {s:8d}/  115311 | consumed samples: {s * 64:12d} | consumed tokens: {s * TPS:14d} |"
+             f" elapsed time per iteration (s): 6.00 | learning rate: 6.000E-05 | global batch size:    64 |"
+             f" lm loss: 2.345678E+00 | loss scale: 4096.0 | grad norm: 0.312 | number of skipped iterations:   0 |"
+             f" number of nan iterations:   0 | samples per second: 10.667 | TFLOPs: 148.72 |" for s in (100, 200, 300)]
+    p = _parse(tmp_path, "slurm-3.out", "\n".join(lines) + "\n", "start: 2026-11-02T00:10:00Z\n")
+    assert p.rejects.height == 0, _reasons(p)
+    assert _rows(p, "ts", "step", "tokens", "reported_tflops", event="step") == [(T0, 0, 0, None)] + [
+        (T0 + timedelta(seconds=6 * s), s, 100 * TPS, 148.72) for s in (100, 200, 300)]
+    p = _parse(tmp_path, "slurm-3.out", "\n".join(lines) + "\n", None, folder="r2")
+    assert set(_reasons(p)) == {"the log prints no wall-clock time: set start (the wall-clock time of the log's zero) "
+                                "in run.yaml"}

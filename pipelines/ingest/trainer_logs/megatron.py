@@ -41,6 +41,8 @@ def read(text: str, rel: str, meta: RunYaml) -> Reading:
     last_saved: LogEvent | None = None
     args: dict[str, str] = {}
     parameters = None
+    clock = 0.0              # seconds since the log's zero, for lines without a printed time
+    consumed = None          # tokens consumed at the last iteration line, where the log counts them
     for n, line in enumerate(text.splitlines(), start=1):
         if last_step is None and (m := ARGUMENT.match(line)):
             args.setdefault(m["name"], m["value"])
@@ -51,7 +53,7 @@ def read(text: str, rel: str, meta: RunYaml) -> Reading:
         if m := ITERATION.search(line):
             it, fields = int(m["it"]), _fields(m["fields"])
             wall = datetime.strptime(m["ts"], STAMP) if m["ts"] else None
-            elapsed_ms = _number(fields.get("elapsed time per iteration (ms)"))
+            per_iteration = _seconds_per_iteration(fields)
             since = it - (counted_from or 0)
             if since < 0:
                 # iterations went back with no load line (a log appended to by a run from scratch, or
@@ -61,26 +63,36 @@ def read(text: str, rel: str, meta: RunYaml) -> Reading:
                     "the iterations it counts from are unknown")))
                 counted_from, last_step = it, None
                 continue
+            # a line without its [date time] (Megatron-DeepSpeed, Megatron-LM before 2023) is timed by
+            # its iterations' time since the log's zero: run.yaml `start`
+            elapsed = None if wall is not None or per_iteration is None else clock + per_iteration * since
             if counted_from is None or last_step is None:
-                if wall is not None and elapsed_ms is not None:
+                if per_iteration is not None and (wall is not None or elapsed is not None):
                     # where this log's training began: its first printed iteration less the iterations
                     # before it, at the time they took, so start-up (or a restart) ends there, not one log
                     # interval later
-                    began = wall - timedelta(milliseconds=elapsed_ms * since)
-                    events.append(LogEvent(n, line, "step", wall=began, step=it - since, steps=0, tokens=0))
+                    began = wall - timedelta(seconds=per_iteration * since) if wall is not None else None
+                    events.append(LogEvent(n, line, "step", wall=began, elapsed=None if began else clock,
+                                           step=it - since, steps=0, tokens=0))
             batch = _number(fields.get("global batch size"))
-            last_step = LogEvent(n, line, "step", wall=wall, step=it, steps=since,
-                                 reported_tflops=_number(fields.get("throughput per GPU (TFLOP/s/GPU)")),
+            tokens = _number(fields.get("consumed tokens"))  # Megatron-DeepSpeed counts them itself
+            # since the last line, or since the start of a run from scratch (a resumed one's are unknown)
+            before = consumed if consumed is not None else (0 if counted_from is None else None)
+            last_step = LogEvent(n, line, "step", wall=wall, elapsed=elapsed, step=it, steps=since,
+                                 tokens=int(tokens - before) if tokens is not None and before is not None else None,
+                                 reported_tflops=_number(fields.get("throughput per GPU (TFLOP/s/GPU)")
+                                                         or fields.get("TFLOPs")),
                                  stated={"global_batch_size": int(batch)} if batch else {})
-            if wall is None:
-                last_step.reason = ("an iteration line without its [date time] (Megatron-LM before 2023 printed "
-                                    "none): its steps have no time")
+            if wall is None and elapsed is None:
+                last_step.reason = ("an iteration line with neither its [date time] nor its time per iteration: "
+                                    "its steps have no time")
             events.append(last_step)
-            counted_from = it
+            counted_from, consumed = it, tokens if tokens is not None else consumed
+            clock = elapsed if elapsed is not None else clock
         elif m := DATETIME.search(line):
             events.append(LogEvent(n, line, TIME, wall=datetime.strptime(m["ts"], STAMP)))
         elif m := LOADED.search(line):
-            counted_from, last_step = int(m["it"]), None  # a resumed stretch: where it began is found again
+            counted_from, last_step, consumed = int(m["it"]), None, None  # a resumed stretch: found again
             if events and events[-1].event == "checkpoint_loaded" and events[-1].step == counted_from:
                 continue  # "loading … at iteration N", then "successfully loaded … at iteration N": one load
             events.append(LogEvent(n, line, "checkpoint_loaded", step=counted_from))
@@ -116,6 +128,12 @@ def _stated(reading: Reading, args: dict[str, str], parameters: int | None) -> R
     dtype = "bf16" if args.get("bf16") == "True" else "fp16" if args.get("fp16") == "True" else None
     reading.dtype = "fp8" if args.get("fp8") not in (None, "None") else dtype
     return reading
+
+
+def _seconds_per_iteration(fields: dict[str, str]) -> float | None:
+    """`elapsed time per iteration (ms)` (Megatron-LM) or `(s)` (older Megatron-DeepSpeed), in seconds."""
+    ms = _number(fields.get("elapsed time per iteration (ms)"))
+    return ms / 1000 if ms is not None else _number(fields.get("elapsed time per iteration (s)"))
 
 
 def _fields(text: str) -> dict[str, str]:
