@@ -47,10 +47,17 @@ def _mirror_table(con: duckdb.DuckDBPyConnection, root: Path, table: str) -> int
         parts = {"all": [str(sum(int(n) for n, _ in parts.values())), str(sum(int(h) for _, h in parts.values()))]}
     wanted = {"columns": columns, "layout": "daily" if daily else "whole", "format": FORMAT, "parts": parts}
     saved = _saved(folder)
-    if any(saved.get(key) != wanted[key] for key in ("layout", "format")) \
-            or saved.get("columns") != [list(c) for c in columns]:
+    if "layout" in saved and (any(saved.get(key) != wanted[key] for key in ("layout", "format"))
+                              or saved.get("columns") != [list(c) for c in columns]):
         shutil.rmtree(folder, ignore_errors=True)
         saved = {"parts": {}}
+    elif "layout" not in saved:
+        # no copy yet, or one a crash left without fingerprints: every wanted part is written below and
+        # its leftover days go; the folder is never removed whole, as a first copy made twice at once
+        # (two days of a Spark backfill starting together) had one run delete what the other wrote
+        for stale in folder.glob("day=*"):
+            if stale.name.removeprefix("day=") not in wanted["parts"]:
+                shutil.rmtree(stale, ignore_errors=True)
     folder.mkdir(parents=True, exist_ok=True)
     written = 0
     for part, fingerprint in wanted["parts"].items():
