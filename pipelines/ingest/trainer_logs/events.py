@@ -5,6 +5,7 @@ value the log states that contradicts run.yaml refused, naming both."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -118,19 +119,22 @@ def _times(events: list[LogEvent], meta: RunYaml) -> list[datetime | None]:
     return filled
 
 
+def _batch_and_sequence(stated: dict[str, int], meta: RunYaml) -> dict[str, int | None]:
+    """The global batch size and sequence length a step is made of: the log's, else run.yaml's."""
+    return {"global batch size (global_batch_size)": stated.get("global_batch_size") or meta.global_batch_size,
+            "sequence length (seq_len)": stated.get("seq_len") or meta.tokens_per_sequence}
+
+
 def _tokens_per_step(stated: dict[str, int], meta: RunYaml) -> int | None:
     if meta.tokens_per_step:
         return meta.tokens_per_step
-    batch = stated.get("global_batch_size") or meta.global_batch_size
-    seq = stated.get("seq_len") or meta.tokens_per_sequence
+    batch, seq = _batch_and_sequence(stated, meta).values()
     return batch * seq if batch and seq else None
 
 
 def _unknown(stated: dict[str, int], meta: RunYaml) -> list[str]:
     """What tokens per step lack: the global batch size, the sequence length, or both."""
-    return [name for name, known in (("global batch size (global_batch_size)", stated.get("global_batch_size") or meta.global_batch_size),
-                                     ("sequence length (seq_len)", stated.get("seq_len") or meta.tokens_per_sequence))
-            if not known]
+    return [name for name, known in _batch_and_sequence(stated, meta).items() if not known]
 
 
 def _conflict(stated: dict[str, int], meta: RunYaml) -> str | None:
@@ -145,3 +149,12 @@ def _conflict(stated: dict[str, int], meta: RunYaml) -> str | None:
 
 def _text(value) -> str | None:
     return None if value is None else str(value)
+
+
+def figure(text: str | None) -> float | None:
+    """A figure as printed; `nan`, `inf` and text are no reading."""
+    try:
+        value = float(text.replace(",", "")) if text else None
+    except ValueError:
+        return None
+    return value if value is not None and math.isfinite(value) else None

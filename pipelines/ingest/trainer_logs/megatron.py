@@ -4,11 +4,10 @@ timers of --timing-log-level. Times are the node's wall clock (run.yaml `timezon
 
 from __future__ import annotations
 
-import math
 import re
 from datetime import datetime, timedelta
 
-from pipelines.ingest.trainer_logs.events import TIME, LogEvent, Reading
+from pipelines.ingest.trainer_logs.events import TIME, LogEvent, Reading, figure
 from pipelines.ingest.trainer_logs.run_yaml import RunYaml
 
 STAMP = "%Y-%m-%d %H:%M:%S"
@@ -74,13 +73,13 @@ def read(text: str, rel: str, meta: RunYaml) -> Reading:
                     began = wall - timedelta(seconds=per_iteration * since) if wall is not None else None
                     events.append(LogEvent(n, line, "step", wall=began, elapsed=None if began else clock,
                                            step=it - since, steps=0, tokens=0))
-            batch = _number(fields.get("global batch size"))
-            tokens = _number(fields.get("consumed tokens"))  # Megatron-DeepSpeed counts them itself
+            batch = figure(fields.get("global batch size"))
+            tokens = figure(fields.get("consumed tokens"))  # Megatron-DeepSpeed counts them itself
             # since the last line, or since the start of a run from scratch (a resumed one's are unknown)
             before = consumed if consumed is not None else (0 if counted_from is None else None)
             last_step = LogEvent(n, line, "step", wall=wall, elapsed=elapsed, step=it, steps=since,
                                  tokens=int(tokens - before) if tokens is not None and before is not None else None,
-                                 reported_tflops=_number(fields.get("throughput per GPU (TFLOP/s/GPU)")
+                                 reported_tflops=figure(fields.get("throughput per GPU (TFLOP/s/GPU)")
                                                          or fields.get("TFLOPs")),
                                  stated={"global_batch_size": int(batch)} if batch else {})
             if wall is None and elapsed is None:
@@ -132,8 +131,8 @@ def _stated(reading: Reading, args: dict[str, str], parameters: int | None) -> R
 
 def _seconds_per_iteration(fields: dict[str, str]) -> float | None:
     """`elapsed time per iteration (ms)` (Megatron-LM) or `(s)` (older Megatron-DeepSpeed), in seconds."""
-    ms = _number(fields.get("elapsed time per iteration (ms)"))
-    return ms / 1000 if ms is not None else _number(fields.get("elapsed time per iteration (s)"))
+    ms = figure(fields.get("elapsed time per iteration (ms)"))
+    return ms / 1000 if ms is not None else figure(fields.get("elapsed time per iteration (s)"))
 
 
 def _fields(text: str) -> dict[str, str]:
@@ -143,12 +142,3 @@ def _fields(text: str) -> dict[str, str]:
         if sep:
             out[key.strip()] = value.strip()
     return out
-
-
-def _number(text: str | None) -> float | None:
-    """A figure as printed; `nan`, `inf` and text are no reading."""
-    try:
-        value = float(text.replace(",", "")) if text else None
-    except ValueError:
-        return None
-    return value if value is not None and math.isfinite(value) else None

@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from pipelines.ingest.trainer_logs.events import LogEvent, Reading
-from pipelines.ingest.trainer_logs.megatron import _number
+from pipelines.ingest.trainer_logs.events import LogEvent, Reading, figure
 from pipelines.ingest.trainer_logs.run_yaml import RunYaml
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -64,7 +63,7 @@ def read(text: str, rel: str, meta: RunYaml) -> Reading:
                     "counts from are unknown")))
                 last = step
                 continue
-            values = {f["key"]: _number(f["value"]) for f in FIELD.finditer(msg)}
+            values = {f["key"]: figure(f["value"]) for f in FIELD.finditer(msg)}
             mfu = values.get("mfu")
             events.append(LogEvent(n, line, "step", wall=wall, step=step, steps=step - (last or 0),
                                    reported_tflops=values.get("tflops"),
