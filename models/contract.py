@@ -10,6 +10,9 @@ A contract is written once and used three ways:
 - on the staging table, `to_pandera()` gives the same contract as a pandera schema, which the blocking
   asset check validates the day's rows with (`pipelines/ingest/staging_asset.contract_check`).
 
+A staging table's contract lists every column of the table, checked or not, so the table's DDL is made
+from it too (`ddl()`): one schema per table, which the warehouse creates and a parser's rows are held to.
+
 A failed check becomes a reason here, once, in plain words (`effective_cost is empty`, `gpu -1 is
 negative`, `charge_category 'Refund' is not one of Usage, Purchase, Tax, Credit, Adjustment`, a row
 check by its name): `ops.quarantine.reason` and `gpuledger inspect` say what this module says. Each
@@ -24,6 +27,7 @@ extra columns are allowed (parsers keep raw and bookkeeping columns beside).
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,7 +59,10 @@ class Failure:
 
 @dataclass(frozen=True)
 class Column:
-    """One column's type and value checks; a bound of None is no bound."""
+    """One column's type and value checks; a bound of None is no bound. `doc` is what the column holds,
+    as the table's DDL comments it; `default`, the table's default (a constant); `provenance`, a column
+    the pipeline sets to say where a row came from (`_file`, `_row`, `source`): NOT NULL in the table,
+    never judged as a value of the row, and left out of the day's rows the asset check reads."""
 
     dtype: pl.DataType
     nullable: bool = False
@@ -65,10 +72,19 @@ class Column:
     gt: Any = None
     le: Any = None
     lt: Any = None
+    doc: str = ""
+    default: Any = None
+    provenance: bool = False
+
+    @property
+    def sql_type(self) -> str:
+        return _sql_type(self.dtype)
 
     def rules(self, name: str) -> list[Rule]:
         """Its checks in the order pandera runs them: nullability, then each check of a present value
-        (a null value fails none of those)."""
+        (a null value fails none of those). A provenance column has none."""
+        if self.provenance:
+            return []
         c = pl.col(name)
         present = c.is_not_null()
         found = []
@@ -102,6 +118,8 @@ class Column:
     def sql_fails(self, name: str) -> list[str]:
         """Its checks as DuckDB SQL over column `name`, in the order of `rules()`: each true exactly
         where that rule fails (tests/unit/test_contract.py holds the two to agree row by row)."""
+        if self.provenance:
+            return []
         present = f"{name} IS NOT NULL"
         found = []
         if not self.nullable:
@@ -119,6 +137,12 @@ class Column:
         if self.min_length is not None:
             found.append(f"({present} AND length({name}) < {self.min_length})")
         return found
+
+    def _definition(self) -> str:
+        """`TYPE [NOT NULL] [DEFAULT value]`, as the table declares the column."""
+        not_null = "" if self.nullable else " NOT NULL"
+        default = "" if self.default is None else f" DEFAULT {_sql_literal(self.default)}"
+        return f"{self.sql_type}{not_null}{default}"
 
     def _worded(self, name: str, says: str) -> Callable[[pl.Expr], pl.Expr]:
         """`<column> <value> <says>`: text quoted as the parsers quote it, numbers bare."""
@@ -138,12 +162,32 @@ def _empty(name: str, text: pl.Expr) -> pl.Expr:
 
 
 def _sql_literal(value: Any) -> str:
-    """A bound or allowed value of a contract (a constant of models/, never input) as SQL."""
+    """A bound, allowed or default value of a contract (a constant of models/, never input) as SQL."""
     if isinstance(value, str):
         return "'" + value.replace("'", "''") + "'"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"no SQL form for the contract value {value!r}")
     return repr(value)
+
+
+_SQL_TYPES = {pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Int32: "INTEGER", pl.Float64: "DOUBLE",
+              pl.Boolean: "BOOLEAN", pl.Date: "DATE"}
+
+
+def _sql_type(dtype: pl.DataType) -> str:
+    """A column's DuckDB type: the one DuckDB gives back as this polars type (tests/unit/test_contract.py)."""
+    if isinstance(dtype, pl.Decimal):
+        return f"DECIMAL({dtype.precision}, {dtype.scale})"
+    if isinstance(dtype, pl.Datetime):
+        if dtype.time_unit != "us" or dtype.time_zone is not None:
+            raise TypeError(f"staging times are naive UTC microseconds, not {dtype}")
+        return "TIMESTAMP"
+    if isinstance(dtype, pl.List):
+        return _sql_type(dtype.inner) + "[]"
+    for polars_type, sql_type in _SQL_TYPES.items():
+        if dtype == polars_type:
+            return sql_type
+    raise TypeError(f"no DuckDB type for the contract type {dtype}")
 
 
 def _number(text: pl.Expr, dtype: pl.DataType) -> pl.Expr:
@@ -171,11 +215,17 @@ class Contract:
     description: str
     columns: dict[str, Column]
     row_checks: tuple[RowCheck, ...] = field(default=())
+    table: str | None = None  # the staging table it is the schema of ("staging/stg_focus__bill_lines")
+    table_doc: str = ""       # what the table holds beyond `description`, as its DDL's header says
 
     def mismatches(self, schema: pl.Schema) -> list[str]:
-        """Columns missing or of another type: a parser's bug, never bad input."""
+        """Columns missing or of another type: a parser's bug, never bad input. Provenance columns
+        are the writer's, not the parser's; a column that may be NULL and has no check may be left
+        out (the table holds NULL there), but one a parser gives must be of the table's type."""
         found = []
         for name, column in self.columns.items():
+            if column.provenance or (name not in schema and column.nullable and not column.rules(name)):
+                continue
             if name not in schema:
                 found.append(f"column {name!r} is missing")
             elif schema[name] != column.dtype:
@@ -204,6 +254,25 @@ class Contract:
             fails.append(f"coalesce(NOT ({check.sql}), FALSE)")  # a null is no failure, as in polars
         return "(" + " OR ".join(fails) + ")" if fails else "FALSE"
 
+    def ddl(self) -> str:
+        """The table's DDL: CREATE TABLE with every column, commented; then each column that may be
+        NULL added where missing, so a warehouse made by an older version gains the columns added
+        since (NULL, or the default, on its earlier rows) and upgrading never needs a rebuild."""
+        if self.table is None:
+            raise ValueError(f"{self.name} is the contract of no table")
+        qualified = self.table.replace("/", ".")
+        width = max(len(name) for name in self.columns)
+        lines = []
+        for i, (name, column) in enumerate(self.columns.items()):
+            definition = f"{name:<{width}} {column._definition()}" + ("," if i < len(self.columns) - 1 else "")
+            lines.append(f"    {definition:<{width + 30}} -- {column.doc}".rstrip(" -") if column.doc
+                         else f"    {definition}")
+        header = "\n".join(f"-- {line}" for line in textwrap.wrap(f"{self.description} {self.table_doc}".strip(), 100))
+        statements = [f"{header}\nCREATE TABLE IF NOT EXISTS {qualified} (\n" + "\n".join(lines) + "\n)"]
+        statements += [f"ALTER TABLE {qualified} ADD COLUMN IF NOT EXISTS {name} {column._definition()}"
+                       for name, column in self.columns.items() if column.nullable]
+        return ";\n".join(statements) + ";\n"
+
     def to_pandera(self):
         """The contract as a pandera (polars) schema. Imported here, not at the top: parsing never needs it."""
         import pandera.polars as pa
@@ -223,7 +292,7 @@ class Contract:
             return pa.Check(lambda data: data.lazyframe.select(check.passes()), name=check.name)
 
         return pa.DataFrameSchema(
-            {name: column(spec) for name, spec in self.columns.items()},
+            {name: column(spec) for name, spec in self.columns.items() if not spec.provenance},
             checks=[row_check(c) for c in self.row_checks],
             name=self.name,
             strict=False,

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import duckdb
 
+from models.landing import FocusBillLine
 from pipelines.lib.csv_cells import guard_sql
 from pipelines.lib.warehouse import has_table, run_sql, sql, table_sql
 
@@ -130,12 +131,8 @@ def _knows_its_bills(con: duckdb.DuckDBPyConnection) -> bool:
 def _missing_staged_columns(con: duckdb.DuckDBPyConnection) -> list[str]:
     """The columns of staging.stg_focus__bill_lines, as this version defines it, that the warehouse
     lacks (the export's connection is read-only: it cannot add them itself)."""
-    with duckdb.connect() as blank:
-        blank.execute("CREATE SCHEMA staging")
-        blank.execute(sql("staging/stg_focus__bill_lines"))
-        want = [c for (c,) in blank.execute(_STAGED_COLUMNS).fetchall()]
     have = {c for (c,) in con.execute(_STAGED_COLUMNS).fetchall()}
-    return [c for c in want if c not in have]
+    return [c for c in FocusBillLine.columns if c not in have]
 
 
 def _build(con: duckdb.DuckDBPyConnection, days: list[date]) -> int:

@@ -85,7 +85,9 @@ class Source:
     the ledger. Everything gpuledger knows of a source is said here, once."""
 
     name: str                      # as in ops.quarantine.source and `inspect --json`
-    table: str                     # e.g. "staging/stg_focus__bill_lines": sql/<table>.sql and .day.sql
+    # e.g. "staging/stg_focus__bill_lines": the table of a contract of models/staging.TABLES, which makes
+    # its DDL; the day's rows are sql/<table>.day.sql
+    table: str
     patterns: tuple[str, ...]      # globs under the landing root
     parse: Callable[[Path, str, OrgConfig], Parsed]
     contract: Contract             # what the staging table's rows must satisfy

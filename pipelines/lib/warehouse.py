@@ -26,18 +26,13 @@ SQL_ROOT = PROJECT_ROOT / "sql"
 DEFAULT_WAREHOUSE = PROJECT_ROOT / "data" / "warehouse.duckdb"
 
 SCHEMAS = ("staging", "intermediate", "marts", "finance", "ops")
-# Tables the pipeline creates before any asset runs, in dependency order.
-BOOTSTRAP_TABLES = (
+# The ops tables the pipeline creates before any asset runs (sql/ops/<table>.sql), in dependency order;
+# the staging tables are created from their contracts (models/staging.TABLES, `table_ddl`).
+OPS_TABLES = (
     "ops/landed_files",
     "ops/landing_sources",
     "ops/quarantine",
     "ops/ledger_days",
-    "staging/stg_focus__bill_lines",
-    "staging/stg_scheduler__job_allocations",
-    "staging/stg_dcgm__gpu_minutes",
-    "staging/stg_runs__events",
-    "staging/stg_inventory__nodes",
-    "staging/stg_plans__run_plans",
     "ops/alerts",
     "ops/alert_deliveries",
     "ops/actions",
@@ -52,6 +47,23 @@ def warehouse_path() -> Path:
 def sql(name: str) -> str:
     """The text of `sql/<name>.sql`, e.g. sql("staging/stg_scheduler__job_allocations")."""
     return (SQL_ROOT / f"{name}.sql").read_text()
+
+
+@cache
+def staging_tables() -> dict[str, str]:
+    """Each staging table ("staging/stg_focus__bill_lines") and its DDL, made from its contract."""
+    from models.staging import TABLES  # the contracts live in models/, beside their checks
+
+    return {contract.table: contract.ddl() for contract in TABLES}
+
+
+def table_ddl(table: str) -> str:
+    """The DDL of a bootstrapped table: a staging table's from its contract, an ops table's SQL file."""
+    return staging_tables().get(table) or sql(table)
+
+
+def bootstrap_tables() -> tuple[str, ...]:
+    return (*OPS_TABLES, *staging_tables())
 
 
 @dataclass(frozen=True)
@@ -157,8 +169,8 @@ def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
     for old, new in RENAMED.items():
         if old in existing and f"{old.split('.')[0]}.{new}" not in existing:
             con.execute(f"ALTER TABLE {old} RENAME TO {new}")  # constants above
-    for table in BOOTSTRAP_TABLES:
-        con.execute(sql(table))
+    for table in bootstrap_tables():
+        con.execute(table_ddl(table))
     from pipelines.lib.reference import load_reference  # reference data lives in models/
 
     load_reference(con)
@@ -174,7 +186,7 @@ def _bootstrap_digest() -> str:
     from pipelines.lib.reference import reference_fingerprint
 
     parts = [repr(SCHEMAS), repr(RENAMED), reference_fingerprint(), sql("macros")]
-    parts += [sql(name) for name in BOOTSTRAP_TABLES + MACRO_FILES]
+    parts += [table_ddl(name) for name in bootstrap_tables()] + [sql(name) for name in MACRO_FILES]
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
 
@@ -187,7 +199,7 @@ def _bootstrapped(con: duckdb.DuckDBPyConnection, digest: str) -> bool:
         return False
     from pipelines.lib.reference import TABLES as REFERENCE_TABLES
 
-    wanted = [name.replace("/", ".") for name in BOOTSTRAP_TABLES] + list(REFERENCE_TABLES)
+    wanted = [name.replace("/", ".") for name in bootstrap_tables()] + list(REFERENCE_TABLES)
     present = con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
         "AND list_contains($wanted, schema_name || '.' || table_name)", {"wanted": wanted}).fetchall()[0][0]

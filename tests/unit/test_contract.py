@@ -16,7 +16,7 @@ from models.contract import Contract
 from pipelines.ingest import focus
 from pipelines.ingest.common import split_by_contract
 
-CONTRACTS = [c for m in (landing, staging) for c in vars(m).values() if isinstance(c, Contract)]
+CONTRACTS = list(dict.fromkeys(c for m in (landing, staging) for c in vars(m).values() if isinstance(c, Contract)))
 
 # values of each type that pass and break the contracts' checks: bounds, nulls, NaN, the far future
 CANDIDATES: dict[pl.DataType, list] = {
@@ -30,6 +30,8 @@ CANDIDATES: dict[pl.DataType, list] = {
                  datetime(2024, 1, 1, 0, 1)],
     landing.MONEY: [Decimal("1.5"), Decimal("0"), Decimal("-2.25"), None],
     landing.ROUNDING: [Decimal("1e-19"), Decimal("6e-19"), None, Decimal("-5e-19")],
+    pl.List(pl.String): [["a"], None, []],
+    pl.List(pl.Int32): [[1, 2], None],
 }
 ROWS = 60
 
@@ -37,7 +39,7 @@ ROWS = 60
 def _frame(contract: Contract) -> pl.DataFrame:
     """ROWS rows in which every column takes each of its candidates (in turn, from its own place in
     the list, then at random), so values meet in many combinations; plus the columns the row checks read."""
-    columns = {name: spec.dtype for name, spec in contract.columns.items()}
+    columns = {name: spec.dtype for name, spec in contract.columns.items() if not spec.provenance}
     columns.setdefault("submit_ts", landing.TS)
     data = {}
     for i, (name, dtype) in enumerate(columns.items()):
@@ -227,3 +229,43 @@ def test_dcgm_samples_are_bad_in_sql_exactly_where_the_contract_refuses_them(tmp
 def test_a_row_check_without_sql_cannot_be_checked_in_sql():
     with pytest.raises(ValueError, match="RunEvent: the row check 'ts must not be in the future' has no SQL form"):
         landing.RunEvent.sql_failed()
+
+
+@pytest.mark.parametrize("contract", staging.TABLES, ids=lambda c: c.name)
+def test_a_staging_table_is_made_from_its_contract_with_its_types(contract: Contract):
+    """Every column the contract lists is the table's, in its order, of the type DuckDB gives back as the
+    contract's polars type; NOT NULL where the contract refuses a null."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA staging")
+    con.execute(contract.ddl())
+    con.execute(contract.ddl())  # idempotent: a bootstrapped warehouse runs it again after an upgrade
+    qualified = contract.table.replace("/", ".")
+    assert dict(con.sql(f"SELECT * FROM {qualified}").pl().schema) == {n: c.dtype for n, c in contract.columns.items()}
+    nullable = dict(con.execute("SELECT column_name, is_nullable = 'YES' FROM information_schema.columns "
+                                "WHERE table_schema = 'staging' AND table_name = $t",
+                                {"t": qualified.split(".")[1]}).fetchall())
+    assert nullable == {n: c.nullable for n, c in contract.columns.items()}
+
+
+def test_a_table_an_older_version_made_gains_the_columns_added_since():
+    import duckdb
+
+    contract = staging.DcgmGpuMinute
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA staging")
+    con.execute("CREATE TABLE staging.stg_dcgm__gpu_minutes (_file VARCHAR NOT NULL, day DATE NOT NULL, "
+                "minute_ts TIMESTAMP NOT NULL, hostname VARCHAR NOT NULL, gpu INTEGER NOT NULL, samples INTEGER NOT "
+                "NULL, first_sample_ts TIMESTAMP NOT NULL, last_sample_ts TIMESTAMP NOT NULL)")
+    con.execute("INSERT INTO staging.stg_dcgm__gpu_minutes VALUES ('f', DATE '2026-11-01', TIMESTAMP '2026-11-01', "
+                "'n1', 0, 4, TIMESTAMP '2026-11-01', TIMESTAMP '2026-11-01 00:00:45')")
+    con.execute(contract.ddl())
+    row = con.sql("SELECT * FROM staging.stg_dcgm__gpu_minutes").pl()
+    assert set(row.columns) == set(contract.columns)
+    assert row["hostname"].to_list() == ["n1"] and row["energy_last_mj"].to_list() == [None]
+
+
+def test_a_contract_of_no_table_has_no_ddl():
+    with pytest.raises(ValueError, match="DcgmSample is the contract of no table"):
+        landing.DcgmSample.ddl()
