@@ -9,6 +9,10 @@ so a sample always falls between them.
 
 The nodes no bill covers (offbill.py) get the same single-node stream after all of that, from random streams
 of their own, so the billed fleet's jobs are the same for a seed with or without them.
+
+Why one module of about 500 lines: `WorkloadBuilder` draws from its random streams in one fixed order,
+which every seed's fleet (and the tests' truth for it) depends on; its steps are kept in that order, in
+one place, so a change that reorders a draw is seen as one.
 """
 from __future__ import annotations
 
