@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from pipelines.serve import api
+from pipelines.serve import api, pages
 from pipelines.serve.auth import Tokens
 from pipelines.serve.metrics import render
 
@@ -78,7 +78,7 @@ def openapi(request: Request) -> Response:
 
 def build_app(path: Path, tokens: Tokens, *, max_window_days: int = 400, max_rows: int = 10_000) -> Starlette:
     routes = [Route("/healthz", healthz), Route("/metrics", metrics), Route("/api/v1/openapi.json", openapi)]
-    routes += [Route(p, f) for p, f in api.ROUTES.items()]
+    routes += [Route(p, f) for p, f in {**api.ROUTES, **pages.ROUTES}.items()]
     app = Starlette(routes=routes, middleware=[Middleware(Guard, tokens=tokens)])
     app.state.path = Path(path)
     app.state.max_window_days, app.state.max_rows = max_window_days, max_rows
