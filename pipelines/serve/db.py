@@ -4,6 +4,7 @@ the next request opens the new file. Nothing here ever opens the file for writin
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 from datetime import date, datetime
 from decimal import Decimal
@@ -12,9 +13,16 @@ from pathlib import Path
 from pipelines.lib.sandbox import open_read_only
 
 
+# open_read_only locks a DuckDB instance down after connecting, and a process's connections to a file
+# share one instance: two requests opening at once raced (one saw it not yet locked, then failed to SET
+# what the other had locked: a 500 in the publish test). Opening is serialised; the queries are not.
+_OPENING = threading.Lock()
+
+
 @contextmanager
 def reading(path: Path):
-    con = open_read_only(path)
+    with _OPENING:
+        con = open_read_only(path)
     try:
         yield con
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import logging
+import signal
 import sys
 from pathlib import Path
 
@@ -66,7 +67,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"serve: no serve.tokens configured: every answer shows every team, on {args.host} only",
               file=sys.stderr)
     app = build_app(path, tokens, max_window_days=cfg.serve.max_window_days, max_rows=cfg.serve.max_rows)
-    # uvicorn handles SIGTERM: it stops accepting, finishes the requests in flight, then exits 0.
+    # uvicorn handles SIGTERM: it stops accepting and finishes the requests in flight; then it re-raises
+    # the signal to the handler that was there before it. That one is a no-op, so a stop asked for is a
+    # clean exit (status 0), not a death by signal (-15) that a supervisor would count as a crash.
+    signal.signal(signal.SIGTERM, lambda *_: None)
     # access_log off: its lines carry the query string; ours (pipelines/serve/app.py) carry the path only.
     uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info",
                 timeout_graceful_shutdown=10)
