@@ -64,7 +64,7 @@ SERVE_PORT ?= 8765
 # gpuledger serve over the demo's published warehouse (docs/serve.md); Ctrl-C stops it
 serve: setup
 	@test -f $(DEMO)/gpuledger.yaml || { echo "no demo in $(DEMO): run make demo first"; exit 2; }
-	$(BIN)/gpuledger serve --config $(DEMO)/gpuledger.yaml --port $(SERVE_PORT)
+	$(BIN)/python -m pipelines.cli serve --config $(DEMO)/gpuledger.yaml --port $(SERVE_PORT)
 
 ui: setup
 	@test -d $(DEMO)/landing || { echo "no demo landing zone at $(DEMO)/landing: run make demo first"; exit 2; }
