@@ -11,7 +11,7 @@ SEED   ?= 7
 END    := $(shell date -u -d "$(START) +$$(( $(DAYS) - 1 )) days" +%F)
 export DAGSTER_HOME := $(CURDIR)/dagster_home
 
-.PHONY: setup demo demo-reports ui test test-fast test-deep clean bench bench-cur system-deps
+.PHONY: setup demo demo-reports ui serve test test-fast test-deep clean bench bench-cur system-deps
 
 # The runtime alone for the demo and the UI; the test tools and pyspark (`.[dev]`) only for `make test`,
 # pyspark alone (`.[spark]`) for `make bench ENGINE=spark`.
@@ -38,6 +38,7 @@ demo: setup
 	@echo "Finance SQL against the published warehouse (bill + config costs = allocated, per day and currency):"
 	@echo "  $(BIN)/gpuledger query \"SELECT day, billing_currency AS cur, bill_effective_cost AS bill, config_effective_cost AS config, allocated_effective_cost AS allocated, complete FROM finance.reconciliation_daily ORDER BY 1, 2\""
 	@echo "Open the same definitions in the Dagster UI:   make ui   (then http://127.0.0.1:$(UI_PORT))"
+	@echo "Serve the pages, the API and /metrics:          make serve   (then http://127.0.0.1:$(SERVE_PORT)/)"
 
 # Each team's month report for every month the demo's days touch (START to END: October and November
 # by default), so the reports cover what the run's summary does; a month report rather than one over
@@ -59,6 +60,12 @@ demo-reports:
 
 # The Dagster UI (webserver and daemon) over the demo's landing zone, config and warehouse; Ctrl-C stops it.
 UI_PORT ?= 3000
+SERVE_PORT ?= 8765
+# gpuledger serve over the demo's published warehouse (docs/serve.md); Ctrl-C stops it
+serve: setup
+	@test -f $(DEMO)/gpuledger.yaml || { echo "no demo in $(DEMO): run make demo first"; exit 2; }
+	$(BIN)/python -m pipelines.cli serve --config $(DEMO)/gpuledger.yaml --port $(SERVE_PORT)
+
 ui: setup
 	@test -d $(DEMO)/landing || { echo "no demo landing zone at $(DEMO)/landing: run make demo first"; exit 2; }
 	$(BIN)/gpuledger ui --landing $(DEMO)/landing --config $(DEMO)/gpuledger.yaml --port $(UI_PORT)

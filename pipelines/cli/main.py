@@ -9,13 +9,13 @@ import os
 import signal
 import sys
 
-from pipelines.cli.commands import (alerts, collect, config, export, inspect, plan, query, report, run, simulate,
-                                    ui)
+from pipelines.cli.commands import (alerts, collect, config, export, inspect, plan, query, report, run, serve,
+                                    simulate, ui)
 from pipelines.landing.formats import FormatsError
 
 # in the order `gpuledger --help` lists them
 COMMANDS = {"simulate": simulate, "run": run, "query": query, "inspect": inspect, "report": report,
-            "export": export, "plan": plan, "alerts": alerts, "collect": collect, "ui": ui, "config": config}
+            "export": export, "plan": plan, "alerts": alerts, "collect": collect, "ui": ui, "serve": serve, "config": config}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,6 +32,7 @@ from pipelines.lib.config_policies import (AlertsConfig, Budget, EfficiencyConfi
                                           glob_regex)
 from pipelines.lib.config_section import currency as _currency
 from pipelines.lib.config_section import Section as _Section
+from pipelines.lib.config_serve import ServeConfig
 from pipelines.lib.redact import redact, url_secrets
 from pipelines.lib.strict_yaml import StrictYamlError, dump_yaml, load_yaml, read_yaml_text
 
@@ -165,6 +166,7 @@ class OrgConfig(_Section):
     slurm: SlurmConfig = SlurmConfig()
     ledger: LedgerConfig = LedgerConfig()
     collect: CollectConfig = CollectConfig()
+    serve: ServeConfig = ServeConfig()
     default_currency: str = "USD"  # the currency of bill files that carry no BillingCurrency
     fx: FxConfig = FxConfig()
     costs: CostsConfig = CostsConfig()

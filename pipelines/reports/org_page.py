@@ -110,11 +110,16 @@ def _chart(r: OrgReport, cluster: str | None) -> str:
                             height=230, y_max=100.0)
 
 
-def _links_html(r: OrgReport) -> str:
+def file_href(team: str, label: str) -> str:
+    """The team report's file beside index.html, as `gpuledger report --org` writes them."""
+    return f"{quote(file_name(team))}/{quote(label)}.html"
+
+
+def _links_html(r: OrgReport, href=file_href) -> str:
     items = []
     for team in r.team_names():
         labels = r.links.get(team, [])
-        links = " · ".join(f'<a href="{esc(quote(file_name(team)))}/{esc(quote(label))}.html">{esc(label)}</a>' for label in labels)
+        links = " · ".join(f'<a href="{esc(href(team, label))}">{esc(label)}</a>' for label in labels)
         none = '<span class="empty">no report in this folder</span>'
         items.append(f"<li><b>{esc(team)}</b>: {links or none}</li>")
     return ("<section data-section=\"links\"><h2>Team reports</h2><p class=\"note\">Every team report in this folder "
@@ -128,7 +133,8 @@ def _html_table(headers: list[str], rows: list[list[str]], text_cols: set[int], 
                             for row in rows], empty)
 
 
-def render_html(r: OrgReport) -> str:
+def render_html(r: OrgReport, href=file_href) -> str:
+    """`href(team, label)`: where a team report's link points (a file, or a served URL)."""
     body = [f'<p class="summary">{esc(_summary(r))}</p>']
     top_note = savings.intro(r.savings, "the organisation")
     h, rows = top_table(r)
@@ -153,7 +159,7 @@ def render_html(r: OrgReport) -> str:
                 + _html_table(h, rows, {0}, "No billed node-hours in this period.")
                 + f'<p class="note">By day: {esc(_trend(r))}</p>' + charts
                 + "<h3>By day</h3>" + _html_table(h2, rows2, {0, 1}, "No billed node-hours.") + "</section>")
-    body.append(_links_html(r))
+    body.append(_links_html(r, href))
     return html_page.page(f"GPU cost and waste: organisation, {r.label}", f"Organisation · {period_text(r)}",
                           "".join(body), "Days in UTC · effective cost, in the currency it was billed in")
 

@@ -89,6 +89,11 @@ def write_user_report(con: duckdb.DuckDBPyConnection, user: str, start: date, en
     return paths
 
 
+def user_report_html(con: duckdb.DuckDBPyConnection, user: str, start: date, end: date, label: str) -> str:
+    """The page the file holds and `gpuledger serve` answers."""
+    return _html(user, label, start, end, load(con, user, start, end))
+
+
 def _category_rows(s: UserSection) -> list[list[str]]:
     return [[team, ledger_categories.BY_NAME[cat].label if cat in ledger_categories.BY_NAME else cat,
              gpu_hours(gs), money(cost, s.currency), pct(cost, s.total),

@@ -56,8 +56,7 @@ def write_team_report(con: duckdb.DuckDBPyConnection, team: str, start: date, en
     `label` names the files: the day ("2026-11-01") or month ("2026-11") that `period_of` returns.
     Raises ValueError for a label that cannot be a file name, or an empty period."""
     check_label(label, start, end)
-    report = data.load(con, team, start, end, label)
-    report.savings = savings.load(con, start, end, team)
+    report = load_team_report(con, team, start, end, label)
     folder = Path(out_dir) / file_name(team)
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"{label}.html", folder / f"{label}.md", folder / f"{label}.csv"]
@@ -65,6 +64,18 @@ def write_team_report(con: duckdb.DuckDBPyConnection, team: str, start: date, en
         # a reader (a browser refreshing, a Dagster sensor) sees the old report or the new one, never half
         replace_atomically(path, lambda tmp, text=text: tmp.write_text(text, encoding="utf-8"))
     return paths
+
+
+def load_team_report(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, label: str):
+    """The team's report for [start, end]; `html_page.render` of it is the page the file holds and the
+    page `gpuledger serve` answers: one way to build it."""
+    report = data.load(con, team, start, end, label)
+    report.savings = savings.load(con, start, end, team)
+    return report
+
+
+def team_report_html(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, label: str) -> str:
+    return html_page.render(load_team_report(con, team, start, end, label))
 
 
 def check_report_request(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date) -> None:

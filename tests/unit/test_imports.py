@@ -23,8 +23,9 @@ ALLOWED = {
     "alerts": {"lib", "landing", "ingest", "alerts"},
     "engines": {"lib", "engines"},
     "defs": {"lib", "landing", "ingest", "reports", "exports", "collect", "alerts", "engines", "defs"},
-    "cli": {"lib", "landing", "ingest", "reports", "exports", "collect", "alerts", "engines", "cli", "definitions",
-            "bench"},
+    "serve": {"lib", "reports", "serve"},  # the server renders the reports' own pages
+    "cli": {"lib", "landing", "ingest", "reports", "exports", "collect", "alerts", "engines", "serve", "cli",
+            "definitions", "bench"},
 }
 
 

@@ -1,0 +1,134 @@
+"""/api/v1/: allocation (OpenCost's window and aggregate), savings, alerts, runs/{run_id}, reconciliation.
+Every value is bound; aggregate dimensions come only from DIMENSIONS; every answer is filtered in SQL by
+the token's teams."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from pipelines.serve.db import reading, rows
+from pipelines.serve.windows import parse_window
+
+# aggregate name -> column of marts.fct_cost_daily (user/job/run live in other marts: not yet served here)
+DIMENSIONS = {"team": "team", "project": "project", "category": "category", "source": "cost_source"}
+MAX_ROWS = 10_000
+
+
+class BadRequest(ValueError):
+    pass
+
+
+def _only(request: Request, allowed: set[str]) -> None:
+    unknown = sorted(set(request.query_params) - allowed - {"token"})
+    if unknown:
+        raise BadRequest(f"unknown parameter(s) {', '.join(repr(u[:40]) for u in unknown)}; "
+                         f"known: {', '.join(sorted(allowed))}")
+
+
+def _team_filter(grant, column: str = "team") -> tuple[str, list]:
+    if grant.teams is None:
+        return "TRUE", []
+    return f"{column} IN (SELECT unnest(?::VARCHAR[]))", [list(grant.teams)]
+
+
+def allocation(request: Request) -> JSONResponse:
+    _only(request, {"window", "aggregate", "currency", "reporting"})
+    q = request.query_params
+    try:
+        start, end = parse_window(q.get("window", "7d"), max_days=request.app.state.max_window_days)
+    except ValueError as err:
+        raise BadRequest(str(err)) from None
+    dims = [d.strip() for d in q.get("aggregate", "team").split(",") if d.strip()]
+    bad = [d for d in dims if d not in DIMENSIONS]
+    if bad or not dims:
+        raise BadRequest(f"aggregate {', '.join(repr(b[:40]) for b in bad) or '(empty)'} is not a dimension; "
+                         f"known: {', '.join(DIMENSIONS)}")
+    reporting = q.get("reporting", "false")
+    if reporting not in ("true", "false"):
+        raise BadRequest("reporting must be true or false")
+    cols = [DIMENSIONS[d] for d in dict.fromkeys(dims)]
+    where, params = _team_filter(request.state.grant)
+    sql_where = f"day BETWEEN ? AND ? AND {where}"
+    params = [start, end, *params]
+    if "currency" in q:
+        sql_where += " AND billing_currency = ?"
+        params.append(q["currency"])
+    select = ", ".join(f"{c} AS {d}" for c, d in zip(cols, dict.fromkeys(dims)))
+    group = ", ".join(cols)
+    sql = (f"SELECT {select}, billing_currency, sum(effective_cost) AS effective_cost, "
+           f"sum(billed_cost) AS billed_cost, sum(gpu_seconds) AS gpu_seconds FROM marts.fct_cost_daily "
+           f"WHERE {sql_where} GROUP BY {group}, billing_currency ORDER BY {group}, billing_currency "
+           f"LIMIT {int(request.app.state.max_rows) + 1}")
+    with reading(request.app.state.path) as con:
+        out = rows(con, sql, params)
+    if len(out) > request.app.state.max_rows:
+        raise BadRequest(f"the answer has more than {request.app.state.max_rows} rows: narrow the window or the aggregate")
+    return JSONResponse({"window": {"start": start.isoformat(), "end": end.isoformat(), "inclusive": True},
+                         "aggregate": list(dict.fromkeys(dims)), "data": out})
+
+
+def savings(request: Request) -> JSONResponse:
+    _only(request, set())
+    where, params = _team_filter(request.state.grant)
+    with reading(request.app.state.path) as con:
+        out = rows(con, f"SELECT * FROM marts.fct_savings_opportunities WHERE {where} "
+                        f"AND day = (SELECT max(day) FROM marts.fct_savings_opportunities) LIMIT {MAX_ROWS}", params)
+    return JSONResponse({"data": out})
+
+
+def alerts(request: Request) -> JSONResponse:
+    _only(request, set())
+    where, params = _team_filter(request.state.grant)
+    with reading(request.app.state.path) as con:
+        out = rows(con, f"SELECT alert_id, kind, severity, subject_type, subject, team, day, message, "
+                        f"cost_at_stake, billing_currency, status, opened_at, updated_at, resolved_at "
+                        f"FROM ops.alerts WHERE {where} ORDER BY opened_at DESC LIMIT {MAX_ROWS}", params)
+    return JSONResponse({"data": out})
+
+
+def run(request: Request) -> JSONResponse:
+    _only(request, set())
+    run_id = request.path_params["run_id"]
+    where, params = _team_filter(request.state.grant)
+    with reading(request.app.state.path) as con:
+        eff = rows(con, f"SELECT * FROM marts.fct_run_efficiency_daily WHERE run_id = ? AND {where} "
+                        "ORDER BY day", [run_id, *params])
+        if not eff:  # another team's run answers as a missing one does
+            return JSONResponse({"error": f"no run {run_id[:80]!r}"}, status_code=404)
+        badput = rows(con, "SELECT * FROM marts.fct_run_badput_daily WHERE run_id = ? ORDER BY day, kind", [run_id])
+    return JSONResponse({"run_id": run_id, "efficiency": eff, "badput": badput})
+
+
+def reconciliation(request: Request) -> JSONResponse:
+    _only(request, {"window"})
+    if request.state.grant.teams is not None:  # the whole bill: finance's, not one team's
+        return JSONResponse({"error": "not found"}, status_code=404)
+    try:
+        start, end = parse_window(request.query_params.get("window", "7d"), max_days=request.app.state.max_window_days)
+    except ValueError as err:
+        raise BadRequest(str(err)) from None
+    with reading(request.app.state.path) as con:
+        out = rows(con, "SELECT * FROM finance.reconciliation_daily WHERE day BETWEEN ? AND ? ORDER BY day, "
+                        "billing_currency", [start, end])
+    return JSONResponse({"data": out})
+
+
+ROUTES = {"/api/v1/allocation": allocation, "/api/v1/savings": savings, "/api/v1/alerts": alerts,
+          "/api/v1/runs/{run_id}": run, "/api/v1/reconciliation": reconciliation}
+
+
+def openapi() -> dict:
+    params = {"/api/v1/allocation": ["window", "aggregate", "currency", "reporting"],
+              "/api/v1/reconciliation": ["window"]}
+    return {"openapi": "3.1.0", "info": {"title": "gpuledger", "version": "1"},
+            "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+            "security": [{"bearer": []}],
+            "paths": {p: {"get": {"parameters": [{"name": n, "in": "query", "schema": {"type": "string"}}
+                                                 for n in params.get(p, [])]
+                                  + ([{"name": "run_id", "in": "path", "required": True,
+                                       "schema": {"type": "string"}}] if "{run_id}" in p else []),
+                                  "responses": {"200": {"description": "JSON; money as decimal strings"},
+                                                "400": {"description": "{error: sentence}"},
+                                                "404": {"description": "not found or not yours"}}}}
+                      for p in ROUTES}}

@@ -1,0 +1,92 @@
+"""The ASGI app (Starlette): routes, the token check, request logs without tokens, 400s for bad input and
+a catch-all 500 that logs the traceback here and tells the client nothing of it."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from pipelines.serve import api, pages
+from pipelines.serve.auth import Tokens
+from pipelines.serve.metrics import render
+
+log = logging.getLogger("gpuledger.serve")
+OPEN_PATHS = {"/healthz", "/api/v1/openapi.json"}
+
+
+class Guard:
+    """Plain ASGI middleware: the grant on request.state, one log line per request (path only: a
+    query string may carry a token), errors as JSON sentences."""
+
+    def __init__(self, app, tokens: Tokens):
+        self.app, self.tokens = app, tokens
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        t0, status = time.monotonic(), [500]
+
+        async def sending(message):
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        request = Request(scope)
+        try:
+            if scope["path"] in OPEN_PATHS:
+                scope.setdefault("state", {})["grant"] = None
+                await self.app(scope, receive, sending)
+            else:
+                grant = self.tokens.grant_for(request.headers.get("authorization"))
+                if grant is None:
+                    await JSONResponse({"error": "a token is needed: Authorization: Bearer <token>"},
+                                       status_code=401)(scope, receive, sending)
+                else:
+                    scope.setdefault("state", {})["grant"] = grant
+                    await self.app(scope, receive, sending)
+        except api.BadRequest as err:
+            await JSONResponse({"error": str(err)}, status_code=400)(scope, receive, sending)
+        except Exception:  # noqa: BLE001 — the traceback is for the log, never for the client
+            log.exception("%s %s failed", scope.get("method"), scope["path"])
+            await JSONResponse({"error": "internal error (logged on the server)"},
+                               status_code=500)(scope, receive, sending)
+        finally:
+            log.info("%s %s %d %.1fms", scope.get("method"), scope["path"], status[0],
+                     (time.monotonic() - t0) * 1000)
+
+
+def healthz(request: Request) -> Response:
+    ok = request.app.state.path.exists()
+    return JSONResponse({"status": "ok" if ok else "no published warehouse"}, status_code=200 if ok else 503)
+
+
+def metrics(request: Request) -> Response:
+    return Response(render(request.app.state.path, request.state.grant),
+                    media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+def openapi(request: Request) -> Response:
+    return JSONResponse(api.openapi())
+
+
+def build_app(path: Path, tokens: Tokens, *, max_window_days: int = 400, max_rows: int = 10_000) -> Starlette:
+    routes = [Route("/healthz", healthz), Route("/metrics", metrics), Route("/api/v1/openapi.json", openapi)]
+    routes += [Route(p, f) for p, f in {**api.ROUTES, **pages.ROUTES}.items()]
+    app = Starlette(routes=routes, middleware=[Middleware(Guard, tokens=tokens)])
+    app.state.path = Path(path)
+    app.state.max_window_days, app.state.max_rows = max_window_days, max_rows
+
+    async def not_found(request, exc):
+        return JSONResponse({"error": "not found"}, status_code=getattr(exc, "status_code", 404))
+    app.add_exception_handler(404, not_found)
+    app.add_exception_handler(405, not_found)
+    return app
+
+

@@ -1,0 +1,43 @@
+"""/metrics in Prometheus' text format: per team, project, category and currency the cost and GPU-seconds
+of the latest complete day and of the month to date; the last run's time and status; open alerts by kind.
+Gauges are built fresh per scrape in a private registry, from one connection: one run's numbers."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Gauge, generate_latest
+
+from pipelines.serve.db import reading
+
+
+def render(path, grant) -> bytes:
+    reg = CollectorRegistry()
+    labels = ["team", "project", "category", "currency"]
+    day_cost = Gauge("gpuledger_day_cost", "Effective cost of the latest complete day", labels, registry=reg)
+    day_gpu = Gauge("gpuledger_day_gpu_seconds", "GPU-seconds of the latest complete day", labels, registry=reg)
+    mtd_cost = Gauge("gpuledger_month_to_date_cost", "Effective cost of the latest complete day's month to date",
+                     labels, registry=reg)
+    mtd_gpu = Gauge("gpuledger_month_to_date_gpu_seconds", "GPU-seconds of the month to date", labels, registry=reg)
+    last_run = Gauge("gpuledger_last_run_day_complete", "1 if the latest ledger day is complete", ["day"],
+                     registry=reg)
+    open_alerts = Gauge("gpuledger_open_alerts", "Open alerts by kind", ["kind"], registry=reg)
+    teams = None if grant.teams is None else list(grant.teams)
+    with reading(path) as con:
+        latest = con.execute("SELECT max(day) FROM finance.reconciliation_daily WHERE complete").fetchone()[0]
+        if latest is not None:
+            q = ("SELECT team, project, category, billing_currency, sum(effective_cost), sum(gpu_seconds) "
+                 "FROM marts.fct_cost_daily WHERE day BETWEEN ? AND ? "
+                 "AND (?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], team)) GROUP BY ALL")
+            for gauge_c, gauge_g, start in ((day_cost, day_gpu, latest), (mtd_cost, mtd_gpu, latest.replace(day=1))):
+                for team, project, category, cur, cost, gpu in con.execute(q, [start, latest, teams, teams]).fetchall():
+                    # Prometheus samples are floats: the exact figure is /api/v1/allocation's decimal string
+                    gauge_c.labels(team, project, category, cur or "").set(float(cost or 0))
+                    gauge_g.labels(team, project, category, cur or "").set(float(gpu or 0))
+        last = con.execute("SELECT day, complete FROM finance.reconciliation_daily ORDER BY day DESC LIMIT 1"
+                           ).fetchone()
+        if last:
+            last_run.labels(last[0].isoformat()).set(1 if last[1] else 0)
+        for kind, n in con.execute("SELECT kind, count(*) FROM ops.alerts WHERE resolved_at IS NULL "
+                                   "AND (?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], team)) GROUP BY kind",
+                                   [teams, teams]).fetchall():
+            open_alerts.labels(kind).set(n)
+    return generate_latest(reg)

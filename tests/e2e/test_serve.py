@@ -1,0 +1,216 @@
+"""`gpuledger serve` as users meet it: the real server (uvicorn, in a subprocess) on 127.0.0.1 over a copy of
+the simulated ledger's published warehouse, with tokens for finance (`*`) and for one team; answers checked
+against the finance views to the cent; a real Prometheus scraping /metrics."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import defaultdict
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.support.prometheus import _free_port, missing_binaries
+
+pytestmark = pytest.mark.world
+ROOT = Path(__file__).resolve().parents[2]
+FINANCE, TEAM_A = "finance-token-xyz", "team-a-token-abc"
+
+
+@pytest.fixture(scope="module")
+def server(simulated_ledger, tmp_path_factory):
+    work = tmp_path_factory.mktemp("serve")
+    published = work / "warehouse.published.duckdb"
+    shutil.copy(simulated_ledger.warehouse.with_name("warehouse.published.duckdb"), published)
+    with duckdb.connect(str(published), read_only=True) as con:
+        teams = [r[0] for r in con.execute("SELECT DISTINCT team FROM marts.fct_cost_daily WHERE team NOT LIKE '\\_%' "
+                                           "ESCAPE '\\' ORDER BY 1").fetchall()]
+    team_a, team_b = teams[0], teams[1]
+    config = work / "gpuledger.yaml"
+    config.write_text(simulated_ledger.config.read_text() + "\nserve:\n  tokens:\n"
+                      f"    - {{name: finance, sha256: {hashlib.sha256(FINANCE.encode()).hexdigest()}, teams: '*'}}\n"
+                      f"    - {{name: a, sha256: {hashlib.sha256(TEAM_A.encode()).hexdigest()}, teams: [{team_a}]}}\n")
+    port = _free_port()
+    log = (work / "serve.log").open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "serve", "--port", str(port), "--config",
+                             str(config), "--warehouse", str(published)], cwd=ROOT, stdout=log,
+                            stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        assert proc.poll() is None, (work / "serve.log").read_text()
+        try:
+            if urllib.request.urlopen(f"{url}/healthz", timeout=2).status == 200:
+                break
+        except OSError:
+            assert time.monotonic() < deadline, "the server did not answer /healthz in 60 s"
+            time.sleep(0.2)
+    yield {"url": url, "published": published, "a": team_a, "b": team_b, "work": work, "proc": proc}
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 0, "serve did not stop cleanly on SIGTERM"
+    log.close()
+    text = (work / "serve.log").read_text()
+    assert FINANCE not in text and TEAM_A not in text, "a token was logged"
+    assert "Traceback" not in text
+
+
+def get(server, path, token=FINANCE):
+    req = urllib.request.Request(server["url"] + path, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
+
+
+def api(server, path, token=FINANCE):
+    status, body = get(server, path, token)
+    assert status == 200, body
+    return json.loads(body)
+
+
+def test_allocation_equals_the_finance_views_to_the_cent(server):
+    with duckdb.connect(str(server["published"]), read_only=True) as con:
+        monthly = defaultdict(Decimal)
+        for team, cur, cost in con.execute("SELECT team, billing_currency, sum(effective_cost) FROM "
+                                           "finance.chargeback_monthly WHERE month = '2026-11' GROUP BY ALL").fetchall():
+            monthly[(team, cur)] = cost
+        got = api(server, "/api/v1/allocation?window=2026-11-01,2026-11-30&aggregate=team")["data"]
+        assert {(r["team"], r["billing_currency"]): Decimal(r["effective_cost"]) for r in got} == dict(monthly)
+        for window, start, end in (("2026-11-02,2026-11-02", "2026-11-02", "2026-11-02"),
+                                   ("2026-11-02,2026-11-03", "2026-11-02", "2026-11-03")):
+            for agg in ("team,project,category", "category", "project,source"):
+                cols = agg.replace("source", "cost_source")
+                want = {tuple(str(v) for v in r[:-1]): r[-1] for r in con.execute(
+                    f"SELECT {cols}, billing_currency, sum(effective_cost) FROM marts.fct_cost_daily "
+                    "WHERE day BETWEEN ? AND ? GROUP BY ALL", [start, end]).fetchall()}
+                got = api(server, f"/api/v1/allocation?window={window}&aggregate={agg}")["data"]
+                assert {tuple(str(r[k]) for k in [*agg.split(","), "billing_currency"]): Decimal(r["effective_cost"])
+                        for r in got} == want, (window, agg)
+                assert all(isinstance(r["effective_cost"], str) for r in got)  # money as decimal strings
+
+
+def test_every_api_route_is_in_the_openapi_schema_and_pages_answer(server):
+    from pipelines.serve.api import ROUTES
+    schema = api(server, "/api/v1/openapi.json", token=None)
+    assert set(ROUTES) <= set(schema["paths"])
+    for page in ("/", f"/teams/{server['a']}", f"/teams/{server['b']}?month=2026-11",
+                 "/api/v1/savings", "/api/v1/alerts", "/api/v1/reconciliation?window=2026-11-01,2026-11-30"):
+        status, body = get(server, page)
+        assert status == 200, (page, body[:300])
+
+
+def test_no_token_is_refused(server):
+    for path in ("/", "/api/v1/allocation", "/metrics", f"/teams/{server['a']}"):
+        assert get(server, path, token=None)[0] == 401
+        assert get(server, path, token="wrong")[0] == 401
+
+
+def test_a_team_token_sees_its_team_only(server):
+    a, b = server["a"], server["b"]
+    with duckdb.connect(str(server["published"]), read_only=True) as con:
+        b_run = con.execute("SELECT run_id FROM marts.fct_run_efficiency_daily WHERE team = ? LIMIT 1", [b]).fetchone()
+        b_user = con.execute("SELECT user_name FROM marts.fct_user_cost_daily WHERE team = ? AND user_name NOT IN "
+                             "(SELECT user_name FROM marts.fct_user_cost_daily WHERE team = ?) LIMIT 1", [b, a]).fetchone()
+    missing = get(server, "/teams/no-such-team", TEAM_A)
+    assert get(server, f"/teams/{b}", TEAM_A) == missing and missing[0] == 404
+    assert get(server, f"/teams/{a}", TEAM_A)[0] == 200
+    if b_run:
+        assert get(server, f"/api/v1/runs/{urllib.parse.quote(b_run[0])}", TEAM_A)[0] == 404
+        assert get(server, f"/api/v1/runs/{urllib.parse.quote(b_run[0])}")[0] == 200
+    if b_user:
+        assert get(server, f"/users/{urllib.parse.quote(b_user[0])}", TEAM_A)[0] == 404
+    assert get(server, "/", TEAM_A)[0] == 404  # every team's overview is finance's
+    assert get(server, "/api/v1/reconciliation", TEAM_A)[0] == 404
+    for path in ("/api/v1/allocation?window=2026-11-01,2026-11-30&aggregate=team,project",
+                 "/api/v1/alerts", "/api/v1/savings"):
+        rows = api(server, path, TEAM_A)["data"]
+        assert {r["team"] for r in rows} <= {a}, path
+    metrics = get(server, "/metrics", TEAM_A)[1].decode()
+    assert f'team="{b}"' not in metrics and f'team="{a}"' in metrics
+
+
+@pytest.mark.parametrize("query", ["aggregate=team;drop", "window=../../etc", "window=1000000d",
+                                   "window=2020-01-01,2026-01-01", "aggregate=team'--", "window=2026-02-30,2026-03-01",
+                                   "bogus=1", "reporting=maybe"])
+def test_hostile_parameters_are_a_400_naming_them(server, query):
+    status, body = get(server, f"/api/v1/allocation?{query}")
+    assert status == 400, body
+    assert "error" in json.loads(body) and b"Traceback" not in body
+
+
+def test_a_quote_in_a_team_name_is_a_404_not_an_error(server):
+    assert get(server, "/teams/o'brien")[0] == 404
+
+
+def test_a_publish_during_100_requests_leaves_every_answer_whole(server):
+    path = "/api/v1/allocation?window=2026-11-01,2026-11-30&aggregate=team"
+    whole = api(server, path)
+    published, results = server["published"], []
+
+    def ask():
+        for _ in range(50):
+            results.append(get(server, path))
+
+    threads = [threading.Thread(target=ask) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for i in range(5):  # the way publish.py does it: a new file renamed over the old one
+        tmp = published.with_name(f".next-{i}.duckdb")
+        shutil.copy(published, tmp)
+        os.replace(tmp, published)
+        time.sleep(0.05)
+    for t in threads:
+        t.join()
+    assert len(results) == 100
+    assert all(s == 200 and json.loads(b) == whole for s, b in results)
+
+
+@pytest.mark.skipif(bool(missing_binaries()), reason="prometheus is not installed (make system-deps)")
+def test_prometheus_scrapes_the_month_to_date_cost_per_team(server):
+    work = server["work"] / "prom"
+    work.mkdir()
+    port = _free_port()
+    host = server["url"].removeprefix("http://")
+    (work / "prometheus.yml").write_text(
+        "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: gpuledger\n"
+        f"    authorization: {{credentials: {FINANCE}}}\n    static_configs: [{{targets: ['{host}']}}]\n")
+    log = (work / "prometheus.log").open("wb")
+    proc = subprocess.Popen(["prometheus", f"--config.file={work / 'prometheus.yml'}",
+                             f"--storage.tsdb.path={work / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        q = urllib.parse.quote("sum by (team, currency) (gpuledger_month_to_date_cost)")
+        deadline, result = time.monotonic() + 60, []
+        while not result:
+            assert time.monotonic() < deadline, (work / "prometheus.log").read_text()[-2000:]
+            time.sleep(0.5)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/query?query={q}", timeout=5) as r:
+                    result = json.loads(r.read())["data"]["result"]
+            except OSError:
+                pass
+        got = {(m["metric"]["team"], m["metric"]["currency"]): Decimal(m["value"][1]).quantize(Decimal("0.01"))
+               for m in result}
+        with duckdb.connect(str(server["published"]), read_only=True) as con:
+            want = {(t, c): v.quantize(Decimal("0.01")) for t, c, v in con.execute(
+                "SELECT team, billing_currency, sum(effective_cost) FROM finance.chargeback_monthly "
+                "WHERE month = '2026-11' GROUP BY ALL").fetchall()}
+        assert got == want
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        log.close()
