@@ -10,8 +10,12 @@ from starlette.responses import JSONResponse
 from pipelines.serve.db import reading, rows
 from pipelines.serve.windows import parse_window
 
-# aggregate name -> column of marts.fct_cost_daily (user/job/run live in other marts: not yet served here)
+# aggregate name -> column of marts.fct_cost_daily, which holds every cost of the bill
 DIMENSIONS = {"team": "team", "project": "project", "category": "category", "source": "cost_source"}
+# ... and of marts.fct_job_cost, which holds what jobs cost: an aggregate naming one of these is
+# answered from the jobs (basis "jobs"), whose sums leave out what no job held (idle nodes, shared lines)
+JOB_DIMENSIONS = {"team": "team", "project": "project", "user": "user_name", "job": "job_id", "run": "run_id",
+                  "cluster": "cluster"}
 MAX_ROWS = 10_000
 
 
@@ -39,25 +43,35 @@ def allocation(request: Request) -> JSONResponse:
         start, end = parse_window(q.get("window", "7d"), max_days=request.app.state.max_window_days)
     except ValueError as err:
         raise BadRequest(str(err)) from None
-    dims = [d.strip() for d in q.get("aggregate", "team").split(",") if d.strip()]
-    bad = [d for d in dims if d not in DIMENSIONS]
+    dims = list(dict.fromkeys(d.strip() for d in q.get("aggregate", "team").split(",") if d.strip()))
+    known = {**DIMENSIONS, **JOB_DIMENSIONS}
+    bad = [d for d in dims if d not in known]
     if bad or not dims:
         raise BadRequest(f"aggregate {', '.join(repr(b[:40]) for b in bad) or '(empty)'} is not a dimension; "
-                         f"known: {', '.join(DIMENSIONS)}")
+                         f"known: {', '.join(known)}")
+    by_jobs = any(d not in DIMENSIONS for d in dims)
+    if by_jobs and any(d not in JOB_DIMENSIONS for d in dims):
+        raise BadRequest(f"aggregate {', '.join(d for d in dims if d not in JOB_DIMENSIONS)} cannot be combined "
+                         f"with {', '.join(d for d in dims if d not in DIMENSIONS)}: jobs have no category or "
+                         "cost source")
+    table, columns = ("marts.fct_job_cost", JOB_DIMENSIONS) if by_jobs else ("marts.fct_cost_daily", DIMENSIONS)
     reporting = q.get("reporting", "false")
     if reporting not in ("true", "false"):
         raise BadRequest("reporting must be true or false")
-    cols = [DIMENSIONS[d] for d in dict.fromkeys(dims)]
+    if reporting == "true":  # refused by name rather than answered without the columns it asks for
+        raise BadRequest("reporting=true is not served yet: the reporting-currency amounts are in "
+                         "finance.chargeback_monthly's *_reporting columns (gpuledger query)")
+    cols = [columns[d] for d in dims]
     where, params = _team_filter(request.state.grant)
     sql_where = f"day BETWEEN ? AND ? AND {where}"
     params = [start, end, *params]
     if "currency" in q:
         sql_where += " AND billing_currency = ?"
         params.append(q["currency"])
-    select = ", ".join(f"{c} AS {d}" for c, d in zip(cols, dict.fromkeys(dims)))
+    select = ", ".join(f"{c} AS {d}" for c, d in zip(cols, dims))
     group = ", ".join(cols)
     sql = (f"SELECT {select}, billing_currency, sum(effective_cost) AS effective_cost, "
-           f"sum(billed_cost) AS billed_cost, sum(gpu_seconds) AS gpu_seconds FROM marts.fct_cost_daily "
+           f"sum(billed_cost) AS billed_cost, sum(gpu_seconds) AS gpu_seconds FROM {table} "
            f"WHERE {sql_where} GROUP BY {group}, billing_currency ORDER BY {group}, billing_currency "
            f"LIMIT {int(request.app.state.max_rows) + 1}")
     with reading(request.app.state.path) as con:
@@ -65,7 +79,7 @@ def allocation(request: Request) -> JSONResponse:
     if len(out) > request.app.state.max_rows:
         raise BadRequest(f"the answer has more than {request.app.state.max_rows} rows: narrow the window or the aggregate")
     return JSONResponse({"window": {"start": start.isoformat(), "end": end.isoformat(), "inclusive": True},
-                         "aggregate": list(dict.fromkeys(dims)), "data": out})
+                         "aggregate": dims, "basis": "jobs" if by_jobs else "all costs", "data": out})
 
 
 def savings(request: Request) -> JSONResponse:

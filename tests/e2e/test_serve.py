@@ -103,6 +103,22 @@ def test_allocation_equals_the_finance_views_to_the_cent(server):
                 assert all(isinstance(r["effective_cost"], str) for r in got)  # money as decimal strings
 
 
+def test_allocation_by_user_job_run_and_cluster_equals_the_jobs_cost(server):
+    with duckdb.connect(str(server["published"]), read_only=True) as con:
+        for agg, cols in (("user", "user_name"), ("team,run", "team, run_id"), ("cluster,job", "cluster, job_id")):
+            want = {tuple(str(v) for v in r[:-1]): r[-1] for r in con.execute(
+                f"SELECT {cols}, billing_currency, sum(effective_cost) FROM marts.fct_job_cost "
+                "WHERE day BETWEEN '2026-11-01' AND '2026-11-30' GROUP BY ALL").fetchall()}
+            answer = api(server, f"/api/v1/allocation?window=2026-11-01,2026-11-30&aggregate={agg}")
+            assert answer["basis"] == "jobs"
+            assert {tuple(str(r[k]) for k in [*agg.split(","), "billing_currency"]): Decimal(r["effective_cost"])
+                    for r in answer["data"]} == want, agg
+        a_users = api(server, "/api/v1/allocation?window=2026-11-01,2026-11-30&aggregate=team,user", TEAM_A)["data"]
+        assert a_users and {r["team"] for r in a_users} == {server["a"]}
+    status, body = get(server, "/api/v1/allocation?aggregate=user,category")
+    assert status == 400 and b"cannot be combined" in body
+
+
 def test_every_api_route_is_in_the_openapi_schema_and_pages_answer(server):
     from pipelines.serve.api import ROUTES
     schema = api(server, "/api/v1/openapi.json", token=None)
@@ -145,7 +161,7 @@ def test_a_team_token_sees_its_team_only(server):
 
 @pytest.mark.parametrize("query", ["aggregate=team;drop", "window=../../etc", "window=1000000d",
                                    "window=2020-01-01,2026-01-01", "aggregate=team'--", "window=2026-02-30,2026-03-01",
-                                   "bogus=1", "reporting=maybe"])
+                                   "bogus=1", "reporting=maybe", "reporting=true"])
 def test_hostile_parameters_are_a_400_naming_them(server, query):
     status, body = get(server, f"/api/v1/allocation?{query}")
     assert status == 400, body
