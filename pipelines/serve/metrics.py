@@ -4,8 +4,11 @@ Gauges are built fresh per scrape in a private registry, from one connection: on
 
 from __future__ import annotations
 
+from datetime import timezone
+
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
+from pipelines.lib.warehouse import has_table
 from pipelines.serve.db import reading
 
 
@@ -20,6 +23,10 @@ def render(path, grant) -> bytes:
     last_run = Gauge("gpuledger_last_run_day_complete", "1 if the latest ledger day is complete", ["day"],
                      registry=reg)
     open_alerts = Gauge("gpuledger_open_alerts", "Open alerts by kind", ["kind"], registry=reg)
+    run_time = Gauge("gpuledger_last_run_timestamp_seconds",
+                     "When the last run wrote a ledger day (ops.ledger_days.updated_at, UTC)", registry=reg)
+    run_status = Gauge("gpuledger_last_run_status", "1 for the status the last run left its latest day in",
+                       ["day", "status"], registry=reg)
     teams = None if grant.teams is None else list(grant.teams)
     with reading(path) as con:
         latest = con.execute("SELECT max(day) FROM finance.reconciliation_daily WHERE complete").fetchone()[0]
@@ -36,6 +43,13 @@ def render(path, grant) -> bytes:
                            ).fetchone()
         if last:
             last_run.labels(last[0].isoformat()).set(1 if last[1] else 0)
+        if has_table(con, "ops", "ledger_days"):
+            written = con.execute("SELECT day, status, updated_at FROM ops.ledger_days WHERE updated_at IS NOT NULL "
+                                  "ORDER BY updated_at DESC, day DESC LIMIT 1").fetchone()
+            if written:
+                day, status, at = written
+                run_time.set(at.replace(tzinfo=timezone.utc).timestamp())
+                run_status.labels(day.isoformat(), status).set(1)
         for kind, n in con.execute("SELECT kind, count(*) FROM ops.alerts WHERE resolved_at IS NULL "
                                    "AND (?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], team)) GROUP BY kind",
                                    [teams, teams]).fetchall():

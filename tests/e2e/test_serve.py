@@ -159,6 +159,16 @@ def test_a_team_token_sees_its_team_only(server):
     assert f'team="{b}"' not in metrics and f'team="{a}"' in metrics
 
 
+def test_metrics_say_when_the_last_run_wrote_a_day_and_how_it_left_it(server):
+    with duckdb.connect(str(server["published"]), read_only=True) as con:
+        day, status, at = con.execute("SELECT day, status, epoch(updated_at) FROM ops.ledger_days "
+                                      "ORDER BY updated_at DESC, day DESC LIMIT 1").fetchone()
+    metrics = get(server, "/metrics")[1].decode()
+    assert f'gpuledger_last_run_status{{day="{day}",status="{status}"}} 1.0' in metrics
+    stamp = [line.split()[-1] for line in metrics.splitlines() if line.startswith("gpuledger_last_run_timestamp")]
+    assert stamp and abs(float(stamp[0]) - at) < 1e-3
+
+
 @pytest.mark.parametrize("query", ["aggregate=team;drop", "window=../../etc", "window=1000000d",
                                    "window=2020-01-01,2026-01-01", "aggregate=team'--", "window=2026-02-30,2026-03-01",
                                    "bogus=1", "reporting=maybe", "reporting=true"])
