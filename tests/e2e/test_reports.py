@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import html
 import io
-import json
 import os
 import re
 import shutil
@@ -22,6 +21,7 @@ import pytest
 from pipelines.reports import period_of, write_team_report
 from pipelines.reports.data import load
 from tests.conftest import PROJECT_ROOT
+from tests.support.chromium import chromium_path, headless, overflows
 
 TEAM = "pretrain"  # in this simulation it has runs, interruptions, failed jobs and idle nodes
 SCRIPT = "<script>alert(1)</script>"
@@ -233,51 +233,17 @@ def test_team_without_data_gets_a_report_that_says_so(tampered, tmp_path):
                                             "billed_cost")
 
 
-# --- rendered by a real browser -----------------------------------------------------------------
-
-def _chromium() -> str | None:
-    for candidate in ("chromium", "/usr/bin/chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(candidate)
-        if found:
-            return found
-    return None   # `make system-deps` (which .ci/run calls) installs it; the tests install nothing
-
-
-def _headless(chromium: str, profile: Path, *args: str, width: int = 1400, height: int = 3000) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-         f"--user-data-dir={profile}", f"--window-size={width},{height}", *args],
-        capture_output=True, text=True, timeout=90)
-
-
-PROBE = PROJECT_ROOT / "tests" / "support" / "overflow_probe.js"
-
-
-def overflows(chromium: str, page: str, width: int, folder: Path) -> list[str]:
-    """What runs past its container or out of its chart when Chromium lays `page` out `width` px wide:
-    a copy of it with tests/support/overflow_probe.js (and without the CSP that forbids scripts) is
-    loaded, and the probe's findings read back from the DOM once it ran."""
-    probed = folder / f"probed_{width}.html"
-    without_csp = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
-    assert without_csp != page
-    probed.write_text(without_csp.replace("</body>", f"<script>{PROBE.read_text()}</script></body>"))
-    dom = _headless(chromium, folder / f"profile-probe-{width}", "--virtual-time-budget=10000", "--dump-dom",
-                    f"file://{probed}", width=width, height=2000)
-    found = re.findall(r'<pre id="overflow-probe">(.*?)</pre>', dom.stdout, flags=re.S)
-    assert found, f"the probe did not run: {dom.stderr[-2000:]}"
-    return json.loads(html.unescape(found[-1]))
-
+# --- rendered by a real browser (tests/support/chromium.py) ------------------------------------
 
 def test_headless_chromium_renders_the_report(tampered, tmp_path):
-    chromium = _chromium()
+    chromium = chromium_path()
     if chromium is None:
         pytest.skip("chromium is not installed: make system-deps")
     page = tampered["paths"][0]
     png = tmp_path / "report.png"
-    shot = _headless(chromium, tmp_path / "profile-shot", f"--screenshot={png}", f"file://{page}")
+    shot = headless(chromium, tmp_path / "profile-shot", f"--screenshot={png}", f"file://{page}")
     assert png.exists() and png.stat().st_size > 10_000, shot.stderr[-2000:]
-    dom = _headless(chromium, tmp_path / "profile-dom", "--dump-dom", f"file://{page}").stdout
+    dom = headless(chromium, tmp_path / "profile-dom", "--dump-dom", f"file://{page}").stdout
 
     svgs = re.findall(r"<svg\b.*?</svg>", dom, flags=re.S)
     assert len(svgs) >= 4, f"{len(svgs)} charts rendered"
@@ -293,7 +259,7 @@ def test_headless_chromium_renders_the_report(tampered, tmp_path):
 
 
 def test_the_overflow_probe_finds_a_cut_column_and_a_clipped_label(tmp_path):
-    chromium = _chromium()
+    chromium = chromium_path()
     if chromium is None:
         pytest.skip("chromium is not installed: make system-deps")
     page = ('<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="default-src \'none\'">'
@@ -310,7 +276,7 @@ def test_nothing_overflows_at_1400_and_900_px(tampered, tmp_path, width):
     """At both widths every table shows all of its columns, nothing runs past its container and every
     chart label is inside its chart (measured by Chromium's own layout and text widths); the
     screenshots are kept to look at."""
-    chromium = _chromium()
+    chromium = chromium_path()
     if chromium is None:
         pytest.skip("chromium is not installed: make system-deps")
     page = tampered["html"]
@@ -320,7 +286,7 @@ def test_nothing_overflows_at_1400_and_900_px(tampered, tmp_path, width):
     assert overflows(chromium, page, width, tmp_path) == []
     artifact = PROJECT_ROOT / "data" / "test-artifacts" / f"waste_report_{TEAM}_{width}px.png"
     artifact.parent.mkdir(parents=True, exist_ok=True)
-    shot = _headless(chromium, tmp_path / "profile-shot", f"--screenshot={artifact}", f"file://{tampered['paths'][0]}",
+    shot = headless(chromium, tmp_path / "profile-shot", f"--screenshot={artifact}", f"file://{tampered['paths'][0]}",
                      width=width, height=5000)
     assert artifact.exists() and artifact.stat().st_size > 10_000, shot.stderr[-2000:]
     print(f"screenshot: {artifact}")

@@ -340,16 +340,16 @@ def test_csv_has_the_currency_and_reconciles_per_currency(reports):
 
 
 def test_headless_chromium_renders_every_currency(reports, tmp_path):
-    from tests.e2e.test_reports import _chromium, _headless
+    from tests.support.chromium import chromium_path, headless
 
-    chromium = _chromium()
+    chromium = chromium_path()
     if chromium is None:
         pytest.skip("chromium is not installed: make system-deps")
     page = reports["month"][0]
     png = tmp_path / "report.png"
-    shot = _headless(chromium, tmp_path / "profile-shot", f"--screenshot={png}", f"file://{page}")
+    shot = headless(chromium, tmp_path / "profile-shot", f"--screenshot={png}", f"file://{page}")
     assert png.exists() and png.stat().st_size > 10_000, shot.stderr[-2000:]
-    dom = _headless(chromium, tmp_path / "profile-dom", "--dump-dom", f"file://{page}").stdout
+    dom = headless(chromium, tmp_path / "profile-dom", "--dump-dom", f"file://{page}").stdout
     assert re.findall(r"Billed in (\w+)</h2>", dom) == ["EUR", "NOK", "USD"]
     assert len(re.findall(r"<svg\b", dom)) >= 3 * 4   # every section draws its charts
     assert "<script" not in dom.lower()

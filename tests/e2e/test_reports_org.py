@@ -27,7 +27,7 @@ from pipelines.reports.org import load
 from pipelines.reports.org_page import write_org_report
 from pipelines.reports.period import period_of
 from tests.conftest import PROJECT_ROOT
-from tests.e2e.test_reports import _chromium, _headless, overflows
+from tests.support.chromium import chromium_path, headless, overflows
 from tests.support.pipeline import run_pipeline
 from tests.support.scenario_builder import Activity, Landing, utc
 
@@ -158,7 +158,7 @@ def test_org_top_savings_and_team_rows_add_up(fleet):
 def test_org_page_and_team_report_fit_in_chromium(fleet, tmp_path, width):
     """No page wider than the window, no table column cut, no chart label outside its chart, at both
     widths; the screenshots are kept for a person to look at."""
-    chromium = _chromium()
+    chromium = chromium_path()
     if chromium is None:
         pytest.skip("chromium is not installed: make system-deps")
     for name, path in (("org_index", fleet["org"][0]), ("team_pretrain_what_to_do", fleet["team"][0])):
@@ -166,7 +166,7 @@ def test_org_page_and_team_report_fit_in_chromium(fleet, tmp_path, width):
         assert overflows(chromium, path.read_text(), width, tmp_path / name) == [], name
         artifact = PROJECT_ROOT / "data" / "test-artifacts" / f"{name}_{width}px.png"
         artifact.parent.mkdir(parents=True, exist_ok=True)
-        shot = _headless(chromium, tmp_path / f"profile-{name}", f"--screenshot={artifact}", f"file://{path}",
+        shot = headless(chromium, tmp_path / f"profile-{name}", f"--screenshot={artifact}", f"file://{path}",
                          width=width, height=3000)
         assert artifact.exists() and artifact.stat().st_size > 10_000, shot.stderr[-2000:]
         print(f"screenshot: {artifact}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -23,6 +24,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.support.chromium import chromium_path, headless, overflows
 from tests.support.prometheus import _free_port, missing_binaries
 
 pytestmark = pytest.mark.world
@@ -240,3 +242,23 @@ def test_prometheus_scrapes_the_month_to_date_cost_per_team(server):
         proc.terminate()
         proc.wait(timeout=20)
         log.close()
+
+
+@pytest.mark.parametrize("page", ["/", "/teams/{a}?month=2026-11"])
+def test_a_served_page_renders_in_chromium_and_nothing_runs_past_its_box(server, page, tmp_path):
+    """Headless Chromium cannot send a bearer token, so the page is fetched over HTTP with one and the
+    served HTML laid out from a file: a screenshot, the charts in the DOM, the overflow probe at 1280 px."""
+    chromium = chromium_path()
+    if chromium is None:
+        pytest.skip("chromium is not installed: make system-deps")
+    status, body = get(server, page.format(a=server["a"]))
+    assert status == 200
+    served = tmp_path / "page.html"
+    served.write_bytes(body)
+    png = tmp_path / "page.png"
+    shot = headless(chromium, tmp_path / "profile-shot", f"--screenshot={png}", f"file://{served}", width=1280)
+    assert png.exists() and png.stat().st_size > 10_000, shot.stderr[-2000:]
+    dom = headless(chromium, tmp_path / "profile-dom", "--dump-dom", f"file://{served}").stdout
+    assert re.search(r"<svg\b.*?<rect\b", dom, flags=re.S), "no chart was drawn"
+    assert "/teams/" in dom or page != "/", "the organisation page links no team page"
+    assert overflows(chromium, body.decode(), 1280, tmp_path) == []
