@@ -35,6 +35,19 @@ def _period(request: Request, con):
         raise BadRequest(str(err)) from None
 
 
+def _checked_period(request: Request, con, check, *subject) -> tuple | None:
+    """The page's period, once `check(con, *subject, start, end)` (the report's own request check) found
+    something to show for it; None when it did not: a 404. A malformed period is a 400, naming it."""
+    try:
+        start, end, label = _period(request, con)
+        check(con, *subject, start, end)
+    except BadRequest:
+        raise
+    except (LookupError, ValueError):
+        return None
+    return start, end, label
+
+
 def _period_query(label: str) -> str:
     return f"{'day' if len(label) == 10 else 'month'}={label}"
 
@@ -44,26 +57,19 @@ def team(request: Request) -> HTMLResponse:
     if not grant.sees(name):
         return HTMLResponse(NOT_FOUND, status_code=404)
     with reading(request.app.state.path) as con:
-        try:
-            start, end, label = _period(request, con)
-            check_report_request(con, name, start, end)
-        except (LookupError, ValueError) as err:
-            if isinstance(err, BadRequest):
-                raise
+        period = _checked_period(request, con, check_report_request, name)
+        if period is None:
             return HTMLResponse(NOT_FOUND, status_code=404)
-        return HTMLResponse(team_report_html(con, name, start, end, label))
+        return HTMLResponse(team_report_html(con, name, *period))
 
 
 def user(request: Request) -> HTMLResponse:
     name, grant = request.path_params["user"], request.state.grant
     with reading(request.app.state.path) as con:
-        try:
-            start, end, label = _period(request, con)
-            check_user_request(con, name, start, end)
-        except (LookupError, ValueError) as err:
-            if isinstance(err, BadRequest):
-                raise
+        period = _checked_period(request, con, check_user_request, name)
+        if period is None:
             return HTMLResponse(NOT_FOUND, status_code=404)
+        start, end, label = period
         teams = [r[0] for r in con.execute("SELECT DISTINCT team FROM marts.fct_user_cost_daily WHERE user_name = ? "
                                            "AND day BETWEEN ? AND ?", [name, start, end]).fetchall()]
         if not all(grant.sees(t) for t in teams):  # the page shows every team of the user's
@@ -75,13 +81,10 @@ def org(request: Request) -> HTMLResponse:
     if request.state.grant.teams is not None:  # every team's numbers: finance's and admins' page
         return HTMLResponse(NOT_FOUND, status_code=404)
     with reading(request.app.state.path) as con:
-        try:
-            start, end, label = _period(request, con)
-            check_org_request(con, start, end)
-        except (LookupError, ValueError) as err:
-            if isinstance(err, BadRequest):
-                raise
+        period = _checked_period(request, con, check_org_request)
+        if period is None:
             return HTMLResponse(NOT_FOUND, status_code=404)
+        start, end, label = period
         report = load_org(con, start, end, label, request.app.state.path.parent / "_no_report_files")
         report.links = {t: [label] for t in report.team_names()}  # every team's page is served
         return HTMLResponse(org_html(report, href=lambda t, lab: f"/teams/{quote(t, safe='')}?{_period_query(lab)}"))
