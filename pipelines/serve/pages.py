@@ -14,6 +14,7 @@ from pipelines.reports.org import check_org_request
 from pipelines.reports.org_page import load as load_org
 from pipelines.reports.org_page import render_html as org_html
 from pipelines.reports.user_report import check_user_request, user_report_html
+from pipelines.reports.run_report import run_report_html, run_teams
 from pipelines.reports.waste import team_report_html
 from pipelines.serve.api import BadRequest, _only
 from pipelines.serve.db import reading
@@ -90,4 +91,15 @@ def org(request: Request) -> HTMLResponse:
         return HTMLResponse(org_html(report, href=lambda t, lab: f"/teams/{quote(t, safe='')}?{_period_query(lab)}"))
 
 
-ROUTES = {"/": org, "/teams/{team}": team, "/users/{user}": user}
+def run(request: Request) -> HTMLResponse:
+    """A run's whole history: a run of a team the token may not see is as missing as one never run."""
+    _only(request, set())
+    run_id, grant = request.path_params["run_id"], request.state.grant
+    with reading(request.app.state.path) as con:
+        teams = run_teams(con, run_id)
+        if not teams or not all(grant.sees(t) for t in teams):
+            return HTMLResponse(NOT_FOUND, status_code=404)
+        return HTMLResponse(run_report_html(con, run_id))
+
+
+ROUTES = {"/": org, "/teams/{team}": team, "/users/{user}": user, "/runs/{run_id}": run}

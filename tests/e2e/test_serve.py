@@ -140,15 +140,19 @@ def test_no_token_is_refused(server):
 def test_a_team_token_sees_its_team_only(server):
     a, b = server["a"], server["b"]
     with duckdb.connect(str(server["published"]), read_only=True) as con:
-        b_run = con.execute("SELECT run_id FROM marts.fct_run_efficiency_daily WHERE team = ? LIMIT 1", [b]).fetchone()
+        # a run of any team but A's (the simulated fleet's runs are one team's)
+        b_run = con.execute("SELECT run_id FROM marts.fct_run_efficiency_daily WHERE team <> ? LIMIT 1", [a]).fetchone()
         b_user = con.execute("SELECT user_name FROM marts.fct_user_cost_daily WHERE team = ? AND user_name NOT IN "
                              "(SELECT user_name FROM marts.fct_user_cost_daily WHERE team = ?) LIMIT 1", [b, a]).fetchone()
     missing = get(server, "/teams/no-such-team", TEAM_A)
     assert get(server, f"/teams/{b}", TEAM_A) == missing and missing[0] == 404
     assert get(server, f"/teams/{a}", TEAM_A)[0] == 200
+    assert b_run, "the simulated ledger has a run of another team than A's"
     if b_run:
         assert get(server, f"/api/v1/runs/{urllib.parse.quote(b_run[0])}", TEAM_A)[0] == 404
         assert get(server, f"/api/v1/runs/{urllib.parse.quote(b_run[0])}")[0] == 200
+        assert get(server, f"/runs/{urllib.parse.quote(b_run[0])}", TEAM_A) == get(server, "/runs/no-such-run", TEAM_A)
+        assert get(server, f"/runs/{urllib.parse.quote(b_run[0])}")[0] == 200
     if b_user:
         assert get(server, f"/users/{urllib.parse.quote(b_user[0])}", TEAM_A)[0] == 404
     assert get(server, "/", TEAM_A)[0] == 404  # every team's overview is finance's
@@ -244,14 +248,17 @@ def test_prometheus_scrapes_the_month_to_date_cost_per_team(server):
         log.close()
 
 
-@pytest.mark.parametrize("page", ["/", "/teams/{a}?month=2026-11"])
+@pytest.mark.parametrize("page", ["/", "/teams/{a}?month=2026-11", "/runs/{a_run}"])
 def test_a_served_page_renders_in_chromium_and_nothing_runs_past_its_box(server, page, tmp_path):
     """Headless Chromium cannot send a bearer token, so the page is fetched over HTTP with one and the
     served HTML laid out from a file: a screenshot, the charts in the DOM, the overflow probe at 1280 px."""
     chromium = chromium_path()
     if chromium is None:
         pytest.skip("chromium is not installed: make system-deps")
-    status, body = get(server, page.format(a=server["a"]))
+    with duckdb.connect(str(server["published"]), read_only=True) as con:
+        a_run = con.execute("SELECT min(run_id) FROM marts.fct_run_efficiency_daily").fetchone()[0]
+    assert a_run is not None, "the simulated ledger has runs"
+    status, body = get(server, page.format(a=server["a"], a_run=urllib.parse.quote(a_run)))
     assert status == 200
     served = tmp_path / "page.html"
     served.write_bytes(body)
@@ -259,6 +266,9 @@ def test_a_served_page_renders_in_chromium_and_nothing_runs_past_its_box(server,
     shot = headless(chromium, tmp_path / "profile-shot", f"--screenshot={png}", f"file://{served}", width=1280)
     assert png.exists() and png.stat().st_size > 10_000, shot.stderr[-2000:]
     dom = headless(chromium, tmp_path / "profile-dom", "--dump-dom", f"file://{served}").stdout
-    assert re.search(r"<svg\b.*?<rect\b", dom, flags=re.S), "no chart was drawn"
+    if "/runs/" in page:  # a run's page is tables: its days, where its GPU time went, its plan
+        assert dom.count("<table") >= 2 and "Where the GPU time went" in dom
+    else:
+        assert re.search(r"<svg\b.*?<rect\b", dom, flags=re.S), "no chart was drawn"
     assert "/teams/" in dom or page != "/", "the organisation page links no team page"
     assert overflows(chromium, body.decode(), 1280, tmp_path) == []
