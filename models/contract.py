@@ -265,8 +265,7 @@ class Contract:
         lines = []
         for i, (name, column) in enumerate(self.columns.items()):
             definition = f"{name:<{width}} {column._definition()}" + ("," if i < len(self.columns) - 1 else "")
-            lines.append(f"    {definition:<{width + 30}} -- {column.doc}".rstrip(" -") if column.doc
-                         else f"    {definition}")
+            lines.append(f"    {definition:<{width + 30}} -- {column.doc}" if column.doc else f"    {definition}")
         header = "\n".join(f"-- {line}" for line in textwrap.wrap(f"{self.description} {self.table_doc}".strip(), 100))
         statements = [f"{header}\nCREATE TABLE IF NOT EXISTS {qualified} (\n" + "\n".join(lines) + "\n)"]
         statements += [f"ALTER TABLE {qualified} ADD COLUMN IF NOT EXISTS {name} {column._definition()}"

@@ -38,6 +38,12 @@ RUN_EVENTS = ["run_config", "step", "checkpoint_saved", "checkpoint_loaded", "ch
 DCGM_SENTINEL_MIN = 9.22e18
 
 
+# Where a staged row came from: its file under the landing root and its row (a CSV record, a JSONL line);
+# set by the pipeline, never judged (models/contract.Column.provenance).
+FILE_AND_ROW = {"_file": Column(pl.String, provenance=True, doc="its file, relative to the landing root"),
+                "_row": Column(pl.Int64, provenance=True, doc="its row or line in the file")}
+
+
 def _not_in_future(*columns: str) -> pl.Expr:
     """Times more than a day ahead of now are a clock or export error, not data (a day of slack for
     exporters in zones ahead of UTC and bills dated at the end of the current day)."""
@@ -73,8 +79,7 @@ FocusBillLine = Contract(
     "FocusBillLine",
     "A FOCUS cost and usage row (FOCUS 1.0–1.2; AWS CUR rows after conversion).",
     {
-        "_file": Column(pl.String, provenance=True),
-        "_row": Column(pl.Int64, provenance=True),
+        **FILE_AND_ROW,
         "source": Column(pl.String, provenance=True, doc="focus | aws_cur"),
         "line_id": Column(pl.String, nullable=True, doc="x_LineItemId / identity/LineItemId when the export has one"),
         "billing_account_id": Column(pl.String, nullable=True),
@@ -144,8 +149,7 @@ SchedulerJobAllocation = Contract(
     "SchedulerJobAllocation",
     "A scheduler's record of a job allocation: a `sacct -P` allocation or step, or a Kubernetes pod.",
     {
-        "_file": Column(pl.String, provenance=True),
-        "_row": Column(pl.Int64, provenance=True),
+        **FILE_AND_ROW,
         "cluster": Column(pl.String, min_length=1),
         "job_key": Column(pl.String, min_length=1, doc="JobIDRaw when exported, else JobID: unique per job (and step)"),
         "job_id": Column(pl.String, min_length=1, doc="JobID as users see it: 812, 5001_3, 812.batch"),
@@ -209,8 +213,7 @@ RunEvent = Contract(
     "RunEvent",
     "A trainer event from runs/**/*.jsonl, or read from a trainer log under runs/logs/.",
     {
-        "_file": Column(pl.String, provenance=True),
-        "_row": Column(pl.Int64, provenance=True, doc="line number in the file"),
+        **FILE_AND_ROW,
         "run_id": Column(pl.String, min_length=1),
         "event": Column(pl.String, isin=tuple(RUN_EVENTS), doc=" | ".join(RUN_EVENTS)),
         "ts": Column(TS, doc="UTC"),
@@ -258,8 +261,7 @@ InventoryNode = Contract(
     "InventoryNode",
     "A row of inventory/nodes.csv.",
     {
-        "_file": Column(pl.String, provenance=True),
-        "_row": Column(pl.Int64, provenance=True),
+        **FILE_AND_ROW,
         "hostname": Column(pl.String, min_length=1),
         "cluster": Column(pl.String, nullable=True),
         "resource_id": Column(pl.String, nullable=True),
@@ -276,8 +278,7 @@ RunPlan = Contract(
     "RunPlan",
     "A run plan from plans/*.yaml (the YAML schema itself is pipelines/ingest/plans.py's).",
     {
-        "_file": Column(pl.String, provenance=True),
-        "_row": Column(pl.Int64, provenance=True),
+        **FILE_AND_ROW,
         "run_id": Column(pl.String, min_length=1),
         "project": Column(pl.String, min_length=1),
         "model_params": Column(pl.Float64, doc="parameters without embeddings"),

@@ -9,13 +9,13 @@ from __future__ import annotations
 import polars as pl
 
 from models.contract import Column, Contract, RowCheck
-from models.landing import TS, FocusBillLine, InventoryNode, RunEvent, RunPlan, SchedulerJobAllocation
+from models.landing import FILE_AND_ROW, TS, FocusBillLine, InventoryNode, RunEvent, RunPlan, SchedulerJobAllocation
 
 DcgmGpuMinute = Contract(
     "DcgmGpuMinute",
     "A GPU's (or MIG instance's) telemetry for one minute under one job label.",
     {
-        "_file": Column(pl.String, provenance=True),
+        "_file": FILE_AND_ROW["_file"],  # a minute rolls up many rows: no one row of its file
         "day": Column(pl.Date),
         "minute_ts": Column(TS, doc="UTC, start of the minute"),
         "hostname": Column(pl.String, min_length=1),
