@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from pipelines.reports import html_charts, savings, underuse
-from pipelines.reports.data import GPU_CATEGORIES, WASTE_HELP, WASTE_KINDS, WASTE_LABELS, Report, ReportData
+from pipelines.reports.data import GPU_CATEGORIES, WASTE_HELP, WASTE_KINDS, WASTE_LABELS, Report, ReportData, RunBudget
 from pipelines.reports.fmt import esc, gpu_hours, money, pct, ratio_pct, tokens, when
 from pipelines.reports.summary import (biggest_contributor, category_style, converted_total_text,
                                        cost_per_mtok_text, coverage_text, currencies_text, meanings, money_in,
@@ -295,16 +295,17 @@ def _runs(d: ReportData) -> str:
              ("n", money(r.mfu_gap_cost, c) if r.mfu_gap_cost is not None else "–")] for r in d.runs]
     return ("<section><h2>Training runs</h2><p class=\"note\">Goodput: productive share of the run's GPU time. "
             "Below-target cost: what the run paid for running under the MFU target (negative when above it).</p>"
-            + table(headers, rows, "No training runs in this period.") + "</section>" + _plan_against_actual(d))
+            + table(headers, rows, "No training runs in this period.") + "</section>" + plan_against_actual(d.run_budgets, d.currency))
 
 
-def _plan_against_actual(d: ReportData) -> str:
-    """The planned runs' plan against actual (marts.fct_run_budget_daily); nothing without a plan."""
-    if not d.run_budgets:
+def plan_against_actual(budgets: list[RunBudget], currency: str) -> str:
+    """The planned runs' plan against actual (marts.fct_run_budget_daily); nothing without a plan. The
+    team report's section, and a run's page's."""
+    if not budgets:
         return ""
-    headers, rows = plan_table(d)
+    headers, rows = plan_table(budgets, currency)
     cells = []
-    for b, row in zip(d.run_budgets, rows):
+    for b, row in zip(budgets, rows):
         # over budget (burn past 100 %) or heading over it (a projected overrun): in the waste colour
         over = {2} if b.burn_pct is not None and b.burn_pct > 100 else set()
         over |= {8} if b.projected_overrun_gpu_hours is not None and b.projected_overrun_gpu_hours > 0 else set()

@@ -142,7 +142,7 @@ def _currency(d: ReportData, coverage: str, h: str) -> list[str]:
                        for r in d.runs], "None in this period.", {2, 3, 4, 5, 6, 7}))
     if d.run_budgets:
         out.append(f"{h} Plan against actual\n")
-        out.append(table(*plan_table(d), "", {1, 2, 3, 4, 5, 6, 7, 8}))
+        out.append(table(*plan_table(d.run_budgets, d.currency), "", {1, 2, 3, 4, 5, 6, 7, 8}))
     return out
 
 

@@ -4,11 +4,13 @@ the team report has. `gpuledger serve` answers it at /runs/<run_id>."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import duckdb
 
-from pipelines.reports.data import query
+from pipelines.reports.data import RunBudget, query
 from pipelines.reports.fmt import gpu_hours, money, pct, ratio_pct, tokens
-from pipelines.reports.html_page import page, table
+from pipelines.reports.html_page import page, plan_against_actual, table
 
 
 def run_teams(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
@@ -21,21 +23,22 @@ def run_report_html(con: duckdb.DuckDBPyConnection, run_id: str) -> str:
     days = query(con, "run_days", run=run_id)
     if not days:
         raise ValueError(f"the ledger has no run {run_id!r} (marts.fct_run_efficiency_daily)")
-    badput, plans = query(con, "run_badput", run=run_id), query(con, "run_plan", run=run_id)
-    first = days[0]
+    badput = query(con, "run_badput", run=run_id)
+    currencies = list(dict.fromkeys(d[0] for d in days))
+    plans = query(con, "run_plan", run=run_id)
+    plan_currency = (plans[0][0] or currencies[0]) if plans else None
     sections = [_section(c, [d[1:] for d in days if d[0] == c], [b[1:] for b in badput if b[0] == c],
-                         [p[1:] for p in plans if p[0] == c]) for c in dict.fromkeys(d[0] for d in days)]
+                         [RunBudget(*p[1:]) for p in plans if c == plan_currency]) for c in currencies]
+    first = days[0]
     sub = (f"Team {first[2]} · project {first[3] or '–'} · {first[4] or 'unknown GPU'} {first[5] or ''}".strip()
            + f" · {days[0][1]} to {days[-1][1]} · days in UTC")
     return page(f"Run {run_id}", f"Run {run_id}", "".join(sections), sub=sub)
 
 
-def _section(currency: str, days: list[tuple], badput: list[tuple], plans: list[tuple]) -> str:
-    c = currency
-    cost = sum((d[12] for d in days), start=type(days[0][12])(0))
-    gpu_s = sum(d[5] for d in days)
-    head = (f"<h2>Billed in {c}</h2><p>{money(cost, c)} over {len(days)} day(s), {gpu_hours(gpu_s)} GPU-hours, "
-            f"{tokens(sum(d[7] or 0 for d in days))} tokens kept.</p>")
+def _section(c: str, days: list[tuple], badput: list[tuple], budgets: list[RunBudget]) -> str:
+    cost = sum((d[12] for d in days), Decimal(0))
+    head = (f"<h2>Billed in {c}</h2><p>{money(cost, c)} over {len(days)} day(s), "
+            f"{gpu_hours(sum(d[5] for d in days))} GPU-hours, {tokens(sum(d[7] or 0 for d in days))} tokens kept.</p>")
     day_rows = [[("", str(d[0])), ("n", gpu_hours(d[5])), ("n", tokens(d[7])), ("n", ratio_pct(d[8])),
                  ("n", ratio_pct(d[9])), ("n", ratio_pct(d[10])), ("n", ratio_pct(d[11])), ("n", money(d[12], c)),
                  ("n", money(d[13], c) if d[13] is not None else "–"),
@@ -43,24 +46,12 @@ def _section(currency: str, days: list[tuple], badput: list[tuple], plans: list[
     day_table = table([("day", False), ("GPU-hours", True), ("tokens kept", True), ("MFU", True),
                        ("effective MFU", True), ("trainer's own MFU", True), ("goodput", True), ("cost", True),
                        ("per 1M tokens", True), ("at target MFU", True)], day_rows, "No days.")
-    total = sum((b[2] for b in badput), start=cost * 0)
+    total = sum((b[2] for b in badput), Decimal(0))
     badput_rows = [[("", kind.replace("_", " ")), ("n", gpu_hours(gs)), ("n", money(ec, c)), ("n", pct(ec, total))]
                    for kind, gs, ec in badput]
     badput_table = table([("where the GPU time went", False), ("GPU-hours", True), ("cost", True), ("share", True)],
                          badput_rows, "No GPU time recorded for the run.")
-    plan = ""
-    if plans:
-        p = plans[0]
-        plan_rows = [[("", str(p[0])), ("n", f"{p[4]:,.1f} / {p[2]:,.1f}" if p[2] is not None else f"{p[4]:,.1f}"),
-                      ("n", f"{p[7]:.1f} %" if p[7] is not None else "–"), ("n", f"{p[8]:.1f} %"),
-                      ("n", money(p[5], c) if p[5] is not None else "–"),
-                      ("n", money(p[3], c) if p[3] is not None else "–"),
-                      ("n", money(p[10], c) if p[10] is not None else "–"),
-                      ("n", money(p[11], c) if p[11] is not None else "–")]]
-        plan = ("<section><h2>Plan against actual</h2>" + table(
-            [("as of", False), ("GPU-hours used / budget", True), ("burn", True), ("tokens done", True),
-             ("cost to date", True), ("budget", True), ("projected cost", True), ("projected overrun", True)],
-            plan_rows, "") + "</section>")
     return (head + "<section><h2>Day by day</h2>" + day_table + "</section>"
             + "<section><h2>Where the GPU time went</h2><p class=\"note\">Goodput and each kind of badput "
-            "(docs/ledger.md): they sum to the run's GPU time and cost.</p>" + badput_table + "</section>" + plan)
+            "(docs/ledger.md): they sum to the run's GPU time and cost.</p>" + badput_table + "</section>"
+            + plan_against_actual(budgets, c))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from models import ledger_categories
-from pipelines.reports.data import WASTE_KINDS, WASTE_LABELS, Report, ReportData, RunEfficiency, Scope
+from pipelines.reports.data import WASTE_KINDS, WASTE_LABELS, Report, ReportData, RunBudget, RunEfficiency, Scope
 from pipelines.reports.fmt import currency_list, gpu_hours, money, pct, plain_decimal
 from pipelines.reports.fx import Converted
 
@@ -163,9 +163,8 @@ def reporting_table(d: Report) -> tuple[str, list[str], list[list[str]]]:
     return (f"Totals in {r}", ["billed in", "total cost", "waste", "rate", f"total in {r}", f"waste in {r}"], rows)
 
 
-def plan_table(d: ReportData) -> tuple[list[str], list[list[str]]]:
-    """Plan against actual of the section's planned runs: headers and rows, plain text (docs/plans.md)."""
-    c = d.currency
+def plan_table(budgets: list[RunBudget], c: str) -> tuple[list[str], list[list[str]]]:
+    """Plan against actual of planned runs in currency `c`: headers and rows, plain text (docs/plans.md)."""
     headers = ["run", "GPU-hours used / budget", "burn", "tokens done", "cost to date", "budget",
                "projected GPU-hours", "projected cost", "projected overrun"]
 
@@ -180,7 +179,7 @@ def plan_table(d: ReportData) -> tuple[list[str], list[list[str]]]:
              "–" if b.projected_overrun_gpu_hours is None else
              (f"{b.projected_overrun_gpu_hours:+,.1f} GPU-h" + (f", {money(b.projected_overrun_cost, c)}"
                                                                  if b.projected_overrun_cost is not None else ""))]
-            for b in d.run_budgets]
+            for b in budgets]
     return headers, rows
 
 

@@ -23,21 +23,23 @@ class BadRequest(ValueError):
     pass
 
 
-def _only(request: Request, allowed: set[str]) -> None:
+def only_params(request: Request, allowed: set[str]) -> None:
+    """A parameter the endpoint does not take is a 400 naming it, never ignored."""
     unknown = sorted(set(request.query_params) - allowed - {"token"})
     if unknown:
         raise BadRequest(f"unknown parameter(s) {', '.join(repr(u[:40]) for u in unknown)}; "
                          f"known: {', '.join(sorted(allowed))}")
 
 
-def _team_filter(grant, column: str = "team") -> tuple[str, list]:
+def team_filter(grant, column: str = "team") -> tuple[str, list]:
+    """The SQL condition (and its bound value) keeping the rows of the teams `grant` may see."""
     if grant.teams is None:
         return "TRUE", []
     return f"{column} IN (SELECT unnest(?::VARCHAR[]))", [list(grant.teams)]
 
 
 def allocation(request: Request) -> JSONResponse:
-    _only(request, {"window", "aggregate", "currency", "reporting"})
+    only_params(request, {"window", "aggregate", "currency", "reporting"})
     q = request.query_params
     try:
         start, end = parse_window(q.get("window", "7d"), max_days=request.app.state.max_window_days)
@@ -62,7 +64,7 @@ def allocation(request: Request) -> JSONResponse:
         raise BadRequest("reporting=true is not served yet: the reporting-currency amounts are in "
                          "finance.chargeback_monthly's *_reporting columns (gpuledger query)")
     cols = [columns[d] for d in dims]
-    where, params = _team_filter(request.state.grant)
+    where, params = team_filter(request.state.grant)
     sql_where = f"day BETWEEN ? AND ? AND {where}"
     params = [start, end, *params]
     if "currency" in q:
@@ -83,8 +85,8 @@ def allocation(request: Request) -> JSONResponse:
 
 
 def savings(request: Request) -> JSONResponse:
-    _only(request, set())
-    where, params = _team_filter(request.state.grant)
+    only_params(request, set())
+    where, params = team_filter(request.state.grant)
     with reading(request.app.state.path) as con:
         out = rows(con, f"SELECT * FROM marts.fct_savings_opportunities WHERE {where} "
                         f"AND day = (SELECT max(day) FROM marts.fct_savings_opportunities) LIMIT {MAX_ROWS}", params)
@@ -92,8 +94,8 @@ def savings(request: Request) -> JSONResponse:
 
 
 def alerts(request: Request) -> JSONResponse:
-    _only(request, set())
-    where, params = _team_filter(request.state.grant)
+    only_params(request, set())
+    where, params = team_filter(request.state.grant)
     with reading(request.app.state.path) as con:
         out = rows(con, f"SELECT alert_id, kind, severity, subject_type, subject, team, day, message, "
                         f"cost_at_stake, billing_currency, status, opened_at, updated_at, resolved_at "
@@ -102,20 +104,21 @@ def alerts(request: Request) -> JSONResponse:
 
 
 def run(request: Request) -> JSONResponse:
-    _only(request, set())
+    only_params(request, set())
     run_id = request.path_params["run_id"]
-    where, params = _team_filter(request.state.grant)
+    where, params = team_filter(request.state.grant)
     with reading(request.app.state.path) as con:
         eff = rows(con, f"SELECT * FROM marts.fct_run_efficiency_daily WHERE run_id = ? AND {where} "
                         "ORDER BY day", [run_id, *params])
         if not eff:  # another team's run answers as a missing one does
             return JSONResponse({"error": f"no run {run_id[:80]!r}"}, status_code=404)
-        badput = rows(con, "SELECT * FROM marts.fct_run_badput_daily WHERE run_id = ? ORDER BY day, kind", [run_id])
+        badput = rows(con, f"SELECT * FROM marts.fct_run_badput_daily WHERE run_id = ? AND {where} "
+                           "ORDER BY day, kind", [run_id, *params])
     return JSONResponse({"run_id": run_id, "efficiency": eff, "badput": badput})
 
 
 def reconciliation(request: Request) -> JSONResponse:
-    _only(request, {"window"})
+    only_params(request, {"window"})
     if request.state.grant.teams is not None:  # the whole bill: finance's, not one team's
         return JSONResponse({"error": "not found"}, status_code=404)
     try:

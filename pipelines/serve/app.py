@@ -76,7 +76,8 @@ def openapi(request: Request) -> Response:
     return JSONResponse(api.openapi())
 
 
-def build_app(path: Path, tokens: Tokens, *, max_window_days: int = 400, max_rows: int = 10_000) -> Starlette:
+def build_app(path: Path, tokens: Tokens, *, max_window_days: int, max_rows: int) -> Starlette:
+    """The app over the published file at `path`; the limits are the config's (serve.max_window_days, max_rows)."""
     routes = [Route("/healthz", healthz), Route("/metrics", metrics), Route("/api/v1/openapi.json", openapi)]
     routes += [Route(p, f) for p, f in {**api.ROUTES, **pages.ROUTES}.items()]
     app = Starlette(routes=routes, middleware=[Middleware(Guard, tokens=tokens)])

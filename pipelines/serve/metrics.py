@@ -9,6 +9,7 @@ from datetime import timezone
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
 from pipelines.lib.warehouse import has_table
+from pipelines.serve.api import team_filter
 from pipelines.serve.db import reading
 
 
@@ -27,15 +28,14 @@ def render(path, grant) -> bytes:
                      "When the last run wrote a ledger day (ops.ledger_days.updated_at, UTC)", registry=reg)
     run_status = Gauge("gpuledger_last_run_status", "1 for the status the last run left its latest day in",
                        ["day", "status"], registry=reg)
-    teams = None if grant.teams is None else list(grant.teams)
+    visible, team_params = team_filter(grant)
     with reading(path) as con:
         latest = con.execute("SELECT max(day) FROM finance.reconciliation_daily WHERE complete").fetchone()[0]
         if latest is not None:
             q = ("SELECT team, project, category, billing_currency, sum(effective_cost), sum(gpu_seconds) "
-                 "FROM marts.fct_cost_daily WHERE day BETWEEN ? AND ? "
-                 "AND (?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], team)) GROUP BY ALL")
+                 f"FROM marts.fct_cost_daily WHERE day BETWEEN ? AND ? AND {visible} GROUP BY ALL")
             for gauge_c, gauge_g, start in ((day_cost, day_gpu, latest), (mtd_cost, mtd_gpu, latest.replace(day=1))):
-                for team, project, category, cur, cost, gpu in con.execute(q, [start, latest, teams, teams]).fetchall():
+                for team, project, category, cur, cost, gpu in con.execute(q, [start, latest, *team_params]).fetchall():
                     # Prometheus samples are floats: the exact figure is /api/v1/allocation's decimal string
                     gauge_c.labels(team, project, category, cur or "").set(float(cost or 0))
                     gauge_g.labels(team, project, category, cur or "").set(float(gpu or 0))
@@ -50,8 +50,7 @@ def render(path, grant) -> bytes:
                 day, status, at = written
                 run_time.set(at.replace(tzinfo=timezone.utc).timestamp())
                 run_status.labels(day.isoformat(), status).set(1)
-        for kind, n in con.execute("SELECT kind, count(*) FROM ops.alerts WHERE resolved_at IS NULL "
-                                   "AND (?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], team)) GROUP BY kind",
-                                   [teams, teams]).fetchall():
+        for kind, n in con.execute(f"SELECT kind, count(*) FROM ops.alerts WHERE resolved_at IS NULL AND {visible} "
+                                   "GROUP BY kind", team_params).fetchall():
             open_alerts.labels(kind).set(n)
     return generate_latest(reg)

@@ -16,14 +16,14 @@ from pipelines.reports.org_page import render_html as org_html
 from pipelines.reports.user_report import check_user_request, user_report_html
 from pipelines.reports.run_report import run_report_html, run_teams
 from pipelines.reports.waste import team_report_html
-from pipelines.serve.api import BadRequest, _only
+from pipelines.serve.api import BadRequest, only_params
 from pipelines.serve.db import reading
 
 NOT_FOUND = "<!doctype html><title>Not found</title><h1>Not found</h1>"
 
 
 def _period(request: Request, con):
-    _only(request, {"day", "month"})
+    only_params(request, {"day", "month"})
     day, month = request.query_params.get("day"), request.query_params.get("month")
     if day is None and month is None:  # the month of the ledger's latest day
         latest = con.execute("SELECT max(day) FROM marts.fct_cost_daily").fetchone()[0]
@@ -93,7 +93,7 @@ def org(request: Request) -> HTMLResponse:
 
 def run(request: Request) -> HTMLResponse:
     """A run's whole history: a run of a team the token may not see is as missing as one never run."""
-    _only(request, set())
+    only_params(request, set())
     run_id, grant = request.path_params["run_id"], request.state.grant
     with reading(request.app.state.path) as con:
         teams = run_teams(con, run_id)

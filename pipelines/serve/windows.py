@@ -6,10 +6,8 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta, timezone
 
-MAX_DAYS = 400
-
-
-def parse_window(window: str, today: date | None = None, max_days: int = MAX_DAYS) -> tuple[date, date]:
+def parse_window(window: str, max_days: int, today: date | None = None) -> tuple[date, date]:
+    """`window` as (first day, last day); longer than `max_days` (the config's serve.max_window_days) is refused."""
     today = today or datetime.now(timezone.utc).date()
     w = window.strip()
     if w == "today":

@@ -148,11 +148,10 @@ def test_a_team_token_sees_its_team_only(server):
     assert get(server, f"/teams/{b}", TEAM_A) == missing and missing[0] == 404
     assert get(server, f"/teams/{a}", TEAM_A)[0] == 200
     assert b_run, "the simulated ledger has a run of another team than A's"
-    if b_run:
-        assert get(server, f"/api/v1/runs/{urllib.parse.quote(b_run[0])}", TEAM_A)[0] == 404
-        assert get(server, f"/api/v1/runs/{urllib.parse.quote(b_run[0])}")[0] == 200
-        assert get(server, f"/runs/{urllib.parse.quote(b_run[0])}", TEAM_A) == get(server, "/runs/no-such-run", TEAM_A)
-        assert get(server, f"/runs/{urllib.parse.quote(b_run[0])}")[0] == 200
+    assert get(server, f"/api/v1/runs/{urllib.parse.quote(b_run[0])}", TEAM_A)[0] == 404
+    assert get(server, f"/api/v1/runs/{urllib.parse.quote(b_run[0])}")[0] == 200
+    assert get(server, f"/runs/{urllib.parse.quote(b_run[0])}", TEAM_A) == get(server, "/runs/no-such-run", TEAM_A)
+    assert get(server, f"/runs/{urllib.parse.quote(b_run[0])}")[0] == 200
     if b_user:
         assert get(server, f"/users/{urllib.parse.quote(b_user[0])}", TEAM_A)[0] == 404
     assert get(server, "/", TEAM_A)[0] == 404  # every team's overview is finance's
