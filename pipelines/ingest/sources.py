@@ -180,7 +180,7 @@ PLANS = guard(Source(
 
 # Storage inventories (docs/ingest/storage.md): S3 Inventory deliveries (a manifest.json and the data
 # files it names) and POSIX listings, a snapshot per store and day, staged set-wise by their own sync
-STORAGE = Source(
+STORAGE = guard(Source(
     name=storage_inventory.SOURCE,
     table="staging/stg_storage__objects",
     patterns=tuple(f"inventory/storage/**/{name}" for name in (
@@ -191,7 +191,7 @@ STORAGE = Source(
     row_word="row",
     group="storage",
     sync=sync_storage,
-)
+))
 
 BUILT_IN = (FOCUS, AWS_CUR, SLURM, KUBERNETES, DCGM, NVIDIA_SMI, RUNS, TRAINER_LOGS, INVENTORY, PLANS, STORAGE)
 # Formats a site adds without changing gpuledger: Python modules (importable, comma-separated), each

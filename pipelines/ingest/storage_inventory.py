@@ -134,7 +134,9 @@ def read_into(con: duckdb.DuckDBPyConnection, d: Delivery, table: str = "storage
         ), typed AS (
             SELECT _file, _row, $delivery AS delivery, $source AS source, $day::DATE AS snapshot_day,
                    $store AS store, $kind AS store_kind, nullif({key}, '') AS key,
-                   TRY_CAST(trim(r_size) AS BIGINT) AS size_bytes,
+                   -- an integer as written: a cast would round 12.5 to 13
+                   CASE WHEN regexp_full_match(trim(r_size), '-?[0-9]+') THEN TRY_CAST(trim(r_size) AS BIGINT) END
+                       AS size_bytes,
                    storage_time(r_modified) AS last_modified, storage_time(r_accessed) AS last_accessed,
                    coalesce(nullif(trim(r_tier), ''), $default_tier) AS tier,
                    r_key, r_size, r_modified, r_accessed, r_tier
@@ -143,7 +145,8 @@ def read_into(con: duckdb.DuckDBPyConnection, d: Delivery, table: str = "storage
         SELECT * EXCLUDE (r_key, r_size, r_modified, r_accessed, r_tier),
                key IS NULL OR size_bytes IS NULL OR size_bytes < 0 AS bad,
                CASE WHEN key IS NULL THEN 'key is empty'
-                    WHEN size_bytes IS NULL THEN 'size ' || coalesce('''' || r_size || '''', 'is empty') || ' is not an integer'
+                    WHEN nullif(trim(r_size), '') IS NULL THEN 'size is empty'
+                    WHEN size_bytes IS NULL THEN 'size ''' || r_size || ''' is not an integer'
                     WHEN size_bytes < 0 THEN 'size ' || size_bytes || ' is negative'
                     WHEN last_modified IS NULL AND nullif(trim(r_modified), '') IS NOT NULL
                          THEN 'last modified ''' || r_modified || ''' is not a time: staged without one'

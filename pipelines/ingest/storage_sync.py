@@ -46,23 +46,29 @@ def sync_storage(con: duckdb.DuckDBPyConnection, root: Path, source: Source, cfg
             writer.drop_entries(con, source, gone)
         report.files_removed += gone
 
-    readable = [d for d in deliveries if d.problem is None]
+    digests = {d.rel: _digest(d) for d in deliveries if d.problem is None}
+    # each store's day: its complete deliveries, best first — the newest (creationTimestamp; a listing's
+    # modification time), then the one current already (a manifest copied under another path changes
+    # nothing), then the first in path order
+    candidates: dict[tuple[str, date], list[Delivery]] = {}
+    for d in deliveries:
+        if d.problem is None and not d.missing:
+            candidates.setdefault((d.store, d.snapshot_day), []).append(d)
     winners: dict[tuple[str, date], Delivery] = {}
-    # the newest of a store's day is assigned last; of equally new ones (a manifest copied under another
-    # path), the first in path order, so a copy changes nothing
-    complete = sorted((d for d in readable if not d.missing), key=lambda d: d.rel, reverse=True)
-    for d in sorted(complete, key=lambda d: d.created):
-        winners[(d.store, d.snapshot_day)] = d
+    for key, found in candidates.items():
+        found.sort(key=lambda d: d.rel)
+        found.sort(key=lambda d: (d.created, known.get(d.rel, ("", ""))[1] == "current"), reverse=True)
+        for d in found:
+            if known.get(d.rel) == (digests[d.rel], "current"):
+                report.files_unchanged += 1 + len(d.files)
+            elif not _load(con, source, d, digests[d.rel], report):
+                continue  # a data file DuckDB cannot read: the next best delivery stands
+            winners[key] = d
+            break
     current = {d.rel for d in winners.values()}
-    digests = {d.rel: _digest(d) for d in readable}
     # a delivery current before and no longer (superseded, its files gone): its rows go
     dropped = [f for f, (_, status) in known.items() if status == "current" and f in present
                and f not in current and f in digests]
-    for d in winners.values():
-        if known.get(d.rel) == (digests[d.rel], "current"):
-            report.files_unchanged += 1 + len(d.files)
-            continue
-        _load(con, source, d, digests[d.rel], report)
     with transaction(con):
         if dropped:
             con.execute("DELETE FROM staging.stg_storage__objects WHERE delivery IN (SELECT unnest($f))",
@@ -82,9 +88,16 @@ def _digest(d: Delivery) -> str:
     return h.hexdigest()
 
 
-def _load(con: duckdb.DuckDBPyConnection, source: Source, d: Delivery, digest: str, report: SyncReport) -> None:
-    """The delivery read and written in place of everything its store's day had."""
-    read_into(con, d)
+def _load(con: duckdb.DuckDBPyConnection, source: Source, d: Delivery, digest: str, report: SyncReport) -> bool:
+    """The delivery read and written in place of everything its store's day had; False, and the delivery
+    marked unreadable, when DuckDB cannot read its files (a truncated gzip, a damaged Parquet)."""
+    try:
+        read_into(con, d)
+    except duckdb.Error as err:
+        if isinstance(err, (duckdb.BinderException, duckdb.ParserException, duckdb.CatalogException)):
+            raise  # the SQL's fault, not a file's
+        d.problem = f"unreadable S3 Inventory data: {str(err).splitlines()[0]}"
+        return False
     counts = dict(con.execute(
         "SELECT _file, count(*) FILTER (WHERE NOT bad) FROM storage_read GROUP BY 1").fetchall())
     bad = dict(con.execute(
@@ -118,6 +131,7 @@ def _load(con: duckdb.DuckDBPyConnection, source: Source, d: Delivery, digest: s
     report.files_read += rels
     report.rows_staged += sum(counts.values())
     report.rows_quarantined += sum(bad.values())
+    return True
 
 
 def _set_aside(con: duckdb.DuckDBPyConnection, source: Source, deliveries: list[Delivery],
@@ -126,6 +140,8 @@ def _set_aside(con: duckdb.DuckDBPyConnection, source: Source, deliveries: list[
     """Every delivery that is not current, recorded with why; one that cannot be used (unreadable, or
     naming files that have not landed) is quarantined as a file, replacing what an earlier run said."""
     entries, rejects = [], []
+    # the data files of the current deliveries are theirs; those only an older delivery named go with it
+    in_use = {rel for w in winners.values() for _, rel in w.files}
     for d in deliveries:
         win = winners.get((d.store, d.snapshot_day))
         if win is not None and win.rel == d.rel:
@@ -151,8 +167,6 @@ def _set_aside(con: duckdb.DuckDBPyConnection, source: Source, deliveries: list[
         report.set_aside.append({"file": d.rel, "status": status, "reason": why})
         if d.missing:
             report.missing_from_manifests[d.rel] = list(d.missing)
-        # its data files that no current delivery names are superseded with it
-        in_use = {rel for w in winners.values() for _, rel in w.files}
         for path, rel in d.files:
             if rel not in in_use and rel != d.rel and known.get(rel, ("", ""))[1] != "superseded":
                 entries.append({"file": rel, "size_bytes": path.stat().st_size, "sha256": known.get(rel, ("-",))[0],

@@ -26,15 +26,20 @@ def storage_conservation(context: dg.AssetCheckExecutionContext, duckdb: DuckDBR
     return dg.AssetCheckResult(passed=passed, metadata={"stores": dg.MetadataValue.json(stores)})
 
 
-@dg.asset_check(asset=fct_storage_daily, partitions_def=DAILY)
+@dg.asset_check(asset=fct_storage_daily, blocking=True, partitions_def=DAILY)
 def storage_priced(context: dg.AssetCheckExecutionContext, duckdb: DuckDBResource) -> dg.AssetCheckResult:
-    """Every inventoried store is priced, by its bill lines or the config's storage rate card; a store
-    (and tier) nothing prices is named, with its bytes (still counted), as a warning."""
+    """Names every inventoried store (and tier) nothing prices — no bill line of the store, no storage
+    rate card for the tier — with its objects and bytes, which are still counted. A warning, never a
+    stop: unpriced storage moves no money (like every check of the daily job it is blocking, and it
+    passes)."""
     day = date.fromisoformat(context.partition_key)
     with duckdb.get_connection() as con:
         rows = con.execute("""SELECT store, tier, sum(object_count), sum(bytes) FROM marts.fct_storage_daily
                               WHERE day = $day AND priced_by = 'unpriced' GROUP BY ALL ORDER BY ALL""",
                            {"day": day}).fetchall()
     unpriced = [{"store": s, "tier": t, "objects": int(n), "bytes": int(b)} for s, t, n, b in rows]
-    return dg.AssetCheckResult(passed=not unpriced, severity=dg.AssetCheckSeverity.WARN,
-                               metadata={"unpriced": dg.MetadataValue.json(unpriced)})
+    if unpriced:
+        context.log.warning(f"{len(unpriced)} inventoried store/tier(s) nothing prices, e.g. {unpriced[0]['store']} "
+                            f"{unpriced[0]['tier']}: add bill lines for it or a storage.rate_card entry")
+    return dg.AssetCheckResult(passed=True, metadata={"unpriced": dg.MetadataValue.json(unpriced),
+                                                      "unpriced_stores": len({u["store"] for u in unpriced})})
