@@ -237,4 +237,11 @@ storage:                     # inventoried stores: what each object is (first ma
 {data}
   resource_ids:              # the FSx file systems' bill ResourceIds
 {ids}
+  rate_card:                 # what a move to object storage would cost (what tier_down prices)
+    - {{tier: STANDARD, price_per_gb_month: "0.023", currency: USD}}
+    - {{tier: STANDARD, price_per_gb_month: "0.021", currency: EUR}}
+  policy:                    # the lifecycle the guides prescribe: the latest checkpoints on Lustre for a
+    checkpoint: {{hot_tiers: [lustre], max_hot_age_hours: 24, cold_tier: STANDARD, keep_last: 3}}
+    log: {{hot_tiers: [lustre], max_hot_age_hours: 72, cold_tier: STANDARD}}
+    dataset: {{stale_after_days: 90}}   # restart, older ones in the bucket, the last 3 of a finished run
 """

@@ -60,8 +60,47 @@ class StorageRate(_Section):
     _check_currency = field_validator("currency")(lambda cls, v: _currency(v))
 
 
+class KindPolicy(_Section):
+    """The lifecycle one kind of object should follow: on a hot tier (`hot_tiers`) for at most
+    `max_hot_age_hours` after it was written, then on `cold_tier`, priced by the rate card's price of that
+    tier in the object's currency (else the bill's own price of it that day). Without `hot_tiers` and
+    `cold_tier` nothing of the kind is tiered down."""
+
+    hot_tiers: list[str] = Field(default_factory=list)
+    max_hot_age_hours: float = Field(24, gt=0)
+    cold_tier: str | None = Field(None, min_length=1)
+
+
+class CheckpointPolicy(KindPolicy):
+    # the latest checkpoints (by step) a finished run keeps; the older ones are prune_checkpoints
+    keep_last: int = Field(3, ge=1)
+
+
+class DatasetPolicy(KindPolicy):
+    # a dataset object neither read nor written for this long is stale (only where access times are known)
+    stale_after_days: int = Field(90, ge=1)
+
+
+class StoragePolicy(_Section):
+    """storage.policy: what marts.fct_savings_opportunities prices as tier_down, prune_checkpoints and
+    stale_datasets (docs/ledger.md#savings-opportunities)."""
+
+    checkpoint: CheckpointPolicy = Field(default_factory=CheckpointPolicy)
+    dataset: DatasetPolicy = Field(default_factory=DatasetPolicy)
+    log: KindPolicy = Field(default_factory=KindPolicy)
+    # a run none of whose jobs ran for this long before a day's end is finished (or abandoned) that day
+    run_finished_after_hours: float = Field(24, gt=0)
+
+    def as_json(self) -> str:
+        kinds = {k: getattr(self, k).model_dump(mode="json") for k in ("checkpoint", "dataset", "log")}
+        return json.dumps([{"kind": k, "hot_tiers": v["hot_tiers"], "max_hot_age_hours": v["max_hot_age_hours"],
+                            "cold_tier": v["cold_tier"], "keep_last": v.get("keep_last"),
+                            "stale_after_days": v.get("stale_after_days")} for k, v in kinds.items()])
+
+
 class StorageConfig(_Section):
     rules: list[StorageRule] = Field(default_factory=list)
+    policy: StoragePolicy = Field(default_factory=StoragePolicy)
     rate_card: list[StorageRate] = Field(default_factory=list)
     # store name -> the ResourceId its bill lines carry, when that is not the store's name or ARN
     resource_ids: dict[str, str] = Field(default_factory=dict)
@@ -70,11 +109,14 @@ class StorageConfig(_Section):
 
     @model_validator(mode="after")
     def _one_price_per_tier(self) -> StorageConfig:
+        # a tier may have a price in each currency (what tier_down prices a move to, in the object's);
+        # an unbilled store takes the default currency's (int_storage_costs)
         seen = set()
         for r in self.rate_card:
-            if (r.store, r.tier) in seen:
-                raise ValueError(f"rate_card: two prices for tier {r.tier}" + (f" of store {r.store}" if r.store else ""))
-            seen.add((r.store, r.tier))
+            if (r.store, r.tier, r.currency) in seen:
+                raise ValueError(f"rate_card: two {r.currency} prices for tier {r.tier}"
+                                 + (f" of store {r.store}" if r.store else ""))
+            seen.add((r.store, r.tier, r.currency))
         return self
 
     def sql_params(self) -> dict[str, object]:
@@ -86,6 +128,8 @@ class StorageConfig(_Section):
                                              for r in self.rate_card]),
             "storage_resource_ids": json.dumps(self.resource_ids),
             "storage_lookback_days": self.snapshot_lookback_days,
+            "storage_policy": self.policy.as_json(),
+            "storage_run_finished_hours": self.policy.run_finished_after_hours,
         }
 
 

@@ -22,14 +22,15 @@ rates AS (
           "price_per_gb_month": "VARCHAR"}]'), recursive := true)) r
 ),
 unbilled AS (
-    -- the store's own price of the tier, else the tier's price for every store
+    -- the store's own price of the tier, else the tier's price for every store; of a tier priced in
+    -- several currencies, the default currency's, else the first by name
     SELECT g.*, r.price, r.currency
     FROM groups g
     LEFT JOIN rates r ON r.tier = g.tier AND (r.store = g.store OR r.store IS NULL)
     WHERE to_json([g.store, g.tier, g.project, g.run_id, g.kind])::VARCHAR
           NOT IN (SELECT piece_key FROM storage_splits)
     QUALIFY row_number() OVER (PARTITION BY g.store, g.tier, g.project, g.run_id, g.kind
-                               ORDER BY r.store IS NULL, r.store) = 1
+                               ORDER BY r.store IS NULL, r.store, r.currency <> $default_currency, r.currency) = 1
 )
 SELECT $day::DATE AS day, line_key, store, tier, kind, run_id,
        coalesce(placed_project, '_unallocated') AS project,
@@ -37,7 +38,10 @@ SELECT $day::DATE AS day, line_key, store, tier, kind, run_id,
             ELSE coalesce(config_lookup($project_teams, placed_project),
                           CASE WHEN placed_project = tag_project THEN tag_team END, placed_project) END AS team,
        object_count, bytes::DECIMAL(38, 0) AS bytes, billing_currency, 'bill' AS priced_by,
-       effective_cost::DECIMAL(38, 18) AS effective_cost, billed_cost::DECIMAL(38, 18) AS billed_cost
+       effective_cost::DECIMAL(38, 18) AS effective_cost, billed_cost::DECIMAL(38, 18) AS billed_cost,
+       -- the objects' own project (int_storage_objects), NULL where the store's tag placed them: what
+       -- joins an object to its row
+       bill.project AS object_project
 FROM bill
 UNION ALL
 SELECT $day::DATE, NULL, store, tier, kind, run_id, coalesce(placed_project, '_unallocated'),
@@ -48,5 +52,6 @@ SELECT $day::DATE, NULL, store, tier, kind, run_id, coalesce(placed_project, '_u
        units_money(money_units(price) * bytes
                    // (1073741824 * day(last_day($day::DATE))))::DECIMAL(38, 18),
        units_money(money_units(price) * bytes
-                   // (1073741824 * day(last_day($day::DATE))))::DECIMAL(38, 18)
+                   // (1073741824 * day(last_day($day::DATE))))::DECIMAL(38, 18),
+       project
 FROM unbilled
