@@ -119,7 +119,7 @@ def child(landing: Path, warehouse: Path) -> None:
     con = connect(warehouse)
     placed, lines = con.execute("""
         SELECT (SELECT sum(effective_cost) FROM marts.fct_storage_daily WHERE priced_by = 'bill'),
-               (SELECT sum(effective_cost) FROM intermediate.int_bill_line_placements)""").fetchone()
+               (SELECT sum(effective_cost) FROM intermediate.int_bill_line_placements)""").fetchall()[0]
     con.close()
     print(json.dumps({"steps": steps, "rows_staged": report.rows_staged, "objects": objects, "groups": groups,
                       "placed": str(placed), "lines": str(lines),
