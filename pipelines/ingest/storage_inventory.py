@@ -126,10 +126,12 @@ def read_into(con: duckdb.DuckDBPyConnection, d: Delivery, file: tuple[Path, str
     memory to one data file's rows (AWS writes a delivery in files of a few million objects)."""
     raw = _raw(con, d, file)
     key = ("url_decode(replace(r_key, '+', '%20'))" if d.kind == "s3" and d.file_format == "CSV" else "r_key")
-    # numbered in file order: DuckDB keeps a scan's order (preserve_insertion_order) and numbers rows
-    # without a partition or an order as they stream (read_csv has no row number of its own)
+    # numbered in file order: read_csv has no row number of its own, so a CSV is scanned by one thread
+    # (parallel = false; a gzip stream is read in order anyway) and numbered as its rows stream, which
+    # holds whatever preserve_insertion_order says; Parquet and ORC have their own row numbers
     # (numbered first, alone: the typing below then runs on every core, not after the one-thread numbering)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE storage_raw AS SELECT *, row_number() OVER () AS _row FROM ({raw})")
+    number = "_row" if d.kind == "s3" and d.file_format != "CSV" else "row_number() OVER () AS _row"
+    con.execute(f"CREATE OR REPLACE TEMP TABLE storage_raw AS SELECT *, {number} FROM ({raw})")
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE {table} AS
         WITH numbered AS (
@@ -174,7 +176,7 @@ def _raw(con: duckdb.DuckDBPyConnection, d: Delivery, file: tuple[Path, str]) ->
     con.execute("SET VARIABLE storage_rel = $r", {"r": file[1]})
     rel_of = "getvariable('storage_rel')"
     if d.kind == "posix":
-        posix = "read_csv(getvariable('storage_paths'), header = true, all_varchar = true)"
+        posix = "read_csv(getvariable('storage_paths'), header = true, all_varchar = true, parallel = false)"
         return (f"SELECT {rel_of} AS _file, path AS r_key, size_bytes AS r_size, mtime AS r_modified, "
                 f"{'atime' if 'atime' in _columns(con, posix) else 'NULL::VARCHAR'} AS r_accessed, tier AS r_tier "
                 f"FROM {posix}")
@@ -187,9 +189,9 @@ def _raw(con: duckdb.DuckDBPyConnection, d: Delivery, file: tuple[Path, str]) ->
                 f"{pick('LastModifiedDate')} AS r_modified, NULL::VARCHAR AS r_accessed, "
                 f"{pick('StorageClass')} AS r_tier "
                 f"FROM read_csv(getvariable('storage_paths'), header = false, columns = {spec}, "
-                f"quote = '\"', escape = '\"', delim = ',', compression = 'auto')")
+                f"quote = '\"', escape = '\"', delim = ',', compression = 'auto', parallel = false)")
     if d.file_format == "Parquet":
-        source = "read_parquet(getvariable('storage_paths'))"
+        source = "read_parquet(getvariable('storage_paths'), file_row_number = true)"
     else:
         source = _orc(con, d, file)
     have = _columns(con, source)
@@ -197,7 +199,8 @@ def _raw(con: duckdb.DuckDBPyConnection, d: Delivery, file: tuple[Path, str]) ->
     # Parquet and ORC times are typed (TIMESTAMP_MILLIS, UTC); their text casts back exactly
     return (f"SELECT {rel_of} AS _file, {col('key')} AS r_key, {col('size')} AS r_size, "
             f"{col('last_modified_date')} AS r_modified, NULL::VARCHAR AS r_accessed, "
-            f"{col('storage_class')} AS r_tier FROM {source}")
+            f"{col('storage_class')} AS r_tier, {'file_row_number + 1' if 'file_row_number' in have else 'NULL'} AS _row "
+            f"FROM {source}")
 
 
 def _columns(con: duckdb.DuckDBPyConnection, source: str) -> set[str]:
@@ -214,9 +217,12 @@ def _orc(con: duckdb.DuckDBPyConnection, d: Delivery, file: tuple[Path, str]) ->
         import pyarrow.orc as orc
     except ImportError as err:  # pragma: no cover - pyarrow ships with the project
         raise StorageFormatError(f"{d.rel}: fileFormat ORC needs pyarrow (pyarrow.orc), which is not installed") from err
+    import pyarrow as pa
+
     t = orc.read_table(str(file[0]))
-    con.register("storage_orc", t.select([c for c in t.column_names
-                                          if c in ("key", "size", "last_modified_date", "storage_class")]))
+    t = t.select([c for c in t.column_names if c in ("key", "size", "last_modified_date", "storage_class")])
+    # the file's own row order, as read_parquet's file_row_number gives it
+    con.register("storage_orc", t.append_column("file_row_number", pa.array(range(t.num_rows), pa.int64())))
     return "storage_orc"
 
 
