@@ -119,18 +119,23 @@ def read_manifest(path: Path, rel: str, below: dict[str, tuple[Path, str]]) -> D
 
 # --- reading ---------------------------------------------------------------------------------------
 
-def read_into(con: duckdb.DuckDBPyConnection, d: Delivery, table: str = "storage_read") -> None:
-    """The delivery's rows into TEMP table `table` (staging's columns and `reason`, `bad`, `payload`):
-    `bad` rows are not staged, rows with a `reason` are quarantined."""
-    raw = _raw(con, d)
-    # the raw rows in file order, numbered per file (read_csv has no row number of its own: a table's
-    # rowid follows insertion order, which DuckDB keeps)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE storage_raw AS {raw}")
+def read_into(con: duckdb.DuckDBPyConnection, d: Delivery, file: tuple[Path, str],
+              table: str = "storage_read") -> None:
+    """One of the delivery's files into TEMP table `table` (staging's columns and `reason`, `bad`,
+    `payload`): `bad` rows are not staged, rows with a `reason` are quarantined. A file at a time keeps
+    memory to one data file's rows (AWS writes a delivery in files of a few million objects)."""
+    raw = _raw(con, d, file)
     key = ("url_decode(replace(r_key, '+', '%20'))" if d.kind == "s3" and d.file_format == "CSV" else "r_key")
+    # numbered in file order: read_csv has no row number of its own, so a CSV is scanned by one thread
+    # (parallel = false; a gzip stream is read in order anyway) and numbered as its rows stream, which
+    # holds whatever preserve_insertion_order says; Parquet and ORC have their own row numbers
+    # (numbered first, alone: the typing below then runs on every core, not after the one-thread numbering)
+    number = "_row" if d.kind == "s3" and d.file_format != "CSV" else "row_number() OVER () AS _row"
+    con.execute(f"CREATE OR REPLACE TEMP TABLE storage_raw AS SELECT *, {number} FROM ({raw})")
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE {table} AS
         WITH numbered AS (
-            SELECT *, rowid - min(rowid) OVER (PARTITION BY _file) + 1 AS _row FROM storage_raw
+            SELECT * FROM storage_raw
         ), typed AS (
             SELECT _file, _row, $delivery AS delivery, $source AS source, $day::DATE AS snapshot_day,
                    $store AS store, $kind AS store_kind, nullif({key}, '') AS key,
@@ -161,19 +166,17 @@ def read_into(con: duckdb.DuckDBPyConnection, d: Delivery, table: str = "storage
           "default_tier": "STANDARD" if d.kind == "s3" else "default"})
 
 
-def _raw(con: duckdb.DuckDBPyConnection, d: Delivery) -> str:
-    """SELECT of the delivery's raw text: _file, r_key, r_size, r_modified, r_accessed, r_tier."""
+def _raw(con: duckdb.DuckDBPyConnection, d: Delivery, file: tuple[Path, str]) -> str:
+    """SELECT of a file's raw text: _file, r_key, r_size, r_modified, r_accessed, r_tier."""
     con.execute("CREATE OR REPLACE TEMP MACRO storage_time(t) AS coalesce("
                 "TRY_CAST(nullif(trim(t), '') AS TIMESTAMP), "
                 "make_timestamp(TRY_CAST(TRY_CAST(nullif(trim(t), '') AS DOUBLE) * 1000000 AS BIGINT)))")
-    paths = [str(p) for p, _ in d.files]
+    paths = [str(file[0])]
     con.execute("SET VARIABLE storage_paths = $p", {"p": paths})
-    con.execute("SET VARIABLE storage_rels = $r", {"r": [rel for _, rel in d.files]})
-    # the file's path under the landing root, from the absolute path DuckDB names
-    rel_of = "getvariable('storage_rels')[list_position(getvariable('storage_paths'), filename)]"
+    con.execute("SET VARIABLE storage_rel = $r", {"r": file[1]})
+    rel_of = "getvariable('storage_rel')"
     if d.kind == "posix":
-        posix = ("read_csv(getvariable('storage_paths'), header = true, all_varchar = true, filename = true, "
-                 "union_by_name = true)")
+        posix = "read_csv(getvariable('storage_paths'), header = true, all_varchar = true, parallel = false)"
         return (f"SELECT {rel_of} AS _file, path AS r_key, size_bytes AS r_size, mtime AS r_modified, "
                 f"{'atime' if 'atime' in _columns(con, posix) else 'NULL::VARCHAR'} AS r_accessed, tier AS r_tier "
                 f"FROM {posix}")
@@ -185,38 +188,41 @@ def _raw(con: duckdb.DuckDBPyConnection, d: Delivery) -> str:
         return (f"SELECT {rel_of} AS _file, {pick('Key')} AS r_key, {pick('Size')} AS r_size, "
                 f"{pick('LastModifiedDate')} AS r_modified, NULL::VARCHAR AS r_accessed, "
                 f"{pick('StorageClass')} AS r_tier "
-                f"FROM read_csv(getvariable('storage_paths'), header = false, columns = {spec}, filename = true, "
-                f"quote = '\"', escape = '\"', delim = ',', compression = 'auto')")
+                f"FROM read_csv(getvariable('storage_paths'), header = false, columns = {spec}, "
+                f"quote = '\"', escape = '\"', delim = ',', compression = 'auto', parallel = false)")
     if d.file_format == "Parquet":
-        source = "read_parquet(getvariable('storage_paths'), filename = true, union_by_name = true)"
+        source = "read_parquet(getvariable('storage_paths'), file_row_number = true)"
     else:
-        source = _orc(con, d)
+        source = _orc(con, d, file)
     have = _columns(con, source)
     col = lambda name: f"{name}::VARCHAR" if name in have else "NULL::VARCHAR"  # noqa: E731
     # Parquet and ORC times are typed (TIMESTAMP_MILLIS, UTC); their text casts back exactly
     return (f"SELECT {rel_of} AS _file, {col('key')} AS r_key, {col('size')} AS r_size, "
             f"{col('last_modified_date')} AS r_modified, NULL::VARCHAR AS r_accessed, "
-            f"{col('storage_class')} AS r_tier FROM {source}")
+            f"{col('storage_class')} AS r_tier, {'file_row_number + 1' if 'file_row_number' in have else 'NULL'} AS _row "
+            f"FROM {source}")
 
 
 def _columns(con: duckdb.DuckDBPyConnection, source: str) -> set[str]:
     """The lower-case column names of a table expression (a reader over the delivery's files)."""
-    return {d[0].lower() for d in con.execute(f"SELECT * FROM {source} LIMIT 0").description}
+    result = con.execute(f"SELECT * FROM {source} LIMIT 0")
+    names = {d[0].lower() for d in result.description}
+    result.fetchall()  # a result left unread blocks the connection (DuckDB 2.0)
+    return names
 
 
-def _orc(con: duckdb.DuckDBPyConnection, d: Delivery) -> str:
+def _orc(con: duckdb.DuckDBPyConnection, d: Delivery, file: tuple[Path, str]) -> str:
     """DuckDB reads no ORC: pyarrow does, when installed, into a registered Arrow table."""
     try:
-        import pyarrow as pa
         import pyarrow.orc as orc
     except ImportError as err:  # pragma: no cover - pyarrow ships with the project
         raise StorageFormatError(f"{d.rel}: fileFormat ORC needs pyarrow (pyarrow.orc), which is not installed") from err
-    tables = []
-    for path, _ in d.files:
-        t = orc.read_table(str(path))
-        t = t.select([c for c in t.column_names if c in ("key", "size", "last_modified_date", "storage_class")])
-        tables.append(t.append_column("filename", pa.array([str(path)] * t.num_rows, pa.string())))
-    con.register("storage_orc", pa.concat_tables(tables))
+    import pyarrow as pa
+
+    t = orc.read_table(str(file[0]))
+    t = t.select([c for c in t.column_names if c in ("key", "size", "last_modified_date", "storage_class")])
+    # the file's own row order, as read_parquet's file_row_number gives it
+    con.register("storage_orc", t.append_column("file_row_number", pa.array(range(t.num_rows), pa.int64())))
     return "storage_orc"
 
 
@@ -228,7 +234,7 @@ def parse(path: Path, rel: str, cfg=None):
     """A file as `gpuledger inspect` counts it, without the warehouse: a manifest or listing with its
     rows and quarantine (read in an in-memory DuckDB), a data file as part of its manifest (no rows of
     its own)."""
-    from pipelines.landing.parsed import Parsed, QUARANTINE_SCHEMA, conform, file_reject
+    from pipelines.landing.parsed import Parsed, QUARANTINE_SCHEMA, conform, empty_rejects, file_reject
 
     import polars as pl
 
@@ -243,11 +249,15 @@ def parse(path: Path, rel: str, cfg=None):
         reason = d.problem or f"manifest names {len(d.missing)} file(s) not landed: {', '.join(d.missing[:5])}"
         return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, rel, reason))
     con = duckdb.connect()
+    rows, rejects = [], []
     try:
-        read_into(con, d)
-        rows = con.execute("SELECT * EXCLUDE (bad, reason, payload) FROM storage_read WHERE NOT bad").pl()
-        rejects = con.execute("SELECT $s AS source, _file AS file, 'row ' || _row AS row_ref, reason, payload, "
-                              "snapshot_day AS day FROM storage_read WHERE reason IS NOT NULL", {"s": SOURCE}).pl()
+        for file in d.files:
+            read_into(con, d, file)
+            rows.append(con.execute("SELECT * EXCLUDE (bad, reason, payload) FROM storage_read WHERE NOT bad").pl())
+            rejects.append(con.execute(
+                "SELECT $s AS source, _file AS file, 'row ' || _row AS row_ref, reason, payload, "
+                "snapshot_day AS day FROM storage_read WHERE reason IS NOT NULL", {"s": SOURCE}).pl())
     finally:
         con.close()
-    return Parsed(rows=rows, rejects=conform(rejects, QUARANTINE_SCHEMA))
+    return Parsed(rows=pl.concat(rows) if rows else pl.DataFrame(),
+                  rejects=conform(pl.concat(rejects), QUARANTINE_SCHEMA) if rejects else empty_rejects())

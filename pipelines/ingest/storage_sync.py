@@ -89,49 +89,57 @@ def _digest(d: Delivery) -> str:
 
 
 def _load(con: duckdb.DuckDBPyConnection, source: Source, d: Delivery, digest: str, report: SyncReport) -> bool:
-    """The delivery read and written in place of everything its store's day had; False, and the delivery
-    marked unreadable, when DuckDB cannot read its files (a truncated gzip, a damaged Parquet)."""
+    """The delivery read and written in place of everything its store's day had, in one transaction, a
+    data file at a time; False, nothing changed and the delivery marked unreadable, when DuckDB cannot
+    read one of its files (a truncated gzip, a damaged Parquet)."""
+    rels = [d.rel] + [rel for _, rel in d.files if rel != d.rel]
+    counts: dict[str, tuple[int, int]] = {}
     try:
-        read_into(con, d)
+        with transaction(con):
+            con.execute("DELETE FROM staging.stg_storage__objects WHERE (store = $store AND snapshot_day = $day) "
+                        "OR delivery = $rel", {"store": d.store, "day": d.snapshot_day, "rel": d.rel})
+            writer.forget(con, source, rels, staged=[])
+            for file in d.files:
+                read_into(con, d, file)
+                con.execute("INSERT INTO staging.stg_storage__objects BY NAME "
+                            "SELECT * EXCLUDE (bad, reason, payload) FROM storage_read WHERE NOT bad")
+                con.execute("""INSERT INTO ops.quarantine BY NAME
+                               SELECT $source AS source, _file AS file, 'row ' || _row AS row_ref, reason, payload,
+                                      snapshot_day AS day
+                               FROM storage_read WHERE reason IS NOT NULL""", {"source": SOURCE})
+                counts[file[1]] = con.execute("SELECT count(*) FILTER (WHERE NOT bad), count(*) FILTER "
+                                              "(WHERE reason IS NOT NULL) FROM storage_read").fetchall()[0]
+            writer.record(con, writer.entries(source, _entries(d, digest, counts)))
     except duckdb.Error as err:
         if isinstance(err, (duckdb.BinderException, duckdb.ParserException, duckdb.CatalogException)):
             raise  # the SQL's fault, not a file's
         d.problem = f"unreadable S3 Inventory data: {str(err).splitlines()[0]}"
         return False
-    counts = dict(con.execute(
-        "SELECT _file, count(*) FILTER (WHERE NOT bad) FROM storage_read GROUP BY 1").fetchall())
-    bad = dict(con.execute(
-        "SELECT _file, count(*) FILTER (WHERE reason IS NOT NULL) FROM storage_read GROUP BY 1").fetchall())
-    rels = [d.rel] + [rel for _, rel in d.files if rel != d.rel]
-    entries = [{"file": d.rel, "size_bytes": d.path.stat().st_size, "sha256": digest,
-                "rows_staged": counts.get(d.rel, 0), "rows_quarantined": bad.get(d.rel, 0),
-                "first_day": d.snapshot_day, "last_day": d.snapshot_day,
+    finally:
+        con.execute("DROP TABLE IF EXISTS storage_read")
+        con.execute("DROP TABLE IF EXISTS storage_raw")
+    report.files_read += rels
+    report.rows_staged += sum(s for s, _ in counts.values())
+    report.rows_quarantined += sum(q for _, q in counts.values())
+    return True
+
+
+def _entries(d: Delivery, digest: str, counts: dict[str, tuple[int, int]]) -> list[dict]:
+    """ops.landed_files entries of a loaded delivery: its manifest (or listing) and each data file, with
+    the rows each staged and quarantined."""
+    staged, bad = counts.get(d.rel, (0, 0))
+    entries = [{"file": d.rel, "size_bytes": d.path.stat().st_size, "sha256": digest, "rows_staged": staged,
+                "rows_quarantined": bad, "first_day": d.snapshot_day, "last_day": d.snapshot_day,
                 "status_reason": f"current snapshot of {d.store} for {d.snapshot_day}"}]
     for path, rel in d.files:
         if rel == d.rel:
             continue
         size, sha = fingerprint(path)
-        entries.append({"file": rel, "size_bytes": size, "sha256": sha, "rows_staged": counts.get(rel, 0),
-                        "rows_quarantined": bad.get(rel, 0), "first_day": d.snapshot_day,
-                        "last_day": d.snapshot_day, "superseded_by": None,
+        staged, bad = counts.get(rel, (0, 0))
+        entries.append({"file": rel, "size_bytes": size, "sha256": sha, "rows_staged": staged,
+                        "rows_quarantined": bad, "first_day": d.snapshot_day, "last_day": d.snapshot_day,
                         "status_reason": f"data file of {d.rel}"})
-    with transaction(con):
-        con.execute("DELETE FROM staging.stg_storage__objects WHERE (store = $store AND snapshot_day = $day) "
-                    "OR delivery = $rel", {"store": d.store, "day": d.snapshot_day, "rel": d.rel})
-        writer.forget(con, source, rels, staged=[])
-        con.execute("INSERT INTO staging.stg_storage__objects BY NAME "
-                    "SELECT * EXCLUDE (bad, reason, payload) FROM storage_read WHERE NOT bad")
-        con.execute("""INSERT INTO ops.quarantine BY NAME
-                       SELECT $source AS source, _file AS file, 'row ' || _row AS row_ref, reason, payload,
-                              snapshot_day AS day
-                       FROM storage_read WHERE reason IS NOT NULL""", {"source": SOURCE})
-        writer.record(con, writer.entries(source, entries))
-    con.execute("DROP TABLE IF EXISTS storage_read")
-    con.execute("DROP TABLE IF EXISTS storage_raw")
-    report.files_read += rels
-    report.rows_staged += sum(counts.values())
-    report.rows_quarantined += sum(bad.values())
-    return True
+    return entries
 
 
 def _set_aside(con: duckdb.DuckDBPyConnection, source: Source, deliveries: list[Delivery],
