@@ -114,10 +114,9 @@ job_claims AS (
 -- not grow with one more checkpoint; an object store's bill does)
 checkpoint_storage AS (
     SELECT c.day, c.run_id, c.billing_currency, money_units(sum(c.effective_cost)) AS storage_units
-    FROM intermediate.int_storage_costs c
+    FROM intermediate.int_storage_costs c, sav_storage_policy pol
     WHERE c.day IN (SELECT day FROM sav_days) AND c.kind = 'checkpoint' AND c.run_id IS NOT NULL
-      AND c.priced_by IN ('bill', 'rate_card')
-      AND NOT list_contains((SELECT hot_tiers FROM sav_storage_policy WHERE kind = 'checkpoint'), c.tier)
+      AND c.priced_by IN ('bill', 'rate_card') AND pol.kind = 'checkpoint' AND NOT list_contains(pol.hot_tiers, c.tier)
     GROUP BY ALL
 ),
 runs AS (

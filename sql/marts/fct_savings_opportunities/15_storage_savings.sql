@@ -33,11 +33,12 @@ GROUP BY ALL;
 -- when each run last ran: its jobs' ends (a running job: never), else its trainer's last event
 CREATE OR REPLACE TEMP TABLE sav_run_activity AS
 WITH jobs AS (
-    SELECT run_id, max(coalesce(end_ts, 'infinity'::TIMESTAMP)) AS last_ts
+    SELECT run_id, max(coalesce(end_ts, TIMESTAMP '9999-12-31 00:00:00')) AS last_ts
     FROM marts.fct_job_cost WHERE run_id IS NOT NULL AND day <= $day::DATE GROUP BY run_id
 ),
 events AS (
-    SELECT run_id, max(ts) AS last_ts FROM staging.stg_runs__events WHERE ts < $day::DATE + 1 GROUP BY run_id
+    SELECT run_id, max(ts) AS last_ts FROM staging.stg_runs__events WHERE ts < $day::DATE + INTERVAL 1 DAY
+    GROUP BY run_id
 )
 SELECT run_id, greatest(j.last_ts, e.last_ts) AS last_ts
 FROM jobs j FULL JOIN events e USING (run_id);
@@ -59,10 +60,14 @@ WITH objects AS (
 -- a finished run's checkpoints (every store), newest step first: the first keep_last steps are kept
 ranked AS (
     SELECT o.*, dense_rank() OVER (PARTITION BY o.day, o.run_id, o.kind ORDER BY o.step DESC) AS step_rank,
-           count(DISTINCT o.step) OVER (PARTITION BY o.day, o.run_id, o.kind) AS run_checkpoints,
-           a.last_ts IS NULL OR a.last_ts <= o.day + 1 - to_milliseconds(round($storage_run_finished_hours * 3600000)::BIGINT)
+           a.last_ts IS NULL
+               OR epoch(o.day::TIMESTAMP) + 86400 - epoch(a.last_ts) >= $storage_run_finished_hours * 3600
                AS run_finished
     FROM objects o LEFT JOIN sav_run_activity a USING (run_id)
+),
+counted AS (
+    -- the run's checkpoints that day: the number of its steps (the evidence's "keeps N")
+    SELECT *, max(step_rank) OVER (PARTITION BY day, run_id, kind) AS run_checkpoints FROM ranked
 ),
 -- the cold tier's price in the object's currency: the rate card's for every store, else the bill's own
 -- for that tier that day (all its stores)
@@ -80,16 +85,17 @@ SELECT r.* EXCLUDE (hot_tiers, max_hot_age_hours, keep_last, stale_after_days, s
                     run_checkpoints),
        CASE WHEN r.kind = 'checkpoint' AND r.run_id IS NOT NULL AND r.step IS NOT NULL AND r.run_finished
                  AND r.step_rank > r.keep_last THEN 'prune_checkpoints'
-            WHEN r.kind = 'dataset' AND r.last_accessed < r.day - r.stale_after_days::INTEGER
-                 AND coalesce(r.last_modified < r.day - r.stale_after_days::INTEGER, TRUE) THEN 'stale_datasets'
+            WHEN r.kind = 'dataset' AND epoch(r.day::TIMESTAMP) - epoch(r.last_accessed) > r.stale_after_days * 86400
+                 AND coalesce(epoch(r.day::TIMESTAMP) - epoch(r.last_modified) > r.stale_after_days * 86400, TRUE)
+                 THEN 'stale_datasets'
             WHEN list_contains(r.hot_tiers, r.tier) AND r.cold_tier IS NOT NULL AND r.cold_tier <> r.tier
-                 AND r.day::TIMESTAMP - r.last_modified > to_milliseconds(round(r.max_hot_age_hours * 3600000)::BIGINT)
+                 AND epoch(r.day::TIMESTAMP) - epoch(r.last_modified) > r.max_hot_age_hours * 3600
                  THEN 'tier_down' END AS opportunity,
        -- what the object would cost on the cold tier that day
-       coalesce(c.month_units * r.size_bytes // (1073741824 * day(last_day(r.day))),
+       coalesce(c.month_units * r.size_bytes // (1073741824::BIGINT * day(last_day(r.day))),
                 b.units * r.size_bytes // nullif(b.bytes, 0)) AS cold_units,
        r.step_rank, r.run_checkpoints, r.keep_last, r.stale_after_days, r.max_hot_age_hours
-FROM ranked r
+FROM counted r
 LEFT JOIN cold c ON c.tier = r.cold_tier AND c.currency = r.billing_currency
 LEFT JOIN billed_cold b ON b.day = r.day AND b.tier = r.cold_tier AND b.billing_currency = r.billing_currency;
 
@@ -109,7 +115,10 @@ keyed AS (
     FROM claims
 ),
 last_day AS (
-    SELECT *, day = max(day) OVER (PARTITION BY subject_key, billing_currency) AS on_last_day FROM keyed
+    SELECT *, day = max(day) OVER (PARTITION BY subject_key, billing_currency) AS on_last_day,
+           -- the five largest objects of its last day name it
+           row_number() OVER (PARTITION BY subject_key, billing_currency, day ORDER BY size_bytes DESC, key) AS size_rank
+    FROM keyed
 ),
 grouped AS (
     SELECT opportunity, subject_type, subject_key, subject, any_value(project) AS project,
@@ -120,11 +129,11 @@ grouped AS (
            max(run_checkpoints) FILTER (on_last_day) AS run_checkpoints,
            min(step) FILTER (on_last_day) AS first_step, max(step) FILTER (on_last_day) AS last_step,
            sum(size_bytes) FILTER (on_last_day)::DOUBLE AS bytes,
-           string_agg(DISTINCT store, ', ' ORDER BY store) FILTER (on_last_day) AS stores,
-           string_agg(DISTINCT tier, ', ' ORDER BY tier) FILTER (on_last_day) AS tiers,
+           array_to_string(list(DISTINCT store ORDER BY store) FILTER (on_last_day), ', ') AS stores,
+           array_to_string(list(DISTINCT tier ORDER BY tier) FILTER (on_last_day), ', ') AS tiers,
            any_value(cold_tier) AS cold_tier, any_value(keep_last) AS keep_last,
            any_value(stale_after_days) AS stale_after_days, any_value(max_hot_age_hours) AS max_hot_age_hours,
-           list(key ORDER BY size_bytes DESC, key) FILTER (on_last_day)[1:5] AS largest
+           list(key ORDER BY size_rank) FILTER (on_last_day AND size_rank <= 5) AS largest
     FROM last_day
     GROUP BY opportunity, subject_type, subject_key, subject, kind, billing_currency
     HAVING sum(saved) > 0
