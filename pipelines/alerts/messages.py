@@ -74,6 +74,23 @@ def at_stake(alerts: list[dict]) -> dict[str, Decimal]:
     return dict(sorted(out.items()))
 
 
+def summary_groups(alerts: list[dict]) -> list[tuple[str, str, int, int, dict[str, Decimal]]]:
+    """Per kind and team, sorted: (kind, team, alerts, open ones, money at stake per currency, money two
+    alerts both name once: at_stake). Budgets of runs and of project months are groups apart, as a
+    month's spend holds its runs'. `gpuledger alerts` and the served /alerts page summarise with it."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for a in alerts:
+        groups.setdefault((_summary_kind(a), a["team"] or "–"), []).append(a)
+    return [(kind, team, len(group), sum(a["resolved_at"] is None for a in group), at_stake(group))
+            for (kind, team), group in sorted(groups.items())]
+
+
+def _summary_kind(a: dict) -> str:
+    if a["kind"] != "budget_threshold":
+        return a["kind"]
+    return "budget: project month" if a["subject_type"] == "project_month" else "budget: run"
+
+
 def money_subject(alert: dict) -> tuple[str, str]:
     """What an alert's money is the money of: its subject, a run's pace (burn ahead) being its run's
     spend to date, as its budget alert is."""

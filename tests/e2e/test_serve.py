@@ -174,6 +174,35 @@ def test_metrics_say_when_the_last_run_wrote_a_day_and_how_it_left_it(server):
     assert stamp and abs(float(stamp[0]) - at) < 1e-3
 
 
+def test_savings_and_alerts_pages_show_the_tokens_teams_only(server):
+    a, b = server["a"], server["b"]
+    with duckdb.connect(str(server["published"]), read_only=True) as con:
+        a_alert = con.execute("SELECT subject FROM ops.alerts WHERE team = ? LIMIT 1", [a]).fetchone()
+        b_alert = con.execute("SELECT subject FROM ops.alerts WHERE team = ? LIMIT 1", [b]).fetchone()
+        a_saving = con.execute("SELECT evidence FROM marts.fct_savings_opportunities WHERE team = ? AND day = "
+                               "(SELECT max(day) FROM marts.fct_savings_opportunities) LIMIT 1", [a]).fetchone()
+    assert a_alert and b_alert and a_saving, "the simulated ledger has alerts of A's and B's and savings of A's"
+    from html import escape
+    for path in ("/savings", "/alerts", f"/savings?team={a}", f"/alerts?team={a}"):
+        status, body = get(server, path, TEAM_A)
+        assert status == 200, (path, body[:300])
+        text = body.decode()
+        assert f"Team {b}" not in text and f">{b}<" not in text, path  # no section, no cell of B's
+    assert escape(a_alert[0]) in get(server, "/alerts", TEAM_A)[1].decode()
+    assert escape(a_saving[0]) in get(server, "/savings", TEAM_A)[1].decode()
+    # another team's page is as missing as a team that does not exist; a `*` token sees every team
+    for path in (f"/savings?team={b}", f"/alerts?team={b}"):
+        assert get(server, path, TEAM_A)[0] == 404
+        assert get(server, path)[0] == 200
+    assert escape(b_alert[0]) in get(server, "/alerts")[1].decode()
+    assert get(server, "/savings?team=no-such-team")[0] == 404
+    assert get(server, "/savings?month=2026-13")[0] == 400
+    assert get(server, "/alerts?bogus=1")[0] == 400
+    # linked from the team's page and the overview, with the period
+    assert f'href="/savings?team={a}&amp;month=2026-11"' in get(server, f"/teams/{a}?month=2026-11", TEAM_A)[1].decode()
+    assert 'href="/alerts"' in get(server, "/")[1].decode()
+
+
 @pytest.mark.parametrize("query", ["aggregate=team;drop", "window=../../etc", "window=1000000d",
                                    "window=2020-01-01,2026-01-01", "aggregate=team'--", "window=2026-02-30,2026-03-01",
                                    "bogus=1", "reporting=maybe", "reporting=true"])
@@ -247,7 +276,8 @@ def test_prometheus_scrapes_the_month_to_date_cost_per_team(server):
         log.close()
 
 
-@pytest.mark.parametrize("page", ["/", "/teams/{a}?month=2026-11", "/runs/{a_run}"])
+@pytest.mark.parametrize("page", ["/", "/teams/{a}?month=2026-11", "/runs/{a_run}", "/savings", "/alerts",
+                                  "/alerts?team={a}"])
 def test_a_served_page_renders_in_chromium_and_nothing_runs_past_its_box(server, page, tmp_path):
     """Headless Chromium cannot send a bearer token, so the page is fetched over HTTP with one and the
     served HTML laid out from a file: a screenshot, the charts in the DOM, the overflow probe at 1280 px."""
@@ -267,7 +297,12 @@ def test_a_served_page_renders_in_chromium_and_nothing_runs_past_its_box(server,
     dom = headless(chromium, tmp_path / "profile-dom", "--dump-dom", f"file://{served}").stdout
     if "/runs/" in page:  # a run's page is tables: its days, where its GPU time went, its plan
         assert dom.count("<table") >= 2 and "Where the GPU time went" in dom
+    elif page.startswith(("/savings", "/alerts")):  # tables of what to act on, or a sentence saying why none
+        assert dom.count("<table") >= 1 and all(
+            "<table" in part or 'class="empty"' in part for part in dom.split("<section")[1:]), "a section says nothing"
     else:
         assert re.search(r"<svg\b.*?<rect\b", dom, flags=re.S), "no chart was drawn"
     assert "/teams/" in dom or page != "/", "the organisation page links no team page"
     assert overflows(chromium, body.decode(), 1280, tmp_path) == []
+    if page.startswith(("/savings", "/alerts")):  # a team lead's phone: nothing runs past its box there either
+        assert overflows(chromium, body.decode(), 640, tmp_path) == []
