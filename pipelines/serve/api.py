@@ -60,9 +60,6 @@ def allocation(request: Request) -> JSONResponse:
     reporting = q.get("reporting", "false")
     if reporting not in ("true", "false"):
         raise BadRequest("reporting must be true or false")
-    if reporting == "true":  # refused by name rather than answered without the columns it asks for
-        raise BadRequest("reporting=true is not served yet: the reporting-currency amounts are in "
-                         "finance.chargeback_monthly's *_reporting columns (gpuledger query)")
     cols = [columns[d] for d in dims]
     where, params = team_filter(request.state.grant)
     sql_where = f"day BETWEEN ? AND ? AND {where}"
@@ -71,17 +68,51 @@ def allocation(request: Request) -> JSONResponse:
         sql_where += " AND billing_currency = ?"
         params.append(q["currency"])
     select = ", ".join(f"{c} AS {d}" for c, d in zip(cols, dims))
-    group = ", ".join(cols)
-    sql = (f"SELECT {select}, billing_currency, sum(effective_cost) AS effective_cost, "
-           f"sum(billed_cost) AS billed_cost, sum(gpu_seconds) AS gpu_seconds FROM {table} "
-           f"WHERE {sql_where} GROUP BY {group}, billing_currency ORDER BY {group}, billing_currency "
-           f"LIMIT {int(request.app.state.max_rows) + 1}")
+    group = ", ".join(dims)
+    limit = int(request.app.state.max_rows) + 1
+    if reporting == "true":
+        sql = _reporting_sql(select, table, sql_where, group, limit)
+    else:
+        sql = (f"SELECT {select}, billing_currency, sum(effective_cost) AS effective_cost, "
+               f"sum(billed_cost) AS billed_cost, sum(gpu_seconds) AS gpu_seconds FROM {table} "
+               f"WHERE {sql_where} GROUP BY ALL ORDER BY {group}, billing_currency LIMIT {limit}")
     with reading(request.app.state.path) as con:
+        if reporting == "true" and not con.execute("SELECT count(*) FROM finance.fx_rates").fetchone()[0]:
+            raise BadRequest("reporting=true needs fx: rates in the config (docs/config.md): without them "
+                             "there is no reporting currency to convert to")
         out = rows(con, sql, params)
     if len(out) > request.app.state.max_rows:
         raise BadRequest(f"the answer has more than {request.app.state.max_rows} rows: narrow the window or the aggregate")
     return JSONResponse({"window": {"start": start.isoformat(), "end": end.isoformat(), "inclusive": True},
                          "aggregate": dims, "basis": "jobs" if by_jobs else "all costs", "data": out})
+
+
+def _reporting_sql(select: str, table: str, where: str, group: str, limit: int) -> str:
+    """The allocation with `*_reporting` columns converted as finance.chargeback_monthly converts: each
+    month's sum (of a row's group and currency) times that currency's rate for the month
+    (finance.times_rate: exact, rounded once to 1e-18), then the months added. For a month window at
+    chargeback's grain (team, project, category) that is chargeback's own figure; a coarser group
+    converts its month sum, which differs from the sum of chargeback's rows by at most 1e-18 per row.
+    A month without a rate makes the row's reporting amounts NULL, and `missing_rates` names it."""
+    return f"""
+        WITH months AS (
+            SELECT {select}, billing_currency, strftime(day, '%Y-%m') AS month, sum(effective_cost) AS effective_cost,
+                   sum(billed_cost) AS billed_cost, sum(gpu_seconds) AS gpu_seconds
+            FROM {table} WHERE {where} GROUP BY ALL
+        ), rated AS (
+            SELECT m.*, fx.rate, (SELECT any_value(reporting_currency) FROM finance.fx_rates) AS reporting_currency
+            FROM months m LEFT JOIN finance.fx_rates fx
+              ON fx.currency = m.billing_currency AND (fx.month = m.month OR fx.month IS NULL)
+        )
+        SELECT {group}, billing_currency, sum(effective_cost) AS effective_cost, sum(billed_cost) AS billed_cost,
+               sum(gpu_seconds) AS gpu_seconds, any_value(reporting_currency) AS reporting_currency,
+               CASE WHEN bool_and(rate IS NOT NULL) THEN sum(finance.times_rate(effective_cost, rate)) END
+                   AS effective_cost_reporting,
+               CASE WHEN bool_and(rate IS NOT NULL) THEN sum(finance.times_rate(billed_cost, rate)) END
+                   AS billed_cost_reporting,
+               coalesce(list(DISTINCT billing_currency || ' ' || month ORDER BY billing_currency || ' ' || month)
+                        FILTER (WHERE rate IS NULL), []) AS missing_rates
+        FROM rated GROUP BY {group}, billing_currency ORDER BY {group}, billing_currency LIMIT {limit}"""
 
 
 def savings(request: Request) -> JSONResponse:

@@ -45,28 +45,34 @@ def server(simulated_ledger, tmp_path_factory):
     config.write_text(simulated_ledger.config.read_text() + "\nserve:\n  tokens:\n"
                       f"    - {{name: finance, sha256: {hashlib.sha256(FINANCE.encode()).hexdigest()}, teams: '*'}}\n"
                       f"    - {{name: a, sha256: {hashlib.sha256(TEAM_A.encode()).hexdigest()}, teams: [{team_a}]}}\n")
-    port = _free_port()
-    log = (work / "serve.log").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "serve", "--port", str(port), "--config",
-                             str(config), "--warehouse", str(published)], cwd=ROOT, stdout=log,
-                            stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, (work / "serve.log").read_text()
-        try:
-            if urllib.request.urlopen(f"{url}/healthz", timeout=2).status == 200:
-                break
-        except OSError:
-            assert time.monotonic() < deadline, "the server did not answer /healthz in 60 s"
-            time.sleep(0.2)
-    yield {"url": url, "published": published, "a": team_a, "b": team_b, "work": work, "proc": proc}
+    url, proc, log = start_server(work, published, config)
+    yield {"url": url, "published": published, "a": team_a, "b": team_b, "work": work, "proc": proc,
+           "config": config}
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == 0, "serve did not stop cleanly on SIGTERM"
     log.close()
     text = (work / "serve.log").read_text()
     assert FINANCE not in text and TEAM_A not in text, "a token was logged"
     assert "Traceback" not in text
+
+
+def start_server(work: Path, published: Path, config: Path, name: str = "serve"):
+    """`gpuledger serve` over `published` in a subprocess, once it answers /healthz: (url, process, log file)."""
+    port = _free_port()
+    log = (work / f"{name}.log").open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "serve", "--port", str(port), "--config",
+                             str(config), "--warehouse", str(published)], cwd=ROOT, stdout=log,
+                            stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        assert proc.poll() is None, (work / f"{name}.log").read_text()
+        try:
+            if urllib.request.urlopen(f"{url}/healthz", timeout=2).status == 200:
+                return url, proc, log
+        except OSError:
+            assert time.monotonic() < deadline, "the server did not answer /healthz in 60 s"
+            time.sleep(0.2)
 
 
 def get(server, path, token=FINANCE):
@@ -103,6 +109,51 @@ def test_allocation_equals_the_finance_views_to_the_cent(server):
                 assert {tuple(str(r[k]) for k in [*agg.split(","), "billing_currency"]): Decimal(r["effective_cost"])
                         for r in got} == want, (window, agg)
                 assert all(isinstance(r["effective_cost"], str) for r in got)  # money as decimal strings
+
+
+def test_reporting_amounts_equal_chargeback_monthlys_to_the_cent(server):
+    """The window is the month and the aggregate chargeback's grain, so each row's month sum converts at
+    the month's rate exactly as the view converts it: equal to the last digit, not only to the cent."""
+    with duckdb.connect(str(server["published"]), read_only=True) as con:
+        want = {(t, p, c, cur): (e, b, rc) for t, p, c, cur, e, b, rc in con.execute(
+            "SELECT team, project, category, billing_currency, effective_cost_reporting, billed_cost_reporting, "
+            "reporting_currency FROM finance.chargeback_monthly WHERE month = '2026-11'").fetchall()}
+    assert any(k[3] != v[2] for k, v in want.items()), "the simulated ledger bills in a second currency"
+    got = api(server, "/api/v1/allocation?window=2026-11-01,2026-11-30&aggregate=team,project,category&reporting=true")
+    rows = {(r["team"], r["project"], r["category"], r["billing_currency"]): r for r in got["data"]}
+    assert rows.keys() == want.keys()
+    for key, (effective, billed, currency) in want.items():
+        r = rows[key]
+        assert isinstance(r["effective_cost_reporting"], str) and r["missing_rates"] == []
+        assert (Decimal(r["effective_cost_reporting"]), Decimal(r["billed_cost_reporting"]),
+                r["reporting_currency"]) == (effective, billed, currency), key
+    # a coarser aggregate converts its own month sums: equal to the sum of chargeback's rows to the cent
+    by_team = api(server, "/api/v1/allocation?window=2026-11-01,2026-11-30&aggregate=team&reporting=true")["data"]
+    for r in by_team:
+        chargeback = sum(v[0] for k, v in want.items() if (k[0], k[3]) == (r["team"], r["billing_currency"]))
+        assert abs(Decimal(r["effective_cost_reporting"]) - chargeback) < Decimal("0.005")
+
+
+def test_a_month_without_a_rate_is_null_and_named_never_zero(server, tmp_path):
+    """The EUR rate taken out of a copy of the warehouse: EUR rows have no reporting amount and say which
+    rate is missing; USD rows still convert (at the identity)."""
+    published = tmp_path / "no-eur-rate.duckdb"
+    shutil.copy(server["published"], published)
+    with duckdb.connect(str(published)) as con:
+        con.execute("DELETE FROM finance.fx_rates WHERE currency = 'EUR'")
+    url, proc, log = start_server(tmp_path, published, server["config"], "serve-no-eur")
+    try:
+        got = api({"url": url}, "/api/v1/allocation?window=2026-11-01,2026-11-30&aggregate=team&reporting=true")["data"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+        log.close()
+    eur = [r for r in got if r["billing_currency"] == "EUR"]
+    usd = [r for r in got if r["billing_currency"] == "USD"]
+    assert eur and usd
+    assert all(r["effective_cost_reporting"] is None and r["billed_cost_reporting"] is None
+               and r["missing_rates"] == ["EUR 2026-11"] for r in eur)
+    assert all(r["effective_cost_reporting"] == r["effective_cost"] and r["missing_rates"] == [] for r in usd)
 
 
 def test_allocation_by_user_job_run_and_cluster_equals_the_jobs_cost(server):
@@ -205,7 +256,7 @@ def test_savings_and_alerts_pages_show_the_tokens_teams_only(server):
 
 @pytest.mark.parametrize("query", ["aggregate=team;drop", "window=../../etc", "window=1000000d",
                                    "window=2020-01-01,2026-01-01", "aggregate=team'--", "window=2026-02-30,2026-03-01",
-                                   "bogus=1", "reporting=maybe", "reporting=true"])
+                                   "bogus=1", "reporting=maybe"])
 def test_hostile_parameters_are_a_400_naming_them(server, query):
     status, body = get(server, f"/api/v1/allocation?{query}")
     assert status == 400, body
