@@ -7,6 +7,8 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from pipelines.lib.warehouse import sql
+from pipelines.reports.run_report import run_teams
 from pipelines.serve.db import reading, rows
 from pipelines.serve.windows import parse_window
 
@@ -145,7 +147,14 @@ def run(request: Request) -> JSONResponse:
             return JSONResponse({"error": f"no run {run_id[:80]!r}"}, status_code=404)
         badput = rows(con, f"SELECT * FROM marts.fct_run_badput_daily WHERE run_id = ? AND {where} "
                            "ORDER BY day, kind", [run_id, *params])
-    return JSONResponse({"run_id": run_id, "efficiency": eff, "badput": badput})
+        # the plan against actual the run's page shows (sql/reports/run_plan.sql): its spend to date is the
+        # whole run's, so only a token that sees every team of the run's gets it, as only it gets the page
+        plan = None
+        if all(request.state.grant.sees(t) for t in run_teams(con, run_id)):
+            plan = next(iter(rows(con, sql("reports/run_plan"), {"run": run_id})), None)
+    if plan is not None:  # named as every other answer names a money column's currency
+        plan = {"billing_currency": plan.pop("currency"), **plan}
+    return JSONResponse({"run_id": run_id, "efficiency": eff, "badput": badput, "plan": plan})
 
 
 def reconciliation(request: Request) -> JSONResponse:

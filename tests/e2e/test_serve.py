@@ -182,6 +182,22 @@ def test_every_api_route_is_in_the_openapi_schema_and_pages_answer(server):
         assert status == 200, (page, body[:300])
 
 
+def test_a_runs_answer_has_its_plan_against_actual(server):
+    with duckdb.connect(str(server["published"]), read_only=True) as con:
+        planned = con.execute("SELECT run_id, budget_cost, cost_to_date, burn_pct, day FROM marts.fct_run_budget_daily "
+                              "QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY day DESC) = 1").fetchall()
+        unplanned = con.execute("SELECT min(run_id) FROM marts.fct_run_efficiency_daily WHERE run_id NOT IN "
+                                "(SELECT run_id FROM marts.dim_run_plans)").fetchone()[0]
+    assert planned, "the simulated ledger has a planned run"
+    for run_id, budget, to_date, burn, day in planned:
+        plan = api(server, f"/api/v1/runs/{urllib.parse.quote(run_id)}")["plan"]
+        assert (Decimal(plan["budget_cost"]), Decimal(plan["cost_to_date"]), plan["burn_pct"], plan["day"]) == \
+            (budget, to_date, burn, day.isoformat())
+        assert isinstance(plan["cost_to_date"], str) and plan["billing_currency"]
+    if unplanned is not None:  # the simulated fleet plans each of its runs
+        assert api(server, f"/api/v1/runs/{urllib.parse.quote(unplanned)}")["plan"] is None
+
+
 def test_no_token_is_refused(server):
     for path in ("/", "/api/v1/allocation", "/metrics", f"/teams/{server['a']}"):
         assert get(server, path, token=None)[0] == 401
