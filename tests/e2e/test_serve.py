@@ -26,6 +26,7 @@ import pytest
 
 from tests.support.chromium import chromium_path, headless, overflows
 from tests.support.prometheus import _free_port, missing_binaries
+from tests.support.serve_server import fetch, start_server
 
 pytestmark = pytest.mark.world
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,32 +57,8 @@ def server(simulated_ledger, tmp_path_factory):
     assert "Traceback" not in text
 
 
-def start_server(work: Path, published: Path, config: Path, name: str = "serve"):
-    """`gpuledger serve` over `published` in a subprocess, once it answers /healthz: (url, process, log file)."""
-    port = _free_port()
-    log = (work / f"{name}.log").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "serve", "--port", str(port), "--config",
-                             str(config), "--warehouse", str(published)], cwd=ROOT, stdout=log,
-                            stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, (work / f"{name}.log").read_text()
-        try:
-            if urllib.request.urlopen(f"{url}/healthz", timeout=2).status == 200:
-                return url, proc, log
-        except OSError:
-            assert time.monotonic() < deadline, "the server did not answer /healthz in 60 s"
-            time.sleep(0.2)
-
-
 def get(server, path, token=FINANCE):
-    req = urllib.request.Request(server["url"] + path, headers={"Authorization": f"Bearer {token}"} if token else {})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return resp.status, resp.read()
-    except urllib.error.HTTPError as err:
-        return err.code, err.read()
+    return fetch(server["url"] + path, {"Authorization": f"Bearer {token}"} if token else {})
 
 
 def api(server, path, token=FINANCE):
