@@ -20,6 +20,7 @@ from pipelines.reports.savings_page import render_savings, split_by_team
 from pipelines.reports.waste import team_report_html
 from pipelines.serve.api import BadRequest, only_params, team_filter
 from pipelines.serve.db import reading
+from pipelines.serve.login import COOKIE
 
 NOT_FOUND = "<!doctype html><title>Not found</title><h1>Not found</h1>"
 
@@ -56,12 +57,16 @@ def _period_query(label: str) -> str:
     return f"{'day' if len(label) == 10 else 'month'}={label}"
 
 
-def _nav(team: str | None, label: str | None = None) -> list[tuple[str, str]]:
-    """The served pages' links to a team's (None: every team's) savings and alerts pages."""
+def _nav(request: Request, team: str | None, label: str | None = None, *, leave_out: str = "") -> list[tuple[str, str]]:
+    """The served pages' links to a team's (None: every team's) savings and alerts pages (but the page's
+    own, `leave_out`), and Log out for a browser that logged in."""
     team_q = f"team={quote(team, safe='')}" if team is not None else ""
     period_q = _period_query(label) if label else ""
-    return [("All savings opportunities", "/savings?" + "&".join(q for q in (team_q, period_q) if q)),
-            ("Alerts", "/alerts" + (f"?{team_q}" if team_q else ""))]
+    links = [("All savings opportunities", "/savings?" + "&".join(q for q in (team_q, period_q) if q)),
+             ("Alerts", "/alerts" + (f"?{team_q}" if team_q else ""))]
+    if COOKIE in request.cookies:
+        links.append(("Log out", "/logout"))
+    return [link for link in links if link[0] != leave_out]
 
 
 def _asked_team(request: Request) -> str | None:
@@ -88,7 +93,7 @@ def team(request: Request) -> HTMLResponse:
         period = _checked_period(request, con, check_report_request, name)
         if period is None:
             return HTMLResponse(NOT_FOUND, status_code=404)
-        return HTMLResponse(team_report_html(con, name, *period, nav=_nav(name, period[2])))
+        return HTMLResponse(team_report_html(con, name, *period, nav=_nav(request, name, period[2])))
 
 
 def user(request: Request) -> HTMLResponse:
@@ -116,7 +121,7 @@ def org(request: Request) -> HTMLResponse:
         report = load_org(con, start, end, label, request.app.state.path.parent / "_no_report_files")
         report.links = {t: [label] for t in report.team_names()}  # every team's page is served
         return HTMLResponse(org_html(report, href=lambda t, lab: f"/teams/{quote(t, safe='')}?{_period_query(lab)}",
-                                     nav=_nav(None, label)))
+                                     nav=_nav(request, None, label)))
 
 
 def run(request: Request) -> HTMLResponse:
@@ -153,7 +158,7 @@ def savings_page(request: Request) -> HTMLResponse:
         teams = sorted({t for t in seen if t is not None}, key=lambda t: (t.startswith("_"), t))
         teams += [None] if None in seen else []
     return HTMLResponse(render_savings(split_by_team(found, teams), label, _whose(grant, team),
-                                       nav=[n for n in _nav(team, label) if n[0] == "Alerts"]))
+                                       nav=_nav(request, team, label, leave_out="All savings opportunities")))
 
 
 def alerts_page(request: Request) -> HTMLResponse:
@@ -170,7 +175,7 @@ def alerts_page(request: Request) -> HTMLResponse:
     with reading(request.app.state.path) as con:
         found = load_alerts(con, where, params)
     return HTMLResponse(render_alerts(found, _whose(grant, team),
-                                      nav=[n for n in _nav(team) if n[0] != "Alerts"]))
+                                      nav=_nav(request, team, leave_out="Alerts")))
 
 
 ROUTES = {"/": org, "/teams/{team}": team, "/users/{user}": user, "/runs/{run_id}": run,

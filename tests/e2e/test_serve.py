@@ -26,7 +26,7 @@ import pytest
 
 from tests.support.chromium import chromium_path, headless, overflows
 from tests.support.prometheus import _free_port, missing_binaries
-from tests.support.serve_server import fetch, start_server
+from tests.support.serve_server import fetch, send, start_server
 
 pytestmark = pytest.mark.world
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,9 +176,47 @@ def test_a_runs_answer_has_its_plan_against_actual(server):
 
 
 def test_no_token_is_refused(server):
-    for path in ("/", "/api/v1/allocation", "/metrics", f"/teams/{server['a']}"):
-        assert get(server, path, token=None)[0] == 401
+    """A program is refused with a 401 JSON; a browser opening a page without a token is sent to /login."""
+    for path in ("/api/v1/allocation", "/metrics", "/api/v1/runs/x"):
+        status, body = get(server, path, token=None)
+        assert status == 401 and "error" in json.loads(body)
+    for path in ("/", "/api/v1/allocation", "/metrics", f"/teams/{server['a']}", "/savings"):
         assert get(server, path, token="wrong")[0] == 401
+    for path in ("/", f"/teams/{server['a']}", "/savings", "/alerts", "/runs/x"):
+        status, headers, _ = send(server["url"] + path)
+        assert (status, headers["Location"]) == (303, "/login"), path
+
+
+def _log_in(server, token: str) -> tuple[int, dict, bytes]:
+    return send(server["url"] + "/login", {"Content-Type": "application/x-www-form-urlencoded"},
+                urllib.parse.urlencode({"token": token}).encode())
+
+
+def test_a_browser_logs_in_with_a_form_and_a_session_cookie(server):
+    status, _, form = send(server["url"] + "/login")
+    assert status == 200 and b'<form method="post" action="/login">' in form and b"<script" not in form
+    status, _, body = _log_in(server, "not-a-token")
+    assert status == 401 and b"not known" in body
+    status, headers, _ = _log_in(server, TEAM_A)
+    assert (status, headers["Location"]) == (303, f"/teams/{server['a']}")  # a one-team token: its team's page
+    cookie = headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Secure" not in cookie  # http on loopback
+    session = cookie.split(";")[0]
+    name, value = session.split("=", 1)
+    assert name == "gpuledger_session" and TEAM_A not in value and hashlib.sha256(TEAM_A.encode()).hexdigest() not in value
+    with_cookie = {"Cookie": session}
+    status, _, page = send(server["url"] + f"/teams/{server['a']}", with_cookie)
+    assert status == 200 and f"Team {server['a']}".encode() in page
+    assert send(server["url"] + f"/teams/{server['b']}", with_cookie)[0] == 404  # the token's teams, still
+    assert send(server["url"] + "/api/v1/alerts", with_cookie)[0] == 200
+    assert _log_in(server, FINANCE)[1]["Location"] == "/"  # a `*` token: the organisation's overview
+    status, headers, _ = send(server["url"] + "/logout", with_cookie)
+    assert (status, headers["Location"]) == (303, "/login") and "Max-Age=0" in headers["Set-Cookie"]
+    assert send(server["url"] + f"/teams/{server['a']}", with_cookie)[0] == 303  # the session is over
+    assert send(server["url"] + "/login", {"Content-Type": "application/x-www-form-urlencoded"},
+                b"token=" + b"x" * 5000)[0] == 400
+    log = (server["work"] / "serve.log").read_text()
+    assert value not in log and TEAM_A not in log and FINANCE not in log
 
 
 def test_a_team_token_sees_its_team_only(server):
@@ -350,3 +388,29 @@ def test_a_served_page_renders_in_chromium_and_nothing_runs_past_its_box(server,
     assert overflows(chromium, body.decode(), 1280, tmp_path) == []
     if page.startswith(("/savings", "/alerts")):  # a team lead's phone: nothing runs past its box there either
         assert overflows(chromium, body.decode(), 640, tmp_path) == []
+
+
+def test_a_team_lead_logs_in_in_chromium_and_sees_the_team_page(server, tmp_path):
+    """The browser as a team lead uses it: /login's form filled in and sent, the cookie kept, the team's
+    page shown; a screenshot of each step."""
+    chromium = chromium_path()
+    if chromium is None:
+        pytest.skip("chromium is not installed: make system-deps")
+    pytest.importorskip("websockets.sync.client")
+    from tests.support.chromium import DevTools
+
+    with DevTools(chromium, tmp_path / "profile") as tab:
+        tab.open(server["url"] + f"/teams/{server['a']}")  # no cookie yet: sent to the form
+        assert tab.evaluate("location.pathname") == "/login"
+        tab.screenshot(tmp_path / "login.png")
+        tab.events.clear()
+        tab.evaluate(f"document.getElementById('token').value = {json.dumps(TEAM_A)}; document.forms[0].submit()")
+        tab.wait_for_load()
+        assert tab.evaluate("location.pathname") == f"/teams/{server['a']}"
+        assert tab.evaluate("document.querySelector('h1').textContent").startswith(f"Team {server['a']}")
+        assert tab.evaluate("document.cookie") == ""  # HttpOnly: no script on the page can read it
+        assert tab.evaluate("[...document.querySelectorAll('nav a')].map(a => a.textContent)")[-1] == "Log out"
+        tab.screenshot(tmp_path / "team.png")
+        tab.open(server["url"] + f"/teams/{server['b']}")
+        assert tab.evaluate("document.querySelector('h1').textContent") == "Not found"
+    assert (tmp_path / "team.png").stat().st_size > 10_000

@@ -33,11 +33,26 @@ def start_server(work: Path, published: Path, config: Path, name: str = "serve")
             time.sleep(0.2)
 
 
-def fetch(url: str, headers: dict | None = None, data: bytes | None = None) -> tuple[int, bytes]:
-    """Status and body of one request (an error status is an answer, not an exception)."""
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None  # a redirect is an answer the test reads (its status and Location), not followed
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
+def send(url: str, headers: dict | None = None, data: bytes | None = None) -> tuple[int, dict, bytes]:
+    """Status, headers and body of one request; an error status or a redirect is an answer, not an
+    exception, and a redirect is not followed."""
     req = urllib.request.Request(url, headers=headers or {}, data=data)
     try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return resp.status, resp.read()
+        with _OPENER.open(req, timeout=30) as resp:
+            return resp.status, resp.headers, resp.read()
     except urllib.error.HTTPError as err:
-        return err.code, err.read()
+        return err.code, err.headers, err.read()
+
+
+def fetch(url: str, headers: dict | None = None, data: bytes | None = None) -> tuple[int, bytes]:
+    """Status and body of one request (see send)."""
+    status, _, body = send(url, headers, data)
+    return status, body
