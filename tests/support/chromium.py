@@ -4,6 +4,7 @@ layout, and what runs past its container (tests/support/overflow_probe.js). `mak
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import re
@@ -74,12 +75,13 @@ class DevTools:
         assert found, "Chromium did not open its DevTools port"
         targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{found.group(1)}/json", timeout=10).read())
         page = next(t for t in targets if t["type"] == "page")
-        self.ws = connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=10)
+        self.stack = contextlib.ExitStack()
+        self.ws = self.stack.enter_context(connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=10))
         self.call("Page.enable")
         return self
 
     def __exit__(self, *exc):
-        self.ws.close()
+        self.stack.close()
         self.proc.terminate()
         self.proc.wait(timeout=20)
 
