@@ -4,6 +4,8 @@ the token's teams."""
 
 from __future__ import annotations
 
+import re
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
@@ -31,6 +33,11 @@ def only_params(request: Request, allowed: set[str]) -> None:
     if unknown:
         raise BadRequest(f"unknown parameter(s) {', '.join(repr(u[:40]) for u in unknown)}; "
                          f"known: {', '.join(sorted(allowed))}")
+    # given twice, which one was meant is a guess (Starlette would take the last): refused by name
+    repeated = sorted({k for k, _ in request.query_params.multi_items()
+                       if len(request.query_params.getlist(k)) > 1})
+    if repeated:
+        raise BadRequest(f"parameter(s) {', '.join(repr(r[:40]) for r in repeated)} given more than once")
 
 
 def team_filter(grant, column: str = "team") -> tuple[str, list]:
@@ -67,6 +74,8 @@ def allocation(request: Request) -> JSONResponse:
     sql_where = f"day BETWEEN ? AND ? AND {where}"
     params = [start, end, *params]
     if "currency" in q:
+        if not re.fullmatch(r"[A-Z]{3}", q["currency"]):
+            raise BadRequest(f"currency {q['currency'][:40]!r} is not an ISO 4217 code (three capitals: USD, EUR)")
         sql_where += " AND billing_currency = ?"
         params.append(q["currency"])
     select = ", ".join(f"{c} AS {d}" for c, d in zip(cols, dims))
@@ -175,17 +184,59 @@ ROUTES = {"/api/v1/allocation": allocation, "/api/v1/savings": savings, "/api/v1
           "/api/v1/runs/{run_id}": run, "/api/v1/reconciliation": reconciliation}
 
 
+# The schema's description of the answers: each route's parameters, and its rows' fields, money ones as
+# exact decimal strings ("format": "decimal"); rows carry more columns than named here (SELECT *).
+PARAMS = {"/api/v1/allocation": ["window", "aggregate", "currency", "reporting"], "/api/v1/reconciliation": ["window"]}
+MONEY = {"type": ["string", "null"], "format": "decimal", "description": "exact decimal, never a float"}
+TEXT, NUMBER = {"type": ["string", "null"]}, {"type": ["number", "null"]}
+
+
+def _rows_of(fields: dict) -> dict:
+    return {"type": "array", "items": {"type": "object", "properties": fields}}
+
+
+_ALLOCATION_ROW = {**{d: TEXT for d in {**DIMENSIONS, **JOB_DIMENSIONS}}, "billing_currency": TEXT,
+                   "effective_cost": MONEY, "billed_cost": MONEY, "gpu_seconds": NUMBER,
+                   "reporting_currency": TEXT, "effective_cost_reporting": MONEY, "billed_cost_reporting": MONEY,
+                   "missing_rates": {"type": "array", "items": {"type": "string"},
+                                     "description": "'<currency> <YYYY-MM>' of each month without a rate"}}
+ANSWERS = {
+    "/api/v1/allocation": {"window": {"type": "object"}, "aggregate": {"type": "array"}, "basis": TEXT,
+                           "data": _rows_of(_ALLOCATION_ROW)},
+    "/api/v1/savings": {"data": _rows_of({"kind": TEXT, "team": TEXT, "evidence": TEXT, "action": TEXT,
+                                          "billing_currency": TEXT, "saving_window": MONEY, "saving_monthly": MONEY})},
+    "/api/v1/alerts": {"data": _rows_of({"alert_id": TEXT, "kind": TEXT, "team": TEXT, "message": TEXT,
+                                         "billing_currency": TEXT, "cost_at_stake": MONEY})},
+    "/api/v1/runs/{run_id}": {
+        "run_id": TEXT,
+        "efficiency": _rows_of({"day": TEXT, "billing_currency": TEXT, "effective_cost": MONEY, "cost_per_mtok": MONEY,
+                                "mfu_adjusted_cost_per_mtok": MONEY, "mfu_gap_cost": MONEY, "mfu": NUMBER}),
+        "badput": _rows_of({"day": TEXT, "kind": TEXT, "billing_currency": TEXT, "effective_cost": MONEY,
+                            "billed_cost": MONEY}),
+        "plan": {"type": ["object", "null"], "properties": {
+            "billing_currency": TEXT, "planned_cost": MONEY, "budget_cost": MONEY, "cost_to_date": MONEY,
+            "projected_cost": MONEY, "projected_overrun_cost": MONEY, "burn_pct": NUMBER, "progress_pct": NUMBER}}},
+    "/api/v1/reconciliation": {"data": _rows_of({"day": TEXT, "billing_currency": TEXT, **{
+        f"{what}_{kind}": MONEY for what in ("bill", "allocated", "quarantined", "config", "difference", "rounding")
+        for kind in ("effective_cost", "billed_cost")}, "unattributed_effective_cost": MONEY})},
+}
+ERROR = {"content": {"application/json": {"schema": {"type": "object", "required": ["error"],
+                                                     "properties": {"error": {"type": "string"}}}}}}
+
+
 def openapi() -> dict:
-    params = {"/api/v1/allocation": ["window", "aggregate", "currency", "reporting"],
-              "/api/v1/reconciliation": ["window"]}
+    def operation(path: str) -> dict:
+        params = [{"name": n, "in": "query", "schema": {"type": "string"}} for n in PARAMS.get(path, [])]
+        if "{run_id}" in path:
+            params.append({"name": "run_id", "in": "path", "required": True, "schema": {"type": "string"}})
+        answer = {"type": "object", "properties": ANSWERS[path]}
+        return {"get": {"parameters": params, "responses": {
+            "200": {"description": "JSON; money as decimal strings",
+                    "content": {"application/json": {"schema": answer}}},
+            "400": {"description": "a parameter is wrong: {error: a sentence naming it}", **ERROR},
+            "401": {"description": "no known token", **ERROR},
+            "404": {"description": "not found, or not the token's", **ERROR}}}}
+
     return {"openapi": "3.1.0", "info": {"title": "gpuledger", "version": "1"},
             "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
-            "security": [{"bearer": []}],
-            "paths": {p: {"get": {"parameters": [{"name": n, "in": "query", "schema": {"type": "string"}}
-                                                 for n in params.get(p, [])]
-                                  + ([{"name": "run_id", "in": "path", "required": True,
-                                       "schema": {"type": "string"}}] if "{run_id}" in p else []),
-                                  "responses": {"200": {"description": "JSON; money as decimal strings"},
-                                                "400": {"description": "{error: sentence}"},
-                                                "404": {"description": "not found or not yours"}}}}
-                      for p in ROUTES}}
+            "security": [{"bearer": []}], "paths": {p: operation(p) for p in ROUTES}}
