@@ -18,6 +18,8 @@ from decimal import Decimal
 from email.message import EmailMessage
 from email.utils import format_datetime
 
+from pipelines.lib.alert_money import at_stake, money_subject  # noqa: F401 — messages' own, and its callers'
+
 # the row's delivery bookkeeping says nothing to a receiver (it is 'pending' while being sent)
 NOT_SENT = ("status", "delivered_at", "channel")
 
@@ -58,44 +60,6 @@ def state(alert: dict) -> str:
         return f"resolved {alert['resolved_at']:%Y-%m-%d %H:%M} UTC"
     opened = alert.get("opened_at")
     return f"open since {opened:%Y-%m-%d %H:%M} UTC" if opened else "open"
-
-
-def at_stake(alerts: list[dict]) -> dict[str, Decimal]:
-    """The money at stake of `alerts`, summed per currency (two currencies are never added), the money
-    two alerts both name once (money_subject)."""
-    once: dict[tuple[str, tuple[str, str]], Decimal] = {}
-    for a in alerts:
-        if a.get("cost_at_stake") is not None:
-            key = (a.get("billing_currency") or "", money_subject(a))
-            once[key] = max(once.get(key, a["cost_at_stake"]), a["cost_at_stake"])
-    out: dict[str, Decimal] = {}
-    for (cur, _), amount in once.items():
-        out[cur] = out.get(cur, Decimal(0)) + amount
-    return dict(sorted(out.items()))
-
-
-def summary_groups(alerts: list[dict]) -> list[tuple[str, str, int, int, dict[str, Decimal]]]:
-    """Per kind and team, sorted: (kind, team, alerts, open ones, money at stake per currency, money two
-    alerts both name once: at_stake). Budgets of runs and of project months are groups apart, as a
-    month's spend holds its runs'. `gpuledger alerts` and the served /alerts page summarise with it."""
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for a in alerts:
-        groups.setdefault((_summary_kind(a), a["team"] or "–"), []).append(a)
-    return [(kind, team, len(group), sum(a["resolved_at"] is None for a in group), at_stake(group))
-            for (kind, team), group in sorted(groups.items())]
-
-
-def _summary_kind(a: dict) -> str:
-    if a["kind"] != "budget_threshold":
-        return a["kind"]
-    return "budget: project month" if a["subject_type"] == "project_month" else "budget: run"
-
-
-def money_subject(alert: dict) -> tuple[str, str]:
-    """What an alert's money is the money of: its subject, a run's pace (burn ahead) being its run's
-    spend to date, as its budget alert is."""
-    kind = alert.get("subject_type") or ""
-    return ("run" if kind == "run_pace" else kind, alert.get("subject") or "")
 
 
 def stake_text(totals: dict[str, Decimal]) -> str:

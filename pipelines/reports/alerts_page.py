@@ -1,6 +1,6 @@
 """The alerts page (`gpuledger serve` answers it at /alerts): the alerts of ops.alerts for people, as
 `gpuledger alerts` lists them in a terminal — a summary per kind and team (alerts, open ones, money at
-stake per currency, two currencies never added: messages.summary_groups), then the open alerts, most
+stake per currency, two currencies never added: lib/alert_money.summary_groups), then the open alerts, most
 severe first, then the latest resolved ones. Built with the report's page shell and table (html_page)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import duckdb
 
-from pipelines.alerts.messages import summary_groups
+from pipelines.lib.alert_money import summary_groups
 from pipelines.lib.warehouse import has_table
 from pipelines.reports.fmt import esc, money, when
 from pipelines.reports.html_page import page, table

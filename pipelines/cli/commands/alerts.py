@@ -12,7 +12,8 @@ import textwrap
 from datetime import timezone
 from pathlib import Path
 
-from pipelines.alerts.messages import money, summary_groups
+from pipelines.alerts.messages import money
+from pipelines.lib.alert_money import summary_groups
 from pipelines.lib.dates import day_argument, time_argument
 
 SEVERITIES = ("info", "warning", "critical")
@@ -122,7 +123,7 @@ def _for_json(alert: dict) -> dict:
 
 
 def summary_lines(alerts: list[dict]) -> list[str]:
-    """Per kind and team (messages.summary_groups): alerts, open ones, and the money at stake, a line per
+    """Per kind and team (alert_money.summary_groups): alerts, open ones, and the money at stake, a line per
     currency."""
     n_open = sum(a["resolved_at"] is None for a in alerts)
     lines = [f"{len(alerts)} alert{'s' if len(alerts) != 1 else ''}, {n_open} open",

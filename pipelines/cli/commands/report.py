@@ -23,8 +23,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     whose.add_argument("--run", metavar="RUN_ID", help="a training run's page, its whole history (no --day or "
                                                        "--month): <out>/_runs/<run>.html, as serve shows /runs/<run>")
     when = report.add_mutually_exclusive_group()
-    when.add_argument("--day", help="one UTC day, YYYY-MM-DD (this or --month; not with --run)")
-    when.add_argument("--month", help="one month, YYYY-MM (this or --day; not with --run)")
+    # not required by argparse: --run takes no period; run() asks for one for the others
+    when.add_argument("--day", help="one UTC day, YYYY-MM-DD (default: none; a team's, user's or org report "
+                                    "needs this or --month, --run neither)")
+    when.add_argument("--month", help="one month, YYYY-MM (default: none; a team's, user's or org report "
+                                      "needs this or --day, --run neither)")
     report.add_argument("--out", type=Path, help="folder (default: data/reports under the current directory)")
     report.add_argument("--warehouse", type=Path, help="a DuckDB file to read (default: the published warehouse)")
 
