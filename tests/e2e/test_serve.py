@@ -210,6 +210,11 @@ def test_a_browser_logs_in_with_a_form_and_a_session_cookie(server):
     assert send(server["url"] + f"/teams/{server['b']}", with_cookie)[0] == 404  # the token's teams, still
     assert send(server["url"] + "/api/v1/alerts", with_cookie)[0] == 200
     assert _log_in(server, FINANCE)[1]["Location"] == "/"  # a `*` token: the organisation's overview
+    # behind a TLS proxy on this host (uvicorn trusts 127.0.0.1's X-Forwarded-Proto): the cookie is Secure
+    status, headers, _ = send(server["url"] + "/login", {"Content-Type": "application/x-www-form-urlencoded",
+                                                          "X-Forwarded-Proto": "https"},
+                              urllib.parse.urlencode({"token": TEAM_A}).encode())
+    assert status == 303 and "Secure" in headers["Set-Cookie"]
     status, headers, _ = send(server["url"] + "/logout", with_cookie)
     assert (status, headers["Location"]) == (303, "/login") and "Max-Age=0" in headers["Set-Cookie"]
     assert send(server["url"] + f"/teams/{server['a']}", with_cookie)[0] == 303  # the session is over
