@@ -28,8 +28,9 @@ class BadRequest(ValueError):
 
 
 def only_params(request: Request, allowed: set[str]) -> None:
-    """A parameter the endpoint does not take is a 400 naming it, never ignored."""
-    unknown = sorted(set(request.query_params) - allowed - {"token"})
+    """A parameter the endpoint does not take is a 400 naming it, never ignored (`?token=` too: a token
+    goes in the Authorization header, never in a URL that proxies and browsers keep)."""
+    unknown = sorted(set(request.query_params) - allowed)
     if unknown:
         raise BadRequest(f"unknown parameter(s) {', '.join(repr(u[:40]) for u in unknown)}; "
                          f"known: {', '.join(sorted(allowed))}")
