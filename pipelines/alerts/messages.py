@@ -18,6 +18,8 @@ from decimal import Decimal
 from email.message import EmailMessage
 from email.utils import format_datetime
 
+from pipelines.lib.alert_money import at_stake, money_subject  # noqa: F401 — messages' own, and its callers'
+
 # the row's delivery bookkeeping says nothing to a receiver (it is 'pending' while being sent)
 NOT_SENT = ("status", "delivered_at", "channel")
 
@@ -58,27 +60,6 @@ def state(alert: dict) -> str:
         return f"resolved {alert['resolved_at']:%Y-%m-%d %H:%M} UTC"
     opened = alert.get("opened_at")
     return f"open since {opened:%Y-%m-%d %H:%M} UTC" if opened else "open"
-
-
-def at_stake(alerts: list[dict]) -> dict[str, Decimal]:
-    """The money at stake of `alerts`, summed per currency (two currencies are never added), the money
-    two alerts both name once (money_subject)."""
-    once: dict[tuple[str, tuple[str, str]], Decimal] = {}
-    for a in alerts:
-        if a.get("cost_at_stake") is not None:
-            key = (a.get("billing_currency") or "", money_subject(a))
-            once[key] = max(once.get(key, a["cost_at_stake"]), a["cost_at_stake"])
-    out: dict[str, Decimal] = {}
-    for (cur, _), amount in once.items():
-        out[cur] = out.get(cur, Decimal(0)) + amount
-    return dict(sorted(out.items()))
-
-
-def money_subject(alert: dict) -> tuple[str, str]:
-    """What an alert's money is the money of: its subject, a run's pace (burn ahead) being its run's
-    spend to date, as its budget alert is."""
-    kind = alert.get("subject_type") or ""
-    return ("run" if kind == "run_pace" else kind, alert.get("subject") or "")
 
 
 def stake_text(totals: dict[str, Decimal]) -> str:

@@ -65,6 +65,7 @@ td.total { font-weight:700; }
 td.wrap { min-width: 160px; }
 td.meaning { min-width: 260px; max-width: 420px; }
 td.action { font-weight: 600; }  /* a waste line's name and its sentence */
+td.action .help { font-weight: normal; }  /* an alert's message beneath its subject */
 @media (max-width: 1100px) {             /* a narrow window: bars shorter, two cards a row, tighter tables */
   main { padding: 20px 14px 40px; } .bar { width: 90px; } .kpis { grid-template-columns: repeat(2, 1fr); }
   table { font-size: 13px; } th, td { padding: 5px 5px; } td.when, td.brk { white-space: normal; }
@@ -72,12 +73,14 @@ td.action { font-weight: 600; }  /* a waste line's name and its sentence */
 }
 svg.chart { display:block; max-width:100%; height:auto; margin-top:8px; }
 h2.billed { font-size: 22px; margin: 36px 0 10px; padding-bottom: 6px; border-bottom: 3px solid var(--ink); }
+nav.links { margin: -4px 0 10px; } nav.links a { color: #2b6cb0; }
 footer { color:var(--muted); font-size:12.5px; margin-top:24px; }
 footer dt { font-weight:600; color:var(--ink); } footer dd { margin:0 0 6px 0; }
 """
 
 
-def render(r: Report) -> str:
+def render(r: Report, nav: Sequence[tuple[str, str]] = ()) -> str:
+    """`nav`: (text, href) links under the heading, for a served page (a report file has none)."""
     title = f"GPU cost and waste: {r.team}, {r.label}"
     coverage = f'<p class="note">{esc(coverage_text(r))}</p>' if coverage_text(r) else ""
     note = f'<p class="summary" data-note="team">{esc(team_note(r))}</p>' if team_note(r) else ""
@@ -93,27 +96,33 @@ def render(r: Report) -> str:
                 + _footer(r))
     return page(title, f"Team {r.team} · {period_text(r)}", note + what_to_do(r.savings, f"team {r.team}") + body,
                 f"Days and times in UTC · money in {money_in(r)}, effective cost (after discounts and credits)"
-                " · hover a bar or cell for its exact value")
+                " · hover a bar or cell for its exact value", nav=nav)
 
 
-def page(title: str, heading: str, body: str, sub: str = "Days and times in UTC · effective cost") -> str:
-    """A whole report page around `body` (HTML already escaped); title, heading and sub are text."""
+def page(title: str, heading: str, body: str, sub: str = "Days and times in UTC · effective cost",
+         nav: Sequence[tuple[str, str]] = ()) -> str:
+    """A whole report page around `body` (HTML already escaped); title, heading and sub are text; `nav`
+    (text, href) links go under the heading (the served pages' links to each other)."""
+    anchors = " · ".join(f'<a href="{esc(href)}">{esc(text)}</a>' for text, href in nav)
+    links = f'<nav class="links">{anchors}</nav>' if nav else ""
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             # No script runs and nothing loads: a job name that slips past escaping still cannot act.
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
             f"<title>{esc(title)}</title><style>{CSS}</style></head><body><main>"
             "<header><div class=\"eyebrow\">gpuledger &middot; GPU cost &amp; waste report</div>"
-            f"<h1>{esc(heading)}</h1><p class=\"sub\">{esc(sub)}</p></header>"
+            f"<h1>{esc(heading)}</h1><p class=\"sub\">{esc(sub)}</p>{links}</header>"
             f"{body}</main></body></html>\n")
 
 
-def what_to_do(s: savings.Savings | None, who: str, heading: str = "What to do") -> str:
-    """The savings opportunities, largest first (savings.py): first on a team's page; one line without any."""
+def what_to_do(s: savings.Savings | None, who: str, heading: str = "What to do",
+               limit: int | None = savings.SHOWN) -> str:
+    """The savings opportunities, largest first (savings.py): first on a team's page, the first `limit`
+    of them (None: all, as the served /savings page shows them); one line without any."""
     if s is None:
         return ""
-    cells = [[("wrap action", a), ("wrap", e), ("n", w), ("n", m)] for a, e, w, m in savings.rows(s, savings.SHOWN)]
-    rest = savings.rest_text(s, savings.SHOWN)
+    cells = [[("wrap action", a), ("wrap", e), ("n", w), ("n", m)] for a, e, w, m in savings.rows(s, limit)]
+    rest = savings.rest_text(s, limit) if limit is not None else ""
     return (f'<section data-section="what-to-do"><h2>{esc(heading)}</h2><p class="note">{esc(savings.intro(s, who))}</p>'
             + (table([(h, i > 1) for i, h in enumerate(savings.HEADERS)], cells, "") if cells else "")
             + (f'<p class="note">{esc(rest)}</p>' if rest else "") + "</section>")
@@ -204,12 +213,15 @@ def _waste_table(d: ReportData) -> str:
             + "".join(rows) + "</tbody></table></section>")
 
 
-def table(headers: Sequence[tuple[str, bool]], rows: list[list[tuple[str, str]]], empty: str) -> str:
-    """headers: (title, numeric); a cell: (css class, text); all text is escaped here."""
+def table(headers: Sequence[tuple[str, bool]], rows: list[list[tuple]], empty: str) -> str:
+    """headers: (title, numeric); a cell: (css class, text), or (css class, text, note) with a line of
+    help beneath the text (an alert's message under its subject); all text is escaped here."""
     if not rows:
         return f'<p class="empty">{esc(empty)}</p>'
     head = "".join(f'<th class="{"n" if numeric else ""}">{_header(h)}</th>' for h, numeric in headers)
-    body = "".join("<tr>" + "".join(f'<td class="{esc(cls)}">{_cell_text(cls, text)}</td>' for cls, text in row)
+    body = "".join("<tr>" + "".join(f'<td class="{esc(cell[0])}">{_cell_text(cell[0], cell[1])}'
+                                    + (f'<div class="help">{esc(cell[2])}</div>' if len(cell) > 2 else "") + "</td>"
+                                    for cell in row)
                    + "</tr>" for row in rows)
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 

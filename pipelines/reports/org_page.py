@@ -133,8 +133,9 @@ def _html_table(headers: list[str], rows: list[list[str]], text_cols: set[int], 
                             for row in rows], empty)
 
 
-def render_html(r: OrgReport, href=file_href) -> str:
-    """`href(team, label)`: where a team report's link points (a file, or a served URL)."""
+def render_html(r: OrgReport, href=file_href, nav=()) -> str:
+    """`href(team, label)`: where a team report's link points (a file, or a served URL); `nav`: (text,
+    href) links under the heading, for the served page."""
     body = [f'<p class="summary">{esc(_summary(r))}</p>']
     top_note = savings.intro(r.savings, "the organisation")
     h, rows = top_table(r)
@@ -161,7 +162,7 @@ def render_html(r: OrgReport, href=file_href) -> str:
                 + "<h3>By day</h3>" + _html_table(h2, rows2, {0, 1}, "No billed node-hours.") + "</section>")
     body.append(_links_html(r, href))
     return html_page.page(f"GPU cost and waste: organisation, {r.label}", f"Organisation · {period_text(r)}",
-                          "".join(body), "Days in UTC · effective cost, in the currency it was billed in")
+                          "".join(body), "Days in UTC · effective cost, in the currency it was billed in", nav=nav)
 
 
 def _trend(r: OrgReport) -> str:

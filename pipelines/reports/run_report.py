@@ -1,12 +1,17 @@
 """A training run's page: its days (GPU time, tokens, MFU, goodput, cost per 1M tokens), where its GPU time
 went (goodput and each kind of badput), and its plan against actual; one section per billing currency, as
-the team report has. `gpuledger serve` answers it at /runs/<run_id>."""
+the team report has. `gpuledger serve` answers it at /runs/<run_id>; `gpuledger report --run` writes the
+same page to `<out_dir>/_runs/<run_id>.html`."""
 
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 
 import duckdb
+
+from pipelines.lib.atomic import replace_atomically
+from pipelines.lib.names import file_name, unknown_name
 
 from pipelines.reports.data import RunBudget, query
 from pipelines.reports.fmt import gpu_hours, money, pct, ratio_pct, tokens
@@ -17,6 +22,27 @@ def run_teams(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
     """The teams a run's cost went to; none for a run the ledger does not have."""
     return [t for (t,) in con.execute("SELECT DISTINCT team FROM marts.fct_run_efficiency_daily WHERE run_id = $run "
                                       "ORDER BY 1", {"run": run_id}).fetchall()]
+
+
+RUNS_FOLDER = "_runs"
+
+
+def check_run_request(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """A run the ledger has days of; a typo is a ValueError naming the closest run."""
+    if not run_teams(con, run_id):
+        known = [r for (r,) in con.execute("SELECT DISTINCT run_id FROM marts.fct_run_efficiency_daily "
+                                           "WHERE run_id IS NOT NULL ORDER BY 1").fetchall()]
+        raise ValueError(unknown_name("run", run_id, known, "the ledger (marts.fct_run_efficiency_daily)"))
+
+
+def write_run_report(con: duckdb.DuckDBPyConnection, run_id: str, out_dir: Path) -> list[Path]:
+    """The run's whole history as out_dir/_runs/<run_id>.html (the page serve answers); its path."""
+    text = run_report_html(con, run_id)
+    folder = Path(out_dir) / RUNS_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{file_name(run_id)}.html"
+    replace_atomically(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    return [path]
 
 
 def run_report_html(con: duckdb.DuckDBPyConnection, run_id: str) -> str:

@@ -74,8 +74,10 @@ def load_team_report(con: duckdb.DuckDBPyConnection, team: str, start: date, end
     return report
 
 
-def team_report_html(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, label: str) -> str:
-    return html_page.render(load_team_report(con, team, start, end, label))
+def team_report_html(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, label: str,
+                     nav=()) -> str:
+    """The report's page; `nav`: (text, href) links under its heading, for the served page."""
+    return html_page.render(load_team_report(con, team, start, end, label), nav=nav)
 
 
 def check_report_request(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date) -> None:

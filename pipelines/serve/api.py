@@ -4,9 +4,13 @@ the token's teams."""
 
 from __future__ import annotations
 
+import re
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from pipelines.lib.warehouse import sql
+from pipelines.reports.run_report import run_teams
 from pipelines.serve.db import reading, rows
 from pipelines.serve.windows import parse_window
 
@@ -24,11 +28,17 @@ class BadRequest(ValueError):
 
 
 def only_params(request: Request, allowed: set[str]) -> None:
-    """A parameter the endpoint does not take is a 400 naming it, never ignored."""
-    unknown = sorted(set(request.query_params) - allowed - {"token"})
+    """A parameter the endpoint does not take is a 400 naming it, never ignored (`?token=` too: a token
+    goes in the Authorization header, never in a URL that proxies and browsers keep)."""
+    unknown = sorted(set(request.query_params) - allowed)
     if unknown:
         raise BadRequest(f"unknown parameter(s) {', '.join(repr(u[:40]) for u in unknown)}; "
                          f"known: {', '.join(sorted(allowed))}")
+    # given twice, which one was meant is a guess (Starlette would take the last): refused by name
+    repeated = sorted({k for k, _ in request.query_params.multi_items()
+                       if len(request.query_params.getlist(k)) > 1})
+    if repeated:
+        raise BadRequest(f"parameter(s) {', '.join(repr(r[:40]) for r in repeated)} given more than once")
 
 
 def team_filter(grant, column: str = "team") -> tuple[str, list]:
@@ -60,28 +70,61 @@ def allocation(request: Request) -> JSONResponse:
     reporting = q.get("reporting", "false")
     if reporting not in ("true", "false"):
         raise BadRequest("reporting must be true or false")
-    if reporting == "true":  # refused by name rather than answered without the columns it asks for
-        raise BadRequest("reporting=true is not served yet: the reporting-currency amounts are in "
-                         "finance.chargeback_monthly's *_reporting columns (gpuledger query)")
     cols = [columns[d] for d in dims]
     where, params = team_filter(request.state.grant)
     sql_where = f"day BETWEEN ? AND ? AND {where}"
     params = [start, end, *params]
     if "currency" in q:
+        if not re.fullmatch(r"[A-Z]{3}", q["currency"]):
+            raise BadRequest(f"currency {q['currency'][:40]!r} is not an ISO 4217 code (three capitals: USD, EUR)")
         sql_where += " AND billing_currency = ?"
         params.append(q["currency"])
     select = ", ".join(f"{c} AS {d}" for c, d in zip(cols, dims))
-    group = ", ".join(cols)
-    sql = (f"SELECT {select}, billing_currency, sum(effective_cost) AS effective_cost, "
-           f"sum(billed_cost) AS billed_cost, sum(gpu_seconds) AS gpu_seconds FROM {table} "
-           f"WHERE {sql_where} GROUP BY {group}, billing_currency ORDER BY {group}, billing_currency "
-           f"LIMIT {int(request.app.state.max_rows) + 1}")
+    group = ", ".join(dims)
+    limit = int(request.app.state.max_rows) + 1
+    if reporting == "true":
+        sql = _reporting_sql(select, table, sql_where, group, limit)
+    else:
+        sql = (f"SELECT {select}, billing_currency, sum(effective_cost) AS effective_cost, "
+               f"sum(billed_cost) AS billed_cost, sum(gpu_seconds) AS gpu_seconds FROM {table} "
+               f"WHERE {sql_where} GROUP BY ALL ORDER BY {group}, billing_currency LIMIT {limit}")
     with reading(request.app.state.path) as con:
+        if reporting == "true" and not con.execute("SELECT count(*) FROM finance.fx_rates").fetchone()[0]:
+            raise BadRequest("reporting=true needs fx: rates in the config (docs/config.md): without them "
+                             "there is no reporting currency to convert to")
         out = rows(con, sql, params)
     if len(out) > request.app.state.max_rows:
         raise BadRequest(f"the answer has more than {request.app.state.max_rows} rows: narrow the window or the aggregate")
     return JSONResponse({"window": {"start": start.isoformat(), "end": end.isoformat(), "inclusive": True},
                          "aggregate": dims, "basis": "jobs" if by_jobs else "all costs", "data": out})
+
+
+def _reporting_sql(select: str, table: str, where: str, group: str, limit: int) -> str:
+    """The allocation with `*_reporting` columns converted as finance.chargeback_monthly converts: each
+    month's sum (of a row's group and currency) times that currency's rate for the month
+    (finance.times_rate: exact, rounded once to 1e-18), then the months added. For a month window at
+    chargeback's grain (team, project, category) that is chargeback's own figure; a coarser group
+    converts its month sum, which differs from the sum of chargeback's rows by at most 1e-18 per row.
+    A month without a rate makes the row's reporting amounts NULL, and `missing_rates` names it."""
+    return f"""
+        WITH months AS (
+            SELECT {select}, billing_currency, strftime(day, '%Y-%m') AS month, sum(effective_cost) AS effective_cost,
+                   sum(billed_cost) AS billed_cost, sum(gpu_seconds) AS gpu_seconds
+            FROM {table} WHERE {where} GROUP BY ALL
+        ), rated AS (
+            SELECT m.*, fx.rate, (SELECT any_value(reporting_currency) FROM finance.fx_rates) AS reporting_currency
+            FROM months m LEFT JOIN finance.fx_rates fx
+              ON fx.currency = m.billing_currency AND (fx.month = m.month OR fx.month IS NULL)
+        )
+        SELECT {group}, billing_currency, sum(effective_cost) AS effective_cost, sum(billed_cost) AS billed_cost,
+               sum(gpu_seconds) AS gpu_seconds, any_value(reporting_currency) AS reporting_currency,
+               CASE WHEN bool_and(rate IS NOT NULL) THEN sum(finance.times_rate(effective_cost, rate)) END
+                   AS effective_cost_reporting,
+               CASE WHEN bool_and(rate IS NOT NULL) THEN sum(finance.times_rate(billed_cost, rate)) END
+                   AS billed_cost_reporting,
+               coalesce(list(DISTINCT billing_currency || ' ' || month ORDER BY billing_currency || ' ' || month)
+                        FILTER (WHERE rate IS NULL), []) AS missing_rates
+        FROM rated GROUP BY {group}, billing_currency ORDER BY {group}, billing_currency LIMIT {limit}"""
 
 
 def savings(request: Request) -> JSONResponse:
@@ -114,7 +157,14 @@ def run(request: Request) -> JSONResponse:
             return JSONResponse({"error": f"no run {run_id[:80]!r}"}, status_code=404)
         badput = rows(con, f"SELECT * FROM marts.fct_run_badput_daily WHERE run_id = ? AND {where} "
                            "ORDER BY day, kind", [run_id, *params])
-    return JSONResponse({"run_id": run_id, "efficiency": eff, "badput": badput})
+        # the plan against actual the run's page shows (sql/reports/run_plan.sql): its spend to date is the
+        # whole run's, so only a token that sees every team of the run's gets it, as only it gets the page
+        plan = None
+        if all(request.state.grant.sees(t) for t in run_teams(con, run_id)):
+            plan = next(iter(rows(con, sql("reports/run_plan"), {"run": run_id})), None)
+    if plan is not None:  # named as every other answer names a money column's currency
+        plan = {"billing_currency": plan.pop("currency"), **plan}
+    return JSONResponse({"run_id": run_id, "efficiency": eff, "badput": badput, "plan": plan})
 
 
 def reconciliation(request: Request) -> JSONResponse:
@@ -135,17 +185,59 @@ ROUTES = {"/api/v1/allocation": allocation, "/api/v1/savings": savings, "/api/v1
           "/api/v1/runs/{run_id}": run, "/api/v1/reconciliation": reconciliation}
 
 
+# The schema's description of the answers: each route's parameters, and its rows' fields, money ones as
+# exact decimal strings ("format": "decimal"); rows carry more columns than named here (SELECT *).
+PARAMS = {"/api/v1/allocation": ["window", "aggregate", "currency", "reporting"], "/api/v1/reconciliation": ["window"]}
+MONEY = {"type": ["string", "null"], "format": "decimal", "description": "exact decimal, never a float"}
+TEXT, NUMBER = {"type": ["string", "null"]}, {"type": ["number", "null"]}
+
+
+def _rows_of(fields: dict) -> dict:
+    return {"type": "array", "items": {"type": "object", "properties": fields}}
+
+
+_ALLOCATION_ROW = {**{d: TEXT for d in {**DIMENSIONS, **JOB_DIMENSIONS}}, "billing_currency": TEXT,
+                   "effective_cost": MONEY, "billed_cost": MONEY, "gpu_seconds": NUMBER,
+                   "reporting_currency": TEXT, "effective_cost_reporting": MONEY, "billed_cost_reporting": MONEY,
+                   "missing_rates": {"type": "array", "items": {"type": "string"},
+                                     "description": "'<currency> <YYYY-MM>' of each month without a rate"}}
+ANSWERS = {
+    "/api/v1/allocation": {"window": {"type": "object"}, "aggregate": {"type": "array"}, "basis": TEXT,
+                           "data": _rows_of(_ALLOCATION_ROW)},
+    "/api/v1/savings": {"data": _rows_of({"kind": TEXT, "team": TEXT, "evidence": TEXT, "action": TEXT,
+                                          "billing_currency": TEXT, "saving_window": MONEY, "saving_monthly": MONEY})},
+    "/api/v1/alerts": {"data": _rows_of({"alert_id": TEXT, "kind": TEXT, "team": TEXT, "message": TEXT,
+                                         "billing_currency": TEXT, "cost_at_stake": MONEY})},
+    "/api/v1/runs/{run_id}": {
+        "run_id": TEXT,
+        "efficiency": _rows_of({"day": TEXT, "billing_currency": TEXT, "effective_cost": MONEY, "cost_per_mtok": MONEY,
+                                "mfu_adjusted_cost_per_mtok": MONEY, "mfu_gap_cost": MONEY, "mfu": NUMBER}),
+        "badput": _rows_of({"day": TEXT, "kind": TEXT, "billing_currency": TEXT, "effective_cost": MONEY,
+                            "billed_cost": MONEY}),
+        "plan": {"type": ["object", "null"], "properties": {
+            "billing_currency": TEXT, "planned_cost": MONEY, "budget_cost": MONEY, "cost_to_date": MONEY,
+            "projected_cost": MONEY, "projected_overrun_cost": MONEY, "burn_pct": NUMBER, "progress_pct": NUMBER}}},
+    "/api/v1/reconciliation": {"data": _rows_of({"day": TEXT, "billing_currency": TEXT, **{
+        f"{what}_{kind}": MONEY for what in ("bill", "allocated", "quarantined", "config", "difference", "rounding")
+        for kind in ("effective_cost", "billed_cost")}, "unattributed_effective_cost": MONEY})},
+}
+ERROR = {"content": {"application/json": {"schema": {"type": "object", "required": ["error"],
+                                                     "properties": {"error": {"type": "string"}}}}}}
+
+
 def openapi() -> dict:
-    params = {"/api/v1/allocation": ["window", "aggregate", "currency", "reporting"],
-              "/api/v1/reconciliation": ["window"]}
+    def operation(path: str) -> dict:
+        params = [{"name": n, "in": "query", "schema": {"type": "string"}} for n in PARAMS.get(path, [])]
+        if "{run_id}" in path:
+            params.append({"name": "run_id", "in": "path", "required": True, "schema": {"type": "string"}})
+        answer = {"type": "object", "properties": ANSWERS[path]}
+        return {"get": {"parameters": params, "responses": {
+            "200": {"description": "JSON; money as decimal strings",
+                    "content": {"application/json": {"schema": answer}}},
+            "400": {"description": "a parameter is wrong: {error: a sentence naming it}", **ERROR},
+            "401": {"description": "no known token", **ERROR},
+            "404": {"description": "not found, or not the token's", **ERROR}}}}
+
     return {"openapi": "3.1.0", "info": {"title": "gpuledger", "version": "1"},
             "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
-            "security": [{"bearer": []}],
-            "paths": {p: {"get": {"parameters": [{"name": n, "in": "query", "schema": {"type": "string"}}
-                                                 for n in params.get(p, [])]
-                                  + ([{"name": "run_id", "in": "path", "required": True,
-                                       "schema": {"type": "string"}}] if "{run_id}" in p else []),
-                                  "responses": {"200": {"description": "JSON; money as decimal strings"},
-                                                "400": {"description": "{error: sentence}"},
-                                                "404": {"description": "not found or not yours"}}}}
-                      for p in ROUTES}}
+            "security": [{"bearer": []}], "paths": {p: operation(p) for p in ROUTES}}

@@ -10,23 +10,29 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from pipelines.serve import api, pages
+from pipelines.serve import api, login, pages
 from pipelines.serve.auth import Tokens
 from pipelines.serve.metrics import render
 
 log = logging.getLogger("gpuledger.serve")
-OPEN_PATHS = {"/healthz", "/api/v1/openapi.json"}
+OPEN_PATHS = {"/healthz", "/api/v1/openapi.json", "/login", "/logout"}
+
+
+def _is_page(path: str) -> bool:
+    """A page a browser opens (redirected to /login without a token), not an answer a program reads."""
+    return not path.startswith("/api/") and path != "/metrics"
 
 
 class Guard:
-    """Plain ASGI middleware: the grant on request.state, one log line per request (path only: a
-    query string may carry a token), errors as JSON sentences."""
+    """Plain ASGI middleware: the grant on request.state (from the bearer token, else the login's session
+    cookie), one log line per request (path only: a query string may carry a token, a header the token
+    or the cookie), errors as JSON sentences."""
 
-    def __init__(self, app, tokens: Tokens):
-        self.app, self.tokens = app, tokens
+    def __init__(self, app, tokens: Tokens, sessions: login.Sessions):
+        self.app, self.tokens, self.sessions = app, tokens, sessions
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -44,10 +50,15 @@ class Guard:
                 scope.setdefault("state", {})["grant"] = None
                 await self.app(scope, receive, sending)
             else:
-                grant = self.tokens.grant_for(request.headers.get("authorization"))
-                if grant is None:
-                    await JSONResponse({"error": "a token is needed: Authorization: Bearer <token>"},
-                                       status_code=401)(scope, receive, sending)
+                authorization = request.headers.get("authorization")
+                grant = self.tokens.grant_for(authorization)
+                if grant is None and authorization is None:
+                    grant = self.sessions.grant_for(request.cookies.get(login.COOKIE))
+                if grant is None and authorization is None and _is_page(scope["path"]):
+                    await RedirectResponse("/login", status_code=303)(scope, receive, sending)
+                elif grant is None:
+                    await JSONResponse({"error": "a token is needed: Authorization: Bearer <token>, or log in "
+                                                 "at /login"}, status_code=401)(scope, receive, sending)
                 else:
                     scope.setdefault("state", {})["grant"] = grant
                     await self.app(scope, receive, sending)
@@ -78,9 +89,13 @@ def openapi(request: Request) -> Response:
 
 def build_app(path: Path, tokens: Tokens, *, max_window_days: int, max_rows: int) -> Starlette:
     """The app over the published file at `path`; the limits are the config's (serve.max_window_days, max_rows)."""
-    routes = [Route("/healthz", healthz), Route("/metrics", metrics), Route("/api/v1/openapi.json", openapi)]
+    routes = [Route("/healthz", healthz), Route("/metrics", metrics), Route("/api/v1/openapi.json", openapi),
+              Route("/login", login.login_form, methods=["GET"]), Route("/login", login.login, methods=["POST"]),
+              Route("/logout", login.logout, methods=["GET", "POST"])]
     routes += [Route(p, f) for p, f in {**api.ROUTES, **pages.ROUTES}.items()]
-    app = Starlette(routes=routes, middleware=[Middleware(Guard, tokens=tokens)])
+    sessions = login.Sessions()
+    app = Starlette(routes=routes, middleware=[Middleware(Guard, tokens=tokens, sessions=sessions)])
+    app.state.tokens, app.state.sessions = tokens, sessions
     app.state.path = Path(path)
     app.state.max_window_days, app.state.max_rows = max_window_days, max_rows
 

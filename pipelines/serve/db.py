@@ -40,7 +40,7 @@ def jsonable(value):
     return value
 
 
-def rows(con, sql: str, params: list) -> list[dict]:
+def rows(con, sql: str, params: list | dict) -> list[dict]:
     cur = con.execute(sql, params)
     names = [d[0] for d in cur.description]
     return [{n: jsonable(v) for n, v in zip(names, r)} for r in cur.fetchall()]

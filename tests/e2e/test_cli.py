@@ -75,6 +75,25 @@ def test_report_command_writes_the_three_files(tmp_path, simulated_ledger):
     assert bad.returncode == 2 and "report failed" in bad.stderr
 
 
+def test_report_run_writes_the_page_serve_shows(tmp_path, simulated_ledger):
+    from pipelines.reports.run_report import run_report_html
+
+    published = simulated_ledger.warehouse.with_name(f"{simulated_ledger.warehouse.stem}.published.duckdb")
+    with duckdb.connect(str(published), read_only=True) as con:
+        run_id = con.execute("SELECT min(run_id) FROM marts.fct_run_efficiency_daily").fetchone()[0]
+        page = run_report_html(con, run_id)
+    ok = _gpuledger("report", "--run", run_id, "--warehouse", str(published), "--out", str(tmp_path / "out"))
+    assert ok.returncode == 0, ok.stderr
+    written = tmp_path / "out" / "_runs" / f"{run_id}.html"
+    assert ok.stdout.split() == [str(written)] and written.read_text() == page  # one builder, one page
+    typo = _gpuledger("report", "--run", run_id[:-1] + "x", "--warehouse", str(published), "--out", str(tmp_path / "t"))
+    assert typo.returncode == 2 and f"did you mean {run_id!r}?" in typo.stderr and not (tmp_path / "t").exists()
+    both = _gpuledger("report", "--run", run_id, "--day", "2026-11-02", "--warehouse", str(published))
+    assert both.returncode == 2 and "whole history" in both.stderr
+    neither = _gpuledger("report", "--team", "pretrain", "--warehouse", str(published))
+    assert neither.returncode == 2 and "--day YYYY-MM-DD or --month YYYY-MM" in neither.stderr
+
+
 def test_a_report_of_a_team_or_day_the_ledger_lacks_is_refused_naming_what_it_has(tmp_path, simulated_ledger):
     published = simulated_ledger.warehouse.with_name(f"{simulated_ledger.warehouse.stem}.published.duckdb")
     typo = _gpuledger("report", "--team", "pretrian", "--day", "2026-11-02", "--warehouse", str(published),

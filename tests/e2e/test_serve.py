@@ -26,6 +26,7 @@ import pytest
 
 from tests.support.chromium import chromium_path, headless, overflows
 from tests.support.prometheus import _free_port, missing_binaries
+from tests.support.serve_server import fetch, send, start_server
 
 pytestmark = pytest.mark.world
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,22 +46,9 @@ def server(simulated_ledger, tmp_path_factory):
     config.write_text(simulated_ledger.config.read_text() + "\nserve:\n  tokens:\n"
                       f"    - {{name: finance, sha256: {hashlib.sha256(FINANCE.encode()).hexdigest()}, teams: '*'}}\n"
                       f"    - {{name: a, sha256: {hashlib.sha256(TEAM_A.encode()).hexdigest()}, teams: [{team_a}]}}\n")
-    port = _free_port()
-    log = (work / "serve.log").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "pipelines.cli", "serve", "--port", str(port), "--config",
-                             str(config), "--warehouse", str(published)], cwd=ROOT, stdout=log,
-                            stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, (work / "serve.log").read_text()
-        try:
-            if urllib.request.urlopen(f"{url}/healthz", timeout=2).status == 200:
-                break
-        except OSError:
-            assert time.monotonic() < deadline, "the server did not answer /healthz in 60 s"
-            time.sleep(0.2)
-    yield {"url": url, "published": published, "a": team_a, "b": team_b, "work": work, "proc": proc}
+    url, proc, log = start_server(work, published, config)
+    yield {"url": url, "published": published, "a": team_a, "b": team_b, "work": work, "proc": proc,
+           "config": config}
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == 0, "serve did not stop cleanly on SIGTERM"
     log.close()
@@ -70,12 +58,7 @@ def server(simulated_ledger, tmp_path_factory):
 
 
 def get(server, path, token=FINANCE):
-    req = urllib.request.Request(server["url"] + path, headers={"Authorization": f"Bearer {token}"} if token else {})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return resp.status, resp.read()
-    except urllib.error.HTTPError as err:
-        return err.code, err.read()
+    return fetch(server["url"] + path, {"Authorization": f"Bearer {token}"} if token else {})
 
 
 def api(server, path, token=FINANCE):
@@ -105,6 +88,51 @@ def test_allocation_equals_the_finance_views_to_the_cent(server):
                 assert all(isinstance(r["effective_cost"], str) for r in got)  # money as decimal strings
 
 
+def test_reporting_amounts_equal_chargeback_monthlys_to_the_cent(server):
+    """The window is the month and the aggregate chargeback's grain, so each row's month sum converts at
+    the month's rate exactly as the view converts it: equal to the last digit, not only to the cent."""
+    with duckdb.connect(str(server["published"]), read_only=True) as con:
+        want = {(t, p, c, cur): (e, b, rc) for t, p, c, cur, e, b, rc in con.execute(
+            "SELECT team, project, category, billing_currency, effective_cost_reporting, billed_cost_reporting, "
+            "reporting_currency FROM finance.chargeback_monthly WHERE month = '2026-11'").fetchall()}
+    assert any(k[3] != v[2] for k, v in want.items()), "the simulated ledger bills in a second currency"
+    got = api(server, "/api/v1/allocation?window=2026-11-01,2026-11-30&aggregate=team,project,category&reporting=true")
+    rows = {(r["team"], r["project"], r["category"], r["billing_currency"]): r for r in got["data"]}
+    assert rows.keys() == want.keys()
+    for key, (effective, billed, currency) in want.items():
+        r = rows[key]
+        assert isinstance(r["effective_cost_reporting"], str) and r["missing_rates"] == []
+        assert (Decimal(r["effective_cost_reporting"]), Decimal(r["billed_cost_reporting"]),
+                r["reporting_currency"]) == (effective, billed, currency), key
+    # a coarser aggregate converts its own month sums: equal to the sum of chargeback's rows to the cent
+    by_team = api(server, "/api/v1/allocation?window=2026-11-01,2026-11-30&aggregate=team&reporting=true")["data"]
+    for r in by_team:
+        chargeback = sum(v[0] for k, v in want.items() if (k[0], k[3]) == (r["team"], r["billing_currency"]))
+        assert abs(Decimal(r["effective_cost_reporting"]) - chargeback) < Decimal("0.005")
+
+
+def test_a_month_without_a_rate_is_null_and_named_never_zero(server, tmp_path):
+    """The EUR rate taken out of a copy of the warehouse: EUR rows have no reporting amount and say which
+    rate is missing; USD rows still convert (at the identity)."""
+    published = tmp_path / "no-eur-rate.duckdb"
+    shutil.copy(server["published"], published)
+    with duckdb.connect(str(published)) as con:
+        con.execute("DELETE FROM finance.fx_rates WHERE currency = 'EUR'")
+    url, proc, log = start_server(tmp_path, published, server["config"], "serve-no-eur")
+    try:
+        got = api({"url": url}, "/api/v1/allocation?window=2026-11-01,2026-11-30&aggregate=team&reporting=true")["data"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+        log.close()
+    eur = [r for r in got if r["billing_currency"] == "EUR"]
+    usd = [r for r in got if r["billing_currency"] == "USD"]
+    assert eur and usd
+    assert all(r["effective_cost_reporting"] is None and r["billed_cost_reporting"] is None
+               and r["missing_rates"] == ["EUR 2026-11"] for r in eur)
+    assert all(r["effective_cost_reporting"] == r["effective_cost"] and r["missing_rates"] == [] for r in usd)
+
+
 def test_allocation_by_user_job_run_and_cluster_equals_the_jobs_cost(server):
     with duckdb.connect(str(server["published"]), read_only=True) as con:
         for agg, cols in (("user", "user_name"), ("team,run", "team, run_id"), ("cluster,job", "cluster, job_id")):
@@ -131,10 +159,69 @@ def test_every_api_route_is_in_the_openapi_schema_and_pages_answer(server):
         assert status == 200, (page, body[:300])
 
 
+def test_a_runs_answer_has_its_plan_against_actual(server):
+    with duckdb.connect(str(server["published"]), read_only=True) as con:
+        planned = con.execute("SELECT run_id, budget_cost, cost_to_date, burn_pct, day FROM marts.fct_run_budget_daily "
+                              "QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY day DESC) = 1").fetchall()
+        unplanned = con.execute("SELECT min(run_id) FROM marts.fct_run_efficiency_daily WHERE run_id NOT IN "
+                                "(SELECT run_id FROM marts.dim_run_plans)").fetchone()[0]
+    assert planned, "the simulated ledger has a planned run"
+    for run_id, budget, to_date, burn, day in planned:
+        plan = api(server, f"/api/v1/runs/{urllib.parse.quote(run_id)}")["plan"]
+        assert (Decimal(plan["budget_cost"]), Decimal(plan["cost_to_date"]), plan["burn_pct"], plan["day"]) == \
+            (budget, to_date, burn, day.isoformat())
+        assert isinstance(plan["cost_to_date"], str) and plan["billing_currency"]
+    if unplanned is not None:  # the simulated fleet plans each of its runs
+        assert api(server, f"/api/v1/runs/{urllib.parse.quote(unplanned)}")["plan"] is None
+
+
 def test_no_token_is_refused(server):
-    for path in ("/", "/api/v1/allocation", "/metrics", f"/teams/{server['a']}"):
-        assert get(server, path, token=None)[0] == 401
+    """A program is refused with a 401 JSON; a browser opening a page without a token is sent to /login."""
+    for path in ("/api/v1/allocation", "/metrics", "/api/v1/runs/x"):
+        status, body = get(server, path, token=None)
+        assert status == 401 and "error" in json.loads(body)
+    for path in ("/", "/api/v1/allocation", "/metrics", f"/teams/{server['a']}", "/savings"):
         assert get(server, path, token="wrong")[0] == 401
+    for path in ("/", f"/teams/{server['a']}", "/savings", "/alerts", "/runs/x"):
+        status, headers, _ = send(server["url"] + path)
+        assert (status, headers["Location"]) == (303, "/login"), path
+
+
+def _log_in(server, token: str) -> tuple[int, dict, bytes]:
+    return send(server["url"] + "/login", {"Content-Type": "application/x-www-form-urlencoded"},
+                urllib.parse.urlencode({"token": token}).encode())
+
+
+def test_a_browser_logs_in_with_a_form_and_a_session_cookie(server):
+    status, _, form = send(server["url"] + "/login")
+    assert status == 200 and b'<form method="post" action="/login">' in form and b"<script" not in form
+    status, _, body = _log_in(server, "not-a-token")
+    assert status == 401 and b"not known" in body
+    status, headers, _ = _log_in(server, TEAM_A)
+    assert (status, headers["Location"]) == (303, f"/teams/{server['a']}")  # a one-team token: its team's page
+    cookie = headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Secure" not in cookie  # http on loopback
+    session = cookie.split(";")[0]
+    name, value = session.split("=", 1)
+    assert name == "gpuledger_session" and TEAM_A not in value and hashlib.sha256(TEAM_A.encode()).hexdigest() not in value
+    with_cookie = {"Cookie": session}
+    status, _, page = send(server["url"] + f"/teams/{server['a']}", with_cookie)
+    assert status == 200 and f"Team {server['a']}".encode() in page
+    assert send(server["url"] + f"/teams/{server['b']}", with_cookie)[0] == 404  # the token's teams, still
+    assert send(server["url"] + "/api/v1/alerts", with_cookie)[0] == 200
+    assert _log_in(server, FINANCE)[1]["Location"] == "/"  # a `*` token: the organisation's overview
+    # behind a TLS proxy on this host (uvicorn trusts 127.0.0.1's X-Forwarded-Proto): the cookie is Secure
+    status, headers, _ = send(server["url"] + "/login", {"Content-Type": "application/x-www-form-urlencoded",
+                                                          "X-Forwarded-Proto": "https"},
+                              urllib.parse.urlencode({"token": TEAM_A}).encode())
+    assert status == 303 and "Secure" in headers["Set-Cookie"]
+    status, headers, _ = send(server["url"] + "/logout", with_cookie)
+    assert (status, headers["Location"]) == (303, "/login") and "Max-Age=0" in headers["Set-Cookie"]
+    assert send(server["url"] + f"/teams/{server['a']}", with_cookie)[0] == 303  # the session is over
+    assert send(server["url"] + "/login", {"Content-Type": "application/x-www-form-urlencoded"},
+                b"token=" + b"x" * 5000)[0] == 400
+    log = (server["work"] / "serve.log").read_text()
+    assert value not in log and TEAM_A not in log and FINANCE not in log
 
 
 def test_a_team_token_sees_its_team_only(server):
@@ -174,9 +261,38 @@ def test_metrics_say_when_the_last_run_wrote_a_day_and_how_it_left_it(server):
     assert stamp and abs(float(stamp[0]) - at) < 1e-3
 
 
+def test_savings_and_alerts_pages_show_the_tokens_teams_only(server):
+    a, b = server["a"], server["b"]
+    with duckdb.connect(str(server["published"]), read_only=True) as con:
+        a_alert = con.execute("SELECT subject FROM ops.alerts WHERE team = ? LIMIT 1", [a]).fetchone()
+        b_alert = con.execute("SELECT subject FROM ops.alerts WHERE team = ? LIMIT 1", [b]).fetchone()
+        a_saving = con.execute("SELECT evidence FROM marts.fct_savings_opportunities WHERE team = ? AND day = "
+                               "(SELECT max(day) FROM marts.fct_savings_opportunities) LIMIT 1", [a]).fetchone()
+    assert a_alert and b_alert and a_saving, "the simulated ledger has alerts of A's and B's and savings of A's"
+    from html import escape
+    for path in ("/savings", "/alerts", f"/savings?team={a}", f"/alerts?team={a}"):
+        status, body = get(server, path, TEAM_A)
+        assert status == 200, (path, body[:300])
+        text = body.decode()
+        assert f"Team {b}" not in text and f">{b}<" not in text, path  # no section, no cell of B's
+    assert escape(a_alert[0]) in get(server, "/alerts", TEAM_A)[1].decode()
+    assert escape(a_saving[0]) in get(server, "/savings", TEAM_A)[1].decode()
+    # another team's page is as missing as a team that does not exist; a `*` token sees every team
+    for path in (f"/savings?team={b}", f"/alerts?team={b}"):
+        assert get(server, path, TEAM_A)[0] == 404
+        assert get(server, path)[0] == 200
+    assert escape(b_alert[0]) in get(server, "/alerts")[1].decode()
+    assert get(server, "/savings?team=no-such-team")[0] == 404
+    assert get(server, "/savings?month=2026-13")[0] == 400
+    assert get(server, "/alerts?bogus=1")[0] == 400
+    # linked from the team's page and the overview, with the period
+    assert f'href="/savings?team={a}&amp;month=2026-11"' in get(server, f"/teams/{a}?month=2026-11", TEAM_A)[1].decode()
+    assert 'href="/alerts"' in get(server, "/")[1].decode()
+
+
 @pytest.mark.parametrize("query", ["aggregate=team;drop", "window=../../etc", "window=1000000d",
                                    "window=2020-01-01,2026-01-01", "aggregate=team'--", "window=2026-02-30,2026-03-01",
-                                   "bogus=1", "reporting=maybe", "reporting=true"])
+                                   "bogus=1", "reporting=maybe"])
 def test_hostile_parameters_are_a_400_naming_them(server, query):
     status, body = get(server, f"/api/v1/allocation?{query}")
     assert status == 400, body
@@ -247,7 +363,8 @@ def test_prometheus_scrapes_the_month_to_date_cost_per_team(server):
         log.close()
 
 
-@pytest.mark.parametrize("page", ["/", "/teams/{a}?month=2026-11", "/runs/{a_run}"])
+@pytest.mark.parametrize("page", ["/", "/teams/{a}?month=2026-11", "/runs/{a_run}", "/savings", "/alerts",
+                                  "/alerts?team={a}"])
 def test_a_served_page_renders_in_chromium_and_nothing_runs_past_its_box(server, page, tmp_path):
     """Headless Chromium cannot send a bearer token, so the page is fetched over HTTP with one and the
     served HTML laid out from a file: a screenshot, the charts in the DOM, the overflow probe at 1280 px."""
@@ -267,7 +384,38 @@ def test_a_served_page_renders_in_chromium_and_nothing_runs_past_its_box(server,
     dom = headless(chromium, tmp_path / "profile-dom", "--dump-dom", f"file://{served}").stdout
     if "/runs/" in page:  # a run's page is tables: its days, where its GPU time went, its plan
         assert dom.count("<table") >= 2 and "Where the GPU time went" in dom
+    elif page.startswith(("/savings", "/alerts")):  # tables of what to act on, or a sentence saying why none
+        assert dom.count("<table") >= 1 and all(
+            "<table" in part or 'class="empty"' in part for part in dom.split("<section")[1:]), "a section says nothing"
     else:
         assert re.search(r"<svg\b.*?<rect\b", dom, flags=re.S), "no chart was drawn"
     assert "/teams/" in dom or page != "/", "the organisation page links no team page"
     assert overflows(chromium, body.decode(), 1280, tmp_path) == []
+    if page.startswith(("/savings", "/alerts")):  # a team lead's phone: nothing runs past its box there either
+        assert overflows(chromium, body.decode(), 640, tmp_path) == []
+
+
+def test_a_team_lead_logs_in_in_chromium_and_sees_the_team_page(server, tmp_path):
+    """The browser as a team lead uses it: /login's form filled in and sent, the cookie kept, the team's
+    page shown; a screenshot of each step."""
+    chromium = chromium_path()
+    if chromium is None:
+        pytest.skip("chromium is not installed: make system-deps")
+    pytest.importorskip("websockets.sync.client")
+    from tests.support.chromium import DevTools
+
+    with DevTools(chromium, tmp_path / "profile") as tab:
+        tab.open(server["url"] + f"/teams/{server['a']}")  # no cookie yet: sent to the form
+        assert tab.evaluate("location.pathname") == "/login"
+        tab.screenshot(tmp_path / "login.png")
+        tab.events.clear()
+        tab.evaluate(f"document.getElementById('token').value = {json.dumps(TEAM_A)}; document.forms[0].submit()")
+        tab.wait_for_load()
+        assert tab.evaluate("location.pathname") == f"/teams/{server['a']}"
+        assert tab.evaluate("document.querySelector('h1').textContent").startswith(f"Team {server['a']}")
+        assert tab.evaluate("document.cookie") == ""  # HttpOnly: no script on the page can read it
+        assert tab.evaluate("[...document.querySelectorAll('nav a')].map(a => a.textContent)")[-1] == "Log out"
+        tab.screenshot(tmp_path / "team.png")
+        tab.open(server["url"] + f"/teams/{server['b']}")
+        assert tab.evaluate("document.querySelector('h1').textContent") == "Not found"
+    assert (tmp_path / "team.png").stat().st_size > 10_000

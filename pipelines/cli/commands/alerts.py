@@ -12,7 +12,8 @@ import textwrap
 from datetime import timezone
 from pathlib import Path
 
-from pipelines.alerts.messages import at_stake, money
+from pipelines.alerts.messages import money
+from pipelines.lib.alert_money import summary_groups
 from pipelines.lib.dates import day_argument, time_argument
 
 SEVERITIES = ("info", "warning", "critical")
@@ -122,27 +123,16 @@ def _for_json(alert: dict) -> dict:
 
 
 def summary_lines(alerts: list[dict]) -> list[str]:
-    """Per kind and team: alerts, open ones, and the money at stake, a line per currency, money two alerts
-    both name once (messages.at_stake). Budgets of runs and of project months are lines apart, as a
-    month's spend holds its runs'."""
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for a in alerts:
-        groups.setdefault((_summary_kind(a), a["team"] or "–"), []).append(a)
+    """Per kind and team (alert_money.summary_groups): alerts, open ones, and the money at stake, a line per
+    currency."""
     n_open = sum(a["resolved_at"] is None for a in alerts)
     lines = [f"{len(alerts)} alert{'s' if len(alerts) != 1 else ''}, {n_open} open",
              f"{'kind':<21} {'team':<20} {'alerts':>6} {'open':>5}  {'at stake':>22}"]
-    for (kind, team), group in sorted(groups.items()):
-        stakes = [money(v, c) for c, v in at_stake(group).items()] or ["–"]
-        n_open = sum(a["resolved_at"] is None for a in group)
-        lines.append(f"{kind[:21]:<21} {_cut(team, 20):<20} {len(group):>6} {n_open:>5}  {stakes[0]:>22}")
+    for kind, team, n, n_open, stake in summary_groups(alerts):
+        stakes = [money(v, c) for c, v in stake.items()] or ["–"]
+        lines.append(f"{kind[:21]:<21} {_cut(team, 20):<20} {n:>6} {n_open:>5}  {stakes[0]:>22}")
         lines += [f"{'':<57}{s:>22}" for s in stakes[1:]]
     return lines
-
-
-def _summary_kind(a: dict) -> str:
-    if a["kind"] != "budget_threshold":
-        return a["kind"]
-    return "budget: project month" if a["subject_type"] == "project_month" else "budget: run"
 
 
 def alert_lines(a: dict) -> list[str]:
