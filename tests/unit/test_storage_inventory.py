@@ -174,3 +174,26 @@ def test_config_errors_name_the_key(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_config(bad)
     assert "curency" in str(err.value)
+
+
+def test_parquet_times_are_utc_whatever_the_sessions_time_zone(tmp_path, con):
+    con.execute("SET TimeZone = 'America/New_York'")
+    s3_inventory(tmp_path, "ckpt", utc(2026, 11, 2), OBJECTS, fmt="Parquet")
+    sync(con, tmp_path, STORAGE, OrgConfig())
+    assert [o[4] for o in objects(con)] == [datetime(2026, 11, 1, 10), datetime(2026, 11, 1, 11, 30)]
+
+
+def test_rows_are_numbered_in_file_order_on_the_warehouses_settings(tmp_path):
+    # the daily run's connection does not preserve insertion order and has two threads: the row a bad
+    # value is quarantined under must still be its row in the file, deep in a file of many chunks
+    c = duckdb.connect(config={"threads": 2, "preserve_insertion_order": False})
+    bootstrap(c)
+    rows = [(f"k/{i}", str(i), "2026-11-01T00:00:00.000Z", "STANDARD") for i in range(300_000)]
+    for i in (7, 123_457, 299_999):
+        rows[i] = (rows[i][0], "x", rows[i][2], rows[i][3])
+    s3_inventory(tmp_path, "ckpt", utc(2026, 11, 2), rows)
+    sync(c, tmp_path, STORAGE, OrgConfig())
+    assert c.execute("SELECT row_ref, payload::JSON->>'key' FROM ops.quarantine ORDER BY 1").fetchall() == [
+        ("row 123458", "k/123457"), ("row 300000", "k/299999"), ("row 8", "k/7")]
+    assert c.execute("SELECT count(*) FILTER (WHERE key <> 'k/' || (_row - 1)), count(*) "
+                     "FROM staging.stg_storage__objects").fetchall() == [(0, 299_997)]
