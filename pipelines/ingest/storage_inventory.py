@@ -254,7 +254,14 @@ def parse(path: Path, rel: str, cfg=None):
         return Parsed(rows=pl.DataFrame())
     base = root / FOLDER
     files = [(p, p.relative_to(root).as_posix()) for p in sorted(base.rglob("*")) if p.is_file()]
-    d = next(x for x in find_deliveries(root, [(path, rel)] + [f for f in files if f[1] != rel]) if x.rel == rel)
+    found = find_deliveries(root, [(path, rel)] + [f for f in files if f[1] != rel])
+    d = next(x for x in found if x.rel == rel)
+    # the delivery rule without a warehouse: of a store's day, only the newest complete delivery (then the
+    # first in path order) counts, so a copied manifest is not counted twice
+    rivals = [x for x in found if x.problem is None and not x.missing
+              and (x.store, x.snapshot_day) == (d.store, d.snapshot_day)]
+    if d.problem is None and not d.missing and min(rivals, key=lambda x: (-x.created.timestamp(), x.rel)) is not d:
+        return Parsed(rows=pl.DataFrame())
     if d.problem or d.missing:
         reason = d.problem or f"manifest names {len(d.missing)} file(s) not landed: {', '.join(d.missing[:5])}"
         return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, rel, reason))
@@ -263,10 +270,10 @@ def parse(path: Path, rel: str, cfg=None):
     try:
         for file in d.files:
             read_into(con, d, file)
-            rows.append(con.execute("SELECT * EXCLUDE (bad, reason, payload) FROM storage_read WHERE NOT bad").pl())
-            rejects.append(con.execute(
+            rows.append(con.sql("SELECT * EXCLUDE (bad, reason, payload) FROM storage_read WHERE NOT bad").pl())
+            rejects.append(con.sql(
                 "SELECT $s AS source, _file AS file, 'row ' || _row AS row_ref, reason, payload, "
-                "snapshot_day AS day FROM storage_read WHERE reason IS NOT NULL", {"s": SOURCE}).pl())
+                "snapshot_day AS day FROM storage_read WHERE reason IS NOT NULL", params={"s": SOURCE}).pl())
     finally:
         con.close()
     return Parsed(rows=pl.concat(rows) if rows else pl.DataFrame(),

@@ -197,3 +197,13 @@ def test_rows_are_numbered_in_file_order_on_the_warehouses_settings(tmp_path):
         ("row 123458", "k/123457"), ("row 300000", "k/299999"), ("row 8", "k/7")]
     assert c.execute("SELECT count(*) FILTER (WHERE key <> 'k/' || (_row - 1)), count(*) "
                      "FROM staging.stg_storage__objects").fetchall() == [(0, 299_997)]
+
+
+def test_inspect_reads_the_current_delivery_once_without_a_warehouse(tmp_path):
+    manifest = s3_inventory(tmp_path, "ckpt", utc(2026, 11, 2), OBJECTS + [("bad", "x", "", "STANDARD")])
+    copy = tmp_path / "inventory/storage/again/2026-11-02T00-00Z/manifest.json"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(manifest.read_bytes())
+    parsed = [STORAGE.parse(p, p.relative_to(tmp_path).as_posix(), OrgConfig()) for p in (manifest, copy)]
+    assert sorted(p.rows.height for p in parsed) == [0, 2]
+    assert sorted(p.rejects.height for p in parsed) == [0, 1]
