@@ -207,3 +207,33 @@ def test_inspect_reads_the_current_delivery_once_without_a_warehouse(tmp_path):
     parsed = [STORAGE.parse(p, p.relative_to(tmp_path).as_posix(), OrgConfig()) for p in (manifest, copy)]
     assert sorted(p.rows.height for p in parsed) == [0, 2]
     assert sorted(p.rejects.height for p in parsed) == [0, 1]
+
+
+def test_a_checkpoint_saved_event_with_a_path_ties_its_objects_to_the_run_and_step():
+    from tests.support.sql_steps import given, rows_of, warehouse
+
+    c = warehouse()
+    obj = {"_file": "f", "_row": 1, "source": "s3_inventory", "delivery": "m", "snapshot_day": DAY, "store": "b",
+           "store_kind": "s3", "size_bytes": 10, "last_modified": datetime(2026, 11, 1), "last_accessed": None,
+           "tier": "STANDARD"}
+    given(c, "staging.stg_storage__objects", [
+        {**obj, "key": "exp/final/model.safetensors"}, {**obj, "key": "exp/final/opt/state.pt"},
+        {**obj, "key": "exp/finalist.txt"}, {**obj, "key": "runs/r1/step_5/a.pt"}])
+    ev = {"_file": "e", "_row": 1, "job_id": None, "tokens": None, "project": None, "log_format": None}
+    given(c, "staging.stg_runs__events", [
+        {**ev, "run_id": "r2", "event": "run_config", "ts": datetime(2026, 11, 1), "step": None, "path": None,
+         "project": "p-eval"},
+        {**ev, "run_id": "r2", "event": "checkpoint_saved", "ts": datetime(2026, 11, 2, 3), "step": 999,
+         "path": "s3://b/exp/final"},
+        {**ev, "run_id": "r3", "event": "checkpoint_saved", "ts": datetime(2026, 11, 3), "step": 1,
+         "path": "s3://b/runs/r1/"}])  # saved after the day: not yet
+    cfg = OrgConfig.model_validate({"storage": {"rules": [
+        {"pattern": "s3://b/runs/{run_id}/step_{step}/", "kind": "checkpoint"}]}})
+    for statement in rule_macros(cfg.storage):
+        c.execute(statement)
+    got = rows_of(c, "intermediate/int_storage_objects", {"day": DAY, **cfg.sql_params()}, order_by="key")
+    assert [(r["key"], r["kind"], r["run_id"], r["step"], r["project"]) for r in got] == [
+        ("exp/final/model.safetensors", "checkpoint", "r2", 999, "p-eval"),
+        ("exp/final/opt/state.pt", "checkpoint", "r2", 999, "p-eval"),
+        ("exp/finalist.txt", "other", None, None, None),
+        ("runs/r1/step_5/a.pt", "checkpoint", "r1", 5, None)]
