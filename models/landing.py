@@ -241,6 +241,8 @@ RunEvent = Contract(
         "reported_tflops": Column(pl.Float64, nullable=True, ge=0, doc="and its TFLOP/s per GPU"),
         "log_format": Column(pl.String, nullable=True,
                              doc="the format a trainer log was read as (NULL: trainer events JSONL)"),
+        "path": Column(pl.String, nullable=True,
+                       doc="checkpoint_saved events, optional: where it was written (s3://bucket/prefix/, a path)"),
     },
     (
         RowCheck("ts must not be in the future", lambda: _not_in_future("ts"), ("ts",)),

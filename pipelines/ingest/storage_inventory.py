@@ -140,11 +140,13 @@ def read_into(con: duckdb.DuckDBPyConnection, d: Delivery, file: tuple[Path, str
             SELECT _file, _row, $delivery AS delivery, $source AS source, $day::DATE AS snapshot_day,
                    $store AS store, $kind AS store_kind, nullif({key}, '') AS key,
                    -- an integer as written: a cast would round 12.5 to 13
-                   CASE WHEN regexp_full_match(trim(r_size), '-?[0-9]+') THEN TRY_CAST(trim(r_size) AS BIGINT) END
-                       AS size_bytes,
-                   storage_time(r_modified) AS last_modified, storage_time(r_accessed) AS last_accessed,
+                   -- (Parquet and ORC give typed values, n_*, read as they are)
+                   coalesce(n_size, CASE WHEN regexp_full_match(trim(r_size), '-?[0-9]+')
+                                         THEN TRY_CAST(trim(r_size) AS BIGINT) END) AS size_bytes,
+                   coalesce(n_modified, storage_time(r_modified)) AS last_modified,
+                   storage_time(r_accessed) AS last_accessed,
                    coalesce(nullif(trim(r_tier), ''), $default_tier) AS tier,
-                   r_key, r_size, r_modified, r_accessed, r_tier
+                   r_key, coalesce(r_size, n_size::VARCHAR) AS r_size, r_modified, r_accessed, r_tier
             FROM numbered
         )
         SELECT * EXCLUDE (r_key, r_size, r_modified, r_accessed, r_tier),
@@ -167,7 +169,8 @@ def read_into(con: duckdb.DuckDBPyConnection, d: Delivery, file: tuple[Path, str
 
 
 def _raw(con: duckdb.DuckDBPyConnection, d: Delivery, file: tuple[Path, str]) -> str:
-    """SELECT of a file's raw text: _file, r_key, r_size, r_modified, r_accessed, r_tier."""
+    """SELECT of a file's raw values: _file, r_key, r_size, r_modified, r_accessed, r_tier as text, and
+    n_size, n_modified where the format types them (Parquet, ORC; NULL for text)."""
     con.execute("CREATE OR REPLACE TEMP MACRO storage_time(t) AS coalesce("
                 "TRY_CAST(nullif(trim(t), '') AS TIMESTAMP), "
                 "make_timestamp(TRY_CAST(TRY_CAST(nullif(trim(t), '') AS DOUBLE) * 1000000 AS BIGINT)))")
@@ -178,8 +181,8 @@ def _raw(con: duckdb.DuckDBPyConnection, d: Delivery, file: tuple[Path, str]) ->
     if d.kind == "posix":
         posix = "read_csv(getvariable('storage_paths'), header = true, all_varchar = true, parallel = false)"
         return (f"SELECT {rel_of} AS _file, path AS r_key, size_bytes AS r_size, mtime AS r_modified, "
-                f"{'atime' if 'atime' in _columns(con, posix) else 'NULL::VARCHAR'} AS r_accessed, tier AS r_tier "
-                f"FROM {posix}")
+                f"{'atime' if 'atime' in _columns(con, posix) else 'NULL::VARCHAR'} AS r_accessed, tier AS r_tier, "
+                f"NULL::BIGINT AS n_size, NULL::TIMESTAMP AS n_modified FROM {posix}")
     if d.file_format == "CSV":
         cols = [f"c{i}" for i in range(len(d.columns))]
         spec = "{" + ", ".join(f"'{c}': 'VARCHAR'" for c in cols) + "}"
@@ -187,7 +190,7 @@ def _raw(con: duckdb.DuckDBPyConnection, d: Delivery, file: tuple[Path, str]) ->
         pick = lambda name: at.get(name, "NULL::VARCHAR")  # noqa: E731
         return (f"SELECT {rel_of} AS _file, {pick('Key')} AS r_key, {pick('Size')} AS r_size, "
                 f"{pick('LastModifiedDate')} AS r_modified, NULL::VARCHAR AS r_accessed, "
-                f"{pick('StorageClass')} AS r_tier "
+                f"{pick('StorageClass')} AS r_tier, NULL::BIGINT AS n_size, NULL::TIMESTAMP AS n_modified "
                 f"FROM read_csv(getvariable('storage_paths'), header = false, columns = {spec}, "
                 f"quote = '\"', escape = '\"', delim = ',', compression = 'auto', parallel = false)")
     if d.file_format == "Parquet":
@@ -196,19 +199,26 @@ def _raw(con: duckdb.DuckDBPyConnection, d: Delivery, file: tuple[Path, str]) ->
         source = _orc(con, d, file)
     have = _columns(con, source)
     col = lambda name: f"{name}::VARCHAR" if name in have else "NULL::VARCHAR"  # noqa: E731
-    # Parquet and ORC times are typed (TIMESTAMP_MILLIS, UTC); their text casts back exactly
-    return (f"SELECT {rel_of} AS _file, {col('key')} AS r_key, {col('size')} AS r_size, "
-            f"{col('last_modified_date')} AS r_modified, NULL::VARCHAR AS r_accessed, "
-            f"{col('storage_class')} AS r_tier, {'file_row_number + 1' if 'file_row_number' in have else 'NULL'} AS _row "
+    # typed values kept typed (a round trip through text costs seconds a file); an instant (UTC, as AWS
+    # writes TIMESTAMP_MILLIS) is taken at UTC whatever the session's time zone
+    size = "TRY_CAST(size AS BIGINT)" if "size" in have else "NULL::BIGINT"
+    ts = have.get("last_modified_date", "")
+    modified = ("timezone('UTC', last_modified_date::TIMESTAMPTZ)" if "TIME ZONE" in ts or ts.startswith("TIMESTAMPTZ")
+                else "TRY_CAST(last_modified_date AS TIMESTAMP)" if ts.startswith(("TIMESTAMP", "DATE"))
+                else "NULL::TIMESTAMP")
+    text_modified = "NULL::VARCHAR" if modified != "NULL::TIMESTAMP" else col("last_modified_date")
+    return (f"SELECT {rel_of} AS _file, {col('key')} AS r_key, NULL::VARCHAR AS r_size, "
+            f"{text_modified} AS r_modified, NULL::VARCHAR AS r_accessed, "
+            f"{col('storage_class')} AS r_tier, {size} AS n_size, {modified} AS n_modified, "
+            f"{'file_row_number + 1' if 'file_row_number' in have else 'NULL'} AS _row "
             f"FROM {source}")
 
 
-def _columns(con: duckdb.DuckDBPyConnection, source: str) -> set[str]:
-    """The lower-case column names of a table expression (a reader over the delivery's files)."""
-    result = con.execute(f"SELECT * FROM {source} LIMIT 0")
-    names = {d[0].lower() for d in result.description}
-    result.fetchall()  # a result left unread blocks the connection (DuckDB 2.0)
-    return names
+def _columns(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
+    """The lower-case column names of a table expression (a reader over the delivery's files) and their
+    DuckDB types."""
+    return {name.lower(): str(dtype).upper() for name, dtype, *_ in
+            con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
 
 
 def _orc(con: duckdb.DuckDBPyConnection, d: Delivery, file: tuple[Path, str]) -> str:
@@ -244,7 +254,14 @@ def parse(path: Path, rel: str, cfg=None):
         return Parsed(rows=pl.DataFrame())
     base = root / FOLDER
     files = [(p, p.relative_to(root).as_posix()) for p in sorted(base.rglob("*")) if p.is_file()]
-    d = next(x for x in find_deliveries(root, [(path, rel)] + [f for f in files if f[1] != rel]) if x.rel == rel)
+    found = find_deliveries(root, [(path, rel)] + [f for f in files if f[1] != rel])
+    d = next(x for x in found if x.rel == rel)
+    # the delivery rule without a warehouse: of a store's day, only the newest complete delivery (then the
+    # first in path order) counts, so a copied manifest is not counted twice
+    rivals = [x for x in found if x.problem is None and not x.missing
+              and (x.store, x.snapshot_day) == (d.store, d.snapshot_day)]
+    if d.problem is None and not d.missing and min(rivals, key=lambda x: (-x.created.timestamp(), x.rel)) is not d:
+        return Parsed(rows=pl.DataFrame())
     if d.problem or d.missing:
         reason = d.problem or f"manifest names {len(d.missing)} file(s) not landed: {', '.join(d.missing[:5])}"
         return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, rel, reason))
@@ -253,10 +270,10 @@ def parse(path: Path, rel: str, cfg=None):
     try:
         for file in d.files:
             read_into(con, d, file)
-            rows.append(con.execute("SELECT * EXCLUDE (bad, reason, payload) FROM storage_read WHERE NOT bad").pl())
-            rejects.append(con.execute(
+            rows.append(con.sql("SELECT * EXCLUDE (bad, reason, payload) FROM storage_read WHERE NOT bad").pl())
+            rejects.append(con.sql(
                 "SELECT $s AS source, _file AS file, 'row ' || _row AS row_ref, reason, payload, "
-                "snapshot_day AS day FROM storage_read WHERE reason IS NOT NULL", {"s": SOURCE}).pl())
+                "snapshot_day AS day FROM storage_read WHERE reason IS NOT NULL", params={"s": SOURCE}).pl())
     finally:
         con.close()
     return Parsed(rows=pl.concat(rows) if rows else pl.DataFrame(),

@@ -166,7 +166,9 @@ def _set_aside(con: duckdb.DuckDBPyConnection, source: Source, deliveries: list[
             status, why = "superseded", f"a newer delivery of {d.store} for {d.snapshot_day} is current"
         entries.append({"file": d.rel, "size_bytes": d.path.stat().st_size,
                         "sha256": digests.get(d.rel) or fingerprint(d.path)[1], "rows_staged": 0,
-                        "rows_quarantined": 1 if status != "superseded" else 0, "first_day": d.snapshot_day,
+                        # its quarantine row stands for a whole file, no share of the day's rows: a late
+                        # or broken inventory is said (the contract check lists it), never a stopped day
+                        "rows_quarantined": 0, "first_day": d.snapshot_day,
                         "last_day": d.snapshot_day, "status": status, "status_reason": why,
                         "superseded_by": win.rel if win and status != "unreadable" else None})
         if status != "superseded":

@@ -158,3 +158,21 @@ def test_malformed_rows_are_quarantined_with_file_and_row(ledger):
          "size 'oops' is not an integer"),
         ("inventory/storage/lustre1/2026-11-02.csv", "row 2",
          "last modified 'yesterday' is not a time: staged without one")]
+
+
+def test_a_late_inventory_is_said_and_stops_nothing(tmp_path):
+    """A day whose only manifest names a file not landed yet: the day runs (its objects are the earlier
+    snapshot's, here none), and the manifest is in ops.quarantine naming the missing file."""
+    land = Landing(tmp_path)
+    land.node("n1")
+    land.node_hours("n1", utc(2026, 11, 2), 24, "10.00")
+    land.write()
+    manifest = s3_inventory(land.landing, "ckpt-bucket", utc(2026, 11, 2, 0, 5),
+                            [("runs/r1/step_1/a.pt", "5", "2026-11-01T00:00:00.000Z", "STANDARD")],
+                            extra_keys=("part1.csv.gz",))
+    with ledger_of(land, [DAY]) as con:
+        (reason,), = con.execute("SELECT reason FROM ops.quarantine WHERE source = 'storage' AND row_ref = 'file' "
+                                 "AND file = ?", [manifest.relative_to(land.landing).as_posix()]).fetchall()
+        assert "part1.csv.gz" in reason
+        assert con.execute("SELECT count(*) FROM staging.stg_storage__objects").fetchall() == [(0,)]
+        assert con.execute("SELECT sum(effective_cost) FROM marts.fct_cost_daily").fetchall() == [(D("240.00"),)]

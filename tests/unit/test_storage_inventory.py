@@ -174,3 +174,66 @@ def test_config_errors_name_the_key(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_config(bad)
     assert "curency" in str(err.value)
+
+
+def test_parquet_times_are_utc_whatever_the_sessions_time_zone(tmp_path, con):
+    con.execute("SET TimeZone = 'America/New_York'")
+    s3_inventory(tmp_path, "ckpt", utc(2026, 11, 2), OBJECTS, fmt="Parquet")
+    sync(con, tmp_path, STORAGE, OrgConfig())
+    assert [o[4] for o in objects(con)] == [datetime(2026, 11, 1, 10), datetime(2026, 11, 1, 11, 30)]
+
+
+def test_rows_are_numbered_in_file_order_on_the_warehouses_settings(tmp_path):
+    # the daily run's connection does not preserve insertion order and has two threads: the row a bad
+    # value is quarantined under must still be its row in the file, deep in a file of many chunks
+    c = duckdb.connect(config={"threads": 2, "preserve_insertion_order": False})
+    bootstrap(c)
+    rows = [(f"k/{i}", str(i), "2026-11-01T00:00:00.000Z", "STANDARD") for i in range(300_000)]
+    for i in (7, 123_457, 299_999):
+        rows[i] = (rows[i][0], "x", rows[i][2], rows[i][3])
+    s3_inventory(tmp_path, "ckpt", utc(2026, 11, 2), rows)
+    sync(c, tmp_path, STORAGE, OrgConfig())
+    assert c.execute("SELECT row_ref, payload::JSON->>'key' FROM ops.quarantine ORDER BY 1").fetchall() == [
+        ("row 123458", "k/123457"), ("row 300000", "k/299999"), ("row 8", "k/7")]
+    assert c.execute("SELECT count(*) FILTER (WHERE key <> 'k/' || (_row - 1)), count(*) "
+                     "FROM staging.stg_storage__objects").fetchall() == [(0, 299_997)]
+
+
+def test_inspect_reads_the_current_delivery_once_without_a_warehouse(tmp_path):
+    manifest = s3_inventory(tmp_path, "ckpt", utc(2026, 11, 2), OBJECTS + [("bad", "x", "", "STANDARD")])
+    copy = tmp_path / "inventory/storage/again/2026-11-02T00-00Z/manifest.json"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(manifest.read_bytes())
+    parsed = [STORAGE.parse(p, p.relative_to(tmp_path).as_posix(), OrgConfig()) for p in (manifest, copy)]
+    assert sorted(p.rows.height for p in parsed) == [0, 2]
+    assert sorted(p.rejects.height for p in parsed) == [0, 1]
+
+
+def test_a_checkpoint_saved_event_with_a_path_ties_its_objects_to_the_run_and_step():
+    from tests.support.sql_steps import given, rows_of, warehouse
+
+    c = warehouse()
+    obj = {"_file": "f", "_row": 1, "source": "s3_inventory", "delivery": "m", "snapshot_day": DAY, "store": "b",
+           "store_kind": "s3", "size_bytes": 10, "last_modified": datetime(2026, 11, 1), "last_accessed": None,
+           "tier": "STANDARD"}
+    given(c, "staging.stg_storage__objects", [
+        {**obj, "key": "exp/final/model.safetensors"}, {**obj, "key": "exp/final/opt/state.pt"},
+        {**obj, "key": "exp/finalist.txt"}, {**obj, "key": "runs/r1/step_5/a.pt"}])
+    ev = {"_file": "e", "_row": 1, "job_id": None, "tokens": None, "project": None, "log_format": None}
+    given(c, "staging.stg_runs__events", [
+        {**ev, "run_id": "r2", "event": "run_config", "ts": datetime(2026, 11, 1), "step": None, "path": None,
+         "project": "p-eval"},
+        {**ev, "run_id": "r2", "event": "checkpoint_saved", "ts": datetime(2026, 11, 2, 3), "step": 999,
+         "path": "s3://b/exp/final"},
+        {**ev, "run_id": "r3", "event": "checkpoint_saved", "ts": datetime(2026, 11, 3), "step": 1,
+         "path": "s3://b/runs/r1/"}])  # saved after the day: not yet
+    cfg = OrgConfig.model_validate({"storage": {"rules": [
+        {"pattern": "s3://b/runs/{run_id}/step_{step}/", "kind": "checkpoint"}]}})
+    for statement in rule_macros(cfg.storage):
+        c.execute(statement)
+    got = rows_of(c, "intermediate/int_storage_objects", {"day": DAY, **cfg.sql_params()}, order_by="key")
+    assert [(r["key"], r["kind"], r["run_id"], r["step"], r["project"]) for r in got] == [
+        ("exp/final/model.safetensors", "checkpoint", "r2", 999, "p-eval"),
+        ("exp/final/opt/state.pt", "checkpoint", "r2", 999, "p-eval"),
+        ("exp/finalist.txt", "other", None, None, None),
+        ("runs/r1/step_5/a.pt", "checkpoint", "r1", 5, None)]
