@@ -46,7 +46,7 @@ SELECT $day::DATE, NULL, store, tier, kind, run_id, coalesce(placed_project, '_u
        object_count, bytes::DECIMAL(38, 0), currency, CASE WHEN price IS NULL THEN 'unpriced' ELSE 'rate_card' END,
        -- bytes / 2^30 GiB × price a GiB-month / days of the month, in units of 1e-18, rounded down
        units_money(money_units(price) * bytes
-                   // (1073741824 * day(last_day($day::DATE))))::DECIMAL(38, 18),
+                   // (1073741824::BIGINT * day(last_day($day::DATE))))::DECIMAL(38, 18),
        units_money(money_units(price) * bytes
-                   // (1073741824 * day(last_day($day::DATE))))::DECIMAL(38, 18)
+                   // (1073741824::BIGINT * day(last_day($day::DATE))))::DECIMAL(38, 18)
 FROM unbilled
