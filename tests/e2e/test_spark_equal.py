@@ -30,8 +30,11 @@ INTERMEDIATE = ["intermediate/int_bill_line_hours", "intermediate/int_nodes", "i
                 "intermediate/int_job_allocations", "intermediate/int_gpu_seconds",
                 "intermediate/int_node_hour_energy", "intermediate/int_bill_line_placements",
                 "intermediate/int_config_cost_lines", "intermediate/int_cost_allocations"]
-# every mart the published file holds, so a new mart is compared without being listed here again
-MARTS = [t for t in PUBLISHED if t.startswith("marts/")]
+# every mart the published file holds, so a new mart is compared without being listed here again; but
+# storage, which the simulated fleet has none of (it lands no storage inventory yet): its two engines are
+# compared on the storage test's own landing (test_storage_inventory.py, marked spark)
+WITHOUT_ROWS_HERE = ("marts/fct_storage_daily",)
+MARTS = [t for t in PUBLISHED if t.startswith("marts/") and t not in WITHOUT_ROWS_HERE]
 
 
 def _spark_or_skip():
