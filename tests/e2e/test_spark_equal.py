@@ -29,12 +29,13 @@ pytestmark = pytest.mark.spark
 INTERMEDIATE = ["intermediate/int_bill_line_hours", "intermediate/int_nodes", "intermediate/int_node_hours",
                 "intermediate/int_job_allocations", "intermediate/int_gpu_seconds",
                 "intermediate/int_node_hour_energy", "intermediate/int_bill_line_placements",
-                "intermediate/int_config_cost_lines", "intermediate/int_cost_allocations"]
-# every mart the published file holds, so a new mart is compared without being listed here again; but
-# storage, which the simulated fleet has none of (it lands no storage inventory yet): its two engines are
-# compared on the storage test's own landing (test_storage_inventory.py, marked spark)
-WITHOUT_ROWS_HERE = ("marts/fct_storage_daily",)
-MARTS = [t for t in PUBLISHED if t.startswith("marts/") and t not in WITHOUT_ROWS_HERE]
+                "intermediate/int_config_cost_lines", "intermediate/int_storage_costs", "intermediate/int_cost_allocations"]
+# every mart the published file holds, so a new mart is compared without being listed here again
+MARTS = [t for t in PUBLISHED if t.startswith("marts/")]
+# the storage tables, empty here: the simulated fleet lands no storage inventory yet. Their columns are
+# compared; their rows, on both engines, by the storage test's own landing (test_storage_inventory.py,
+# marked spark)
+WITHOUT_ROWS_HERE = ("intermediate/int_storage_costs", "marts/fct_storage_daily")
 
 
 def _spark_or_skip():
@@ -158,7 +159,7 @@ def test_spark_table_equals_duckdb(simulated_ledger, spark_ledger, table):
     ledger = spark_ledger.ledger
     with duckdb.connect(str(simulated_ledger.warehouse), read_only=True) as con:
         result = compare_table(con, ledger.root, table)
-    assert result.rows > 0, f"{table} has no rows on DuckDB: nothing was compared"
+    assert result.rows > 0 or table in WITHOUT_ROWS_HERE, f"{table} has no rows on DuckDB: nothing was compared"
     assert not result.problems, f"{table}: " + "; ".join(result.problems)
 
 
