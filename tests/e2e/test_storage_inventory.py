@@ -19,9 +19,11 @@ a node n1 ($10 an hour) runs job 1 of run r1 (p-train) all day; a network line o
 
 from __future__ import annotations
 
+import os
 from datetime import date
 from decimal import Decimal as D
 
+import duckdb
 import pytest
 
 from tests.support.pipeline import dict_rows, ledger_of
@@ -55,7 +57,7 @@ CONFIG = {"quarantine": {"max_share": 0.5}, "storage": {
 
 
 @pytest.fixture(scope="module")
-def ledger(tmp_path_factory):
+def storage_landing(tmp_path_factory):
     land = Landing(tmp_path_factory.mktemp("storage"))
     land.config = CONFIG
     land.node("n1")
@@ -87,7 +89,12 @@ def ledger(tmp_path_factory):
     posix_listing(land.landing, "lustre1", "2026-11-02",
                   [("/lustre/datasets/web/shard-0.bin", 500, 1793500000, "hot"),
                    ("/lustre/datasets/web/shard-1.bin", 700, "yesterday", "hot")])
-    with ledger_of(land, [DAY]) as con:
+    return land
+
+
+@pytest.fixture(scope="module")
+def ledger(storage_landing):
+    with ledger_of(storage_landing, [DAY]) as con:
         yield con
 
 
@@ -176,3 +183,38 @@ def test_a_late_inventory_is_said_and_stops_nothing(tmp_path):
         assert "part1.csv.gz" in reason
         assert con.execute("SELECT count(*) FROM staging.stg_storage__objects").fetchall() == [(0,)]
         assert con.execute("SELECT sum(effective_cost) FROM marts.fct_cost_daily").fetchall() == [(D("240.00"),)]
+
+
+@pytest.mark.spark
+def test_the_same_storage_ledger_on_spark(ledger, storage_landing, tmp_path):
+    """The day run again with `--engine spark` (int_storage_objects on DuckDB, mirrored; the storage
+    costs, the ledger and the marts on Spark) gives the same storage, ledger and run rows, cent for cent."""
+    import shutil
+    import subprocess
+    import sys
+
+    from pipelines.lib.warehouse import PROJECT_ROOT
+
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java (17) on PATH: `java` was not found")
+    pytest.importorskip("pyspark")
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(PROJECT_ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPULEDGER_")} | {"DAGSTER_HOME": str(home)}
+    warehouse = tmp_path / "warehouse.duckdb"
+    subprocess.run([sys.executable, "-m", "pipelines.cli", "run", "--landing", str(storage_landing.landing),
+                    "--config", str(storage_landing.config_path), "--warehouse", str(warehouse),
+                    "--start", DAY.isoformat(), "--engine", "spark"],
+                   env=env, cwd=PROJECT_ROOT, check=True, capture_output=True, timeout=1200)
+    queries = [
+        "SELECT store, project, run_id, kind, tier, priced_by, object_count, bytes, effective_cost, billed_cost "
+        "FROM marts.fct_storage_daily ORDER BY ALL",
+        "SELECT team, project, category, cost_source, effective_cost, billed_cost FROM marts.fct_cost_daily ORDER BY ALL",
+        "SELECT run_id, checkpoint_storage_cost, checkpoint_bytes FROM marts.fct_run_efficiency_daily ORDER BY ALL"]
+    spark = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        for query in queries:
+            assert spark.execute(query).fetchall() == ledger.execute(query).fetchall(), query
+    finally:
+        spark.close()
