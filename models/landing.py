@@ -241,6 +241,8 @@ RunEvent = Contract(
         "reported_tflops": Column(pl.Float64, nullable=True, ge=0, doc="and its TFLOP/s per GPU"),
         "log_format": Column(pl.String, nullable=True,
                              doc="the format a trainer log was read as (NULL: trainer events JSONL)"),
+        "path": Column(pl.String, nullable=True,
+                       doc="checkpoint_saved events, optional: where it was written (s3://bucket/prefix/, a path)"),
     },
     (
         RowCheck("ts must not be in the future", lambda: _not_in_future("ts"), ("ts",)),
@@ -304,4 +306,32 @@ RunPlan = Contract(
     table="staging/stg_plans__run_plans",
     table_doc="One row per plan file (docs/ingest/plans.md). NULL inputs are filled from the warehouse or the "
               "config when the plan is estimated (sql/marts/dim_run_plans/).",
+)
+
+
+STORE_KINDS = ["s3", "posix"]
+
+StorageObject = Contract(
+    "StorageObject",
+    "An object of a storage inventory snapshot: an S3 Inventory row or a line of a POSIX listing under "
+    "inventory/storage/ (docs/ingest/storage.md).",
+    {
+        **FILE_AND_ROW,
+        "source": Column(pl.String, provenance=True, doc="s3_inventory | posix"),
+        # a snapshot is replaced whole: a later delivery for the same store and day takes this one's rows out
+        "delivery": Column(pl.String, provenance=True,
+                           doc="the manifest.json (S3 Inventory) or listing (POSIX) the row came with"),
+        "snapshot_day": Column(pl.Date, doc="UTC day the snapshot lists: the manifest's creationTimestamp, the listing's name"),
+        "store": Column(pl.String, min_length=1, doc="the S3 bucket (sourceBucket) or the file system's name"),
+        "store_kind": Column(pl.String, isin=tuple(STORE_KINDS), doc=" | ".join(STORE_KINDS)),
+        "key": Column(pl.String, min_length=1, doc="the object's key (URL-decoded) or the file's path"),
+        "size_bytes": Column(pl.Int64, ge=0),
+        "last_modified": Column(TS, nullable=True,
+                                doc="UTC; NULL where the file's value did not parse (the row is also quarantined)"),
+        "last_accessed": Column(TS, nullable=True, doc="POSIX atime where the listing has it"),
+        "tier": Column(pl.String, min_length=1, doc="S3 StorageClass (STANDARD when the inventory lists none), or the listing's tier"),
+    },
+    table="staging/stg_storage__objects",
+    table_doc="One row per object and snapshot day; the objects of a store's day are those of its one "
+              "current delivery.",
 )

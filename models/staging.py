@@ -9,7 +9,8 @@ from __future__ import annotations
 import polars as pl
 
 from models.contract import Column, Contract, RowCheck
-from models.landing import FILE_AND_ROW, TS, FocusBillLine, InventoryNode, RunEvent, RunPlan, SchedulerJobAllocation
+from models.landing import (FILE_AND_ROW, TS, FocusBillLine, InventoryNode, RunEvent, RunPlan, SchedulerJobAllocation,
+                            StorageObject)
 
 DcgmGpuMinute = Contract(
     "DcgmGpuMinute",
@@ -57,4 +58,5 @@ DcgmGpuMinute = Contract(
 )
 
 # The staging tables, in the order the warehouse creates them.
-TABLES: tuple[Contract, ...] = (FocusBillLine, SchedulerJobAllocation, DcgmGpuMinute, RunEvent, InventoryNode, RunPlan)
+TABLES: tuple[Contract, ...] = (FocusBillLine, SchedulerJobAllocation, DcgmGpuMinute, RunEvent, InventoryNode, RunPlan,
+                                StorageObject)

@@ -11,6 +11,8 @@
     out/landing/runs/<run_id>.jsonl
     out/landing/inventory/nodes.csv
     out/landing/plans/<run_id>.yaml     (the biggest runs' plans)
+    out/landing/inventory/storage/...   (daily inventories of the runs' checkpoints, logs and the datasets:
+                                        simulator/storage.py; out/truth/storage.csv their cost per run and tier)
     out/gpuledger.yaml
     out/truth/gpu_seconds.csv, out/truth/runs.csv, out/truth/badput.csv (every run GPU-second by badput kind:
     simulator/truth.py), out/truth/costs.csv (what the nodes no bill covers cost,
@@ -48,6 +50,8 @@ from .manifest import BillTotals
 from .offbill import OFF_BILL, OFF_BILL_BY_NAME, CostTruth, costing_of, off_bill_nodes
 from .timeline import C_UNALLOC, DAY, NodeIndex, count_categories, count_project_hours, paint_categories, paint_state
 from .incidents import incident_rows, write_incidents
+from .storage import StorageTruth, checkpoint_bucket_line, snapshot, write_inventories
+from .storage import config_yaml as storage_yaml
 from .savings import job_savings, node_savings, write_savings
 from .truth import BadputTruth, GpuSecondsTruth, runs_truth, write_runs_truth
 from .workload import Knobs, WorkloadBuilder
@@ -82,6 +86,7 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     totals = BillTotals()
     seen_months: set[tuple[int, int]] = set()
     focus_days = []
+    storage_truth, storage_stats = StorageTruth(seed), {}
     for di in range(days):
         day = start + dt.timedelta(days=di)
         first_of_month = (day.year, day.month) not in seen_months
@@ -89,6 +94,13 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         fd = build_day(fleet, seed, day, di, days, first_of_month)
         if knobs.mig_node:
             mig.add_bill(fd, seed, day)
+        if knobs.storage:   # last, so every other line keeps its x_LineItemId
+            at = t0 + di * DAY
+            objects = snapshot(wl.runs, seed, t0, at)
+            checkpoint_bucket_line(fd, day, objects)
+            inventories = write_inventories(landing / "inventory" / "storage", seed, day, at, objects)
+            storage_stats = {k: storage_stats.get(k, 0) + v for k, v in inventories.items()}
+            storage_truth.add_day(day, fd.rows, objects)
         for r, billed, effective, cps, cpe in fd.rows:
             totals.add(r["BillingCurrency"], effective, billed, cps, cpe)
         focus_days.append(fd)
@@ -127,7 +139,9 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
     inventory = write_inventory(landing / "inventory" / "nodes.csv", fleet, off_bill,
                                 extra=[mig.inventory_row(seed)] if knobs.mig_node else [])
     months = sorted({f"{start + dt.timedelta(days=di):%Y-%m}" for di in range(days)})
-    write_config(out / "gpuledger.yaml", fleet, kubernetes_cluster, months)
+    write_config(out / "gpuledger.yaml", fleet, kubernetes_cluster, months,
+                 extra=storage_yaml(seed) if knobs.storage else "")
+    storage_rows = storage_truth.write(out / "truth" / "storage.csv") if knobs.storage else 0
 
     # telemetry and GPU-second truth, one node-day at a time
     all_jobs = [*wl.jobs, *wl.off_bill_jobs]
@@ -248,11 +262,13 @@ def simulate(out: Path, start: dt.date, days: int, nodes: int = 16, seed: int = 
         "runs": runs_stats,
         "plans": plans_stats,
         "inventory": inventory,
+        **({"storage": storage_stats} if knobs.storage else {}),
         "truth": {"gpu_seconds_rows": gpu_rows, "runs_rows": len(run_rows), "cost_rows": cost_rows,
                   "efficiency_rows": efficiency_rows,
                   "incidents_rows": len(incidents),
                   "savings_rows": savings_n,
                   "badput_rows": badput_rows,
+                  "storage_rows": storage_rows,
                   "billed_gpu_seconds_per_day": n_billed * 8 * DAY,
                   "config_costed_gpu_seconds_per_day": len(off_bill) * 8 * DAY},
         "off_bill": {"nodes": len(off_bill), "hostnames": " ".join(n.hostname for n in off_bill),

@@ -47,6 +47,9 @@ class Knobs:
     # (simulator/runs.py). Modest by default, so the demo shows every badput kind without its other figures
     # moving much; 0 gives the runs of before.
     badput_run_share: float = 0.5
+    # Checkpoints, logs and datasets in a Lustre file system per project and two buckets, inventoried daily,
+    # with the checkpoint bucket's bill line (simulator/storage.py); False gives the bills of before.
+    storage: bool = True
 
 
 @dataclass

@@ -75,6 +75,7 @@ fx:                          # west's GPU cloud bills in EUR: the finance views 
 
 
 def write_config(path: Path, fleet: Fleet, kubernetes_cluster: str | None = None,
-                 months: list[str] | tuple = ()) -> None:
+                 months: list[str] | tuple = (), extra: str = "") -> None:
+    """`extra`: sections appended as they are (the storage: section, simulator/storage.py)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(config_yaml(fleet, kubernetes_cluster, months), encoding="utf-8")
+    path.write_text(config_yaml(fleet, kubernetes_cluster, months) + extra, encoding="utf-8")

@@ -21,7 +21,8 @@ from pipelines.landing.parsed import Parsed, file_reject
 from pipelines.lib.warehouse import sql
 
 SOURCE = "runs"
-FIELDS = ["run_id", "event", "ts", "job_id", "step", "tokens", "project", "dtype", "data_seconds", "comm_seconds"]
+FIELDS = ["run_id", "event", "ts", "job_id", "step", "tokens", "project", "dtype", "data_seconds", "comm_seconds",
+          "path"]
 # the step timers: seconds of a step spent waiting for data / in exposed communication (docs/ingest/runs.md)
 TIMERS = ["data_seconds", "comm_seconds"]
 MODEL_FIELDS = {
@@ -61,9 +62,10 @@ def events(df: pl.DataFrame, source: str = SOURCE) -> tuple[pl.DataFrame, pl.Dat
     df = df.with_columns(
         *[pl.lit(None, pl.String).alias(RAW + c) for c in REPORTED if RAW + c not in df.columns],
         *([] if "log_format" in df.columns else [pl.lit(None, pl.String).alias("log_format")]),
+        *([] if RAW + "path" in df.columns else [pl.lit(None, pl.String).alias(RAW + "path")]),
     )
     df = df.with_columns(
-        *[pl.col(RAW + f).alias(f) for f in ["run_id", "event", "job_id", "project", "dtype"]],
+        *[pl.col(RAW + f).alias(f) for f in ["run_id", "event", "job_id", "project", "dtype", "path"]],
         to_utc(RAW + "ts").alias("ts"),
         to_int(RAW + "step").alias("step"),
         to_int(RAW + "tokens").alias("tokens"),

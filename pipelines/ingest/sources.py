@@ -11,7 +11,8 @@ import polars as pl
 
 from models import landing, staging
 from pipelines.ingest import (aws_cur, dcgm, dcgm_batch, dcgm_prom, focus, inventory, kubernetes, nvidia_smi, plans,
-                              runs, runs_batch, slurm, summaries)
+                              runs, runs_batch, slurm, storage_inventory, summaries)
+from pipelines.ingest.storage_sync import sync_storage
 from pipelines.ingest.plausible import guard
 from pipelines.ingest.refused_bills import charge_days
 from pipelines.ingest.trainer_logs import read as trainer_logs
@@ -177,7 +178,22 @@ PLANS = guard(Source(
     group="plans",
 ))
 
-BUILT_IN = (FOCUS, AWS_CUR, SLURM, KUBERNETES, DCGM, NVIDIA_SMI, RUNS, TRAINER_LOGS, INVENTORY, PLANS)
+# Storage inventories (docs/ingest/storage.md): S3 Inventory deliveries (a manifest.json and the data
+# files it names) and POSIX listings, a snapshot per store and day, staged set-wise by their own sync
+STORAGE = guard(Source(
+    name=storage_inventory.SOURCE,
+    table="staging/stg_storage__objects",
+    patterns=tuple(f"inventory/storage/**/{name}" for name in (
+        "manifest.json", "*.csv", "*.csv.gz", "*.parquet", "*.orc", "manifest.checksum", "symlink.txt")),
+    parse=storage_inventory.parse,
+    contract=landing.StorageObject,
+    span=(pl.col("snapshot_day").cast(pl.Datetime("us")), pl.col("snapshot_day").cast(pl.Datetime("us"))),
+    row_word="row",
+    group="storage",
+    sync=sync_storage,
+))
+
+BUILT_IN = (FOCUS, AWS_CUR, SLURM, KUBERNETES, DCGM, NVIDIA_SMI, RUNS, TRAINER_LOGS, INVENTORY, PLANS, STORAGE)
 # Formats a site adds without changing gpuledger: Python modules (importable, comma-separated), each
 # declaring its `SOURCES` (Source entries, built with `guard` like the ones above). A bill format whose
 # parser gives FOCUS bill lines lands in staging.stg_focus__bill_lines beside FOCUS and CUR.

@@ -33,6 +33,7 @@ from pipelines.lib.config_policies import (AlertsConfig, Budget, EfficiencyConfi
 from pipelines.lib.config_section import currency as _currency
 from pipelines.lib.config_section import Section as _Section
 from pipelines.lib.config_serve import ServeConfig
+from pipelines.lib.config_storage import StorageConfig
 from pipelines.lib.redact import redact, url_secrets
 from pipelines.lib.strict_yaml import StrictYamlError, dump_yaml, load_yaml, read_yaml_text
 
@@ -170,6 +171,7 @@ class OrgConfig(_Section):
     default_currency: str = "USD"  # the currency of bill files that carry no BillingCurrency
     fx: FxConfig = FxConfig()
     costs: CostsConfig = CostsConfig()
+    storage: StorageConfig = StorageConfig()  # inventoried storage: classification and prices (docs/ingest/storage.md)
     # where the intermediate tables and marts are computed (docs/spark.md); `gpuledger run --engine` overrides
     engine: Literal["duckdb", "spark"] = "duckdb"
     spark: SparkConfig = SparkConfig()
@@ -201,6 +203,11 @@ class OrgConfig(_Section):
             if isinstance(costs.get("energy"), dict):
                 costs["energy"] = {"currency": currency, **costs["energy"]}
             data = {**data, "costs": costs}
+        if isinstance(data, dict) and isinstance(data.get("storage"), dict) \
+                and isinstance(data["storage"].get("rate_card"), list):
+            currency = _filled_currency(data)
+            data = {**data, "storage": {**data["storage"], "rate_card": [
+                {"currency": currency, **e} if isinstance(e, dict) else e for e in data["storage"]["rate_card"]]}}
         return data
 
     @field_validator("tag_keys")
@@ -275,6 +282,7 @@ class OrgConfig(_Section):
             "energy_pue": str(self.costs.energy.pue),
             "energy_currency": self.costs.energy.currency,
             "kg_co2e_per_kwh": self.costs.energy.kg_co2e_per_kwh,
+            **self.storage.sql_params(),
         }
 
     def _source_of(self, key: str, built_in: str) -> str:

@@ -26,6 +26,7 @@ from pipelines.lib.warehouse import sql
 from pipelines.reports.fx import Converted, ReportingTotals, convert
 from pipelines.reports.period import trend_window
 from pipelines.reports.underuse import UnderUsedJob, UserCost, jobs_of, users_of
+from pipelines.reports.storage import StorageSection
 
 if TYPE_CHECKING:
     from pipelines.reports.savings import Savings
@@ -157,6 +158,7 @@ class ReportData(Scope):
     users: list[UserCost] = field(default_factory=list)  # the team's users by waste and low-activity cost
     low_activity_cost: Decimal = Decimal(0)  # the team's productive cost at low SM activity, in this currency
     run_badput: list[tuple[str, str, Decimal, float]] = field(default_factory=list)  # (run, kind, cost, GPU-s)
+    storage: StorageSection | None = None  # inventoried storage (storage.py); None: the team has none
 
     @property
     def has_data(self) -> bool:
@@ -272,10 +274,11 @@ def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, labe
     users = _by_currency(query(con, "waste_underuse_users", top=TOP, **p)) if lens else {}
     low_cost = dict(query(con, "waste_low_activity_cost", **p)) if lens else {}
     badput = _by_currency(query(con, "waste_run_badput", **p)) if "fct_run_badput_daily" in present else {}
+    storage = _storage(con, p, tp) if "fct_storage_daily" in present else {}
     # Another mart may hold a currency fct_cost_daily has none of for the team (a run's team comes
     # from its project): it gets a section too rather than being dropped.
     every = sorted(set(currencies).union(by_category, daily, heatmap, idle_nodes, jobs, losses, runs, budgets,
-                                         underused, users, badput))
+                                         underused, users, badput, storage))
     team_mfu = _team_efficiency(run_rows)
     sections = []
     for c in every:
@@ -295,11 +298,21 @@ def load(con: duckdb.DuckDBPyConnection, team: str, start: date, end: date, labe
             run_budgets=[RunBudget(*r) for r in budgets.get(c, [])],
             underused_jobs=jobs_of(underused.get(c, [])), users=users_of(users.get(c, [])),
             low_activity_cost=low_cost.get(c) or Decimal(0),
-            run_badput=badput.get(c, []),
+            run_badput=badput.get(c, []), storage=storage.get(c),
             **team_mfu, mfu_gap_cost=sum(gaps, Decimal(0)) if gaps else None,
             reporting=reporting.by_currency.get(c) if reporting else None,
         ))
     return Report(**vars(scope), sections=sections, ledger=ledger, reporting=reporting)
+
+
+def _storage(con: duckdb.DuckDBPyConnection, p: dict, tp: dict) -> dict[str, StorageSection]:
+    """The team's inventoried storage per currency: the period's by kind and tier, the trend's bytes a
+    day, the runs' checkpoints, and the storage opportunities of the period's savings."""
+    by_kind = _by_currency(query(con, "storage_by_kind_tier", **p))
+    daily = _by_currency(query(con, "storage_daily", **tp))
+    runs = _by_currency(query(con, "storage_runs", top=TOP, **p))
+    policy = _by_currency(query(con, "storage_policy_savings", **p))
+    return {c: StorageSection(rows, daily.get(c, []), runs.get(c, []), policy.get(c, [])) for c, rows in by_kind.items()}
 
 
 def _by_currency(rows: list[tuple]) -> dict[str, list[tuple]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
-from pipelines.reports import svg
+from pipelines.reports import storage, svg
 from pipelines.reports.data import WASTE_KINDS, ReportData
 from pipelines.reports.fmt import esc, gpu_hours, money, money_short, pct, ratio_pct
 from pipelines.reports.summary import CATEGORY_STYLE, category_style, trend_text
@@ -173,3 +173,18 @@ def mfu_chart(d: ReportData) -> str:
             "green at or above it. "
             f"Right: cost per 1M tokens kept, the black tick what it would cost at the target MFU.{esc(more)}</p>"
             f"{chart}</section>")
+
+
+def storage_chart(d: ReportData) -> str:
+    """The team's inventoried bytes per day of the trend, stacked by kind: how fast its storage grows."""
+    s = d.storage
+    days = days_of(d)
+    cell = {(day, kind): b for day, kind, b in s.daily}
+    kinds = [k for k in storage.KIND_COLOURS if any(kind == k for _, kind, _ in s.daily)]
+    series = [svg.Series(k, storage.KIND_COLOURS[k], [cell.get((day, k), 0.0) / 1e12 for day in days],
+                         [f"{day}: {k} {storage.terabytes(cell.get((day, k), 0.0))}" for day in days]) for k in kinds]
+    totals = [storage.terabytes(sum(cell.get((day, k), 0.0) for k in kinds)) for day in days]
+    labels = [day.strftime("%a %d %b") if len(days) <= 10 else day.strftime("%d %b") for day in days]
+    chart = svg.stacked_bars(labels, series, totals, y_format=lambda v: f"{v:,.0f} TB" if v >= 10 else f"{v:,.1f} TB",
+                             label="Inventoried storage per day by kind", height=250)
+    return f"<h3>Stored per day</h3><p class=\"note\">{esc(trend_text(d))}</p>{chart}"

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from decimal import Decimal
 
-from pipelines.reports import html_charts, savings, underuse
+from pipelines.reports import html_charts, savings, storage, underuse
 from pipelines.reports.data import GPU_CATEGORIES, WASTE_HELP, WASTE_KINDS, WASTE_LABELS, Report, ReportData, RunBudget
 from pipelines.reports.fmt import esc, gpu_hours, money, pct, ratio_pct, tokens, when
 from pipelines.reports.summary import (biggest_contributor, category_style, converted_total_text,
@@ -132,7 +132,7 @@ def _currency_body(d: ReportData, coverage: str) -> str:
     """Everything the report says about one currency's money, headline first."""
     return "".join([_headline(d, coverage), _waste_table(d), html_charts.cost_chart(d), html_charts.idle_heatmap(d),
                     html_charts.rerun_chart(d), html_charts.badput_chart(d), html_charts.mfu_chart(d), _job_tables(d),
-                    _underuse(d), _interruptions(d), _idle_nodes(d), _runs(d)])
+                    _underuse(d), _interruptions(d), _idle_nodes(d), _runs(d), _storage(d)])
 
 
 def _no_data(d: Report) -> str:
@@ -308,6 +308,22 @@ def _runs(d: ReportData) -> str:
     return ("<section><h2>Training runs</h2><p class=\"note\">Goodput: productive share of the run's GPU time. "
             "Below-target cost: what the run paid for running under the MFU target (negative when above it).</p>"
             + table(headers, rows, "No training runs in this period.") + "</section>" + plan_against_actual(d.run_budgets, d.currency))
+
+
+def _storage(d: ReportData) -> str:
+    """Inventoried storage (storage.py): by kind and tier, its growth, the runs' checkpoints, the policy."""
+    s, c = d.storage, d.currency
+    if s is None:
+        return ""
+    kinds = [[("", k), ("", t), ("n", b), ("n", g), ("n", m), ("", p)] for k, t, b, g, m, p in storage.kind_tier_rows(s, c)]
+    runs = [[("id", r), ("n", b), ("when", w), ("wrap", st), ("n", m)] for r, b, w, st, m in storage.run_rows(s, c)]
+    return (f'<section data-section="storage"><h2>Storage</h2><p class="note">{esc(storage.NOTE)}</p>'
+            + table([(h, i in (2, 3, 4)) for i, h in enumerate(storage.KIND_TIER_HEADERS)], kinds, "")
+            + html_charts.storage_chart(d)
+            + "<h3>Runs' checkpoints</h3>"
+            + table([(h, i in (1, 4)) for i, h in enumerate(storage.RUN_HEADERS)], runs,
+                    "No run's checkpoints are inventoried.")
+            + f'<p class="note" data-kpi="storage_policy">{esc(storage.policy_text(s, c))}</p></section>')
 
 
 def plan_against_actual(budgets: list[RunBudget], currency: str) -> str:

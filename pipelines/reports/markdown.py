@@ -11,7 +11,7 @@ import html
 from decimal import Decimal
 import re
 
-from pipelines.reports import savings, underuse
+from pipelines.reports import savings, storage, underuse
 from pipelines.reports.data import GPU_CATEGORIES, WASTE_HELP, WASTE_KINDS, WASTE_LABELS, Report, ReportData
 from pipelines.reports.fmt import gpu_hours, money, pct, ratio_pct, tokens, when
 from pipelines.reports.summary import (biggest_contributor, converted_total_text, cost_per_mtok_text, coverage_text,
@@ -140,6 +140,13 @@ def _currency(d: ReportData, coverage: str, h: str) -> list[str]:
                         cost_per_mtok_text(r, c),
                         money(r.cost_per_mtok_at_target, c) if r.cost_per_mtok_at_target is not None else "–"]
                        for r in d.runs], "None in this period.", {2, 3, 4, 5, 6, 7}))
+    if d.storage is not None:
+        out.append(f"{h} Storage\n")
+        out.append(md(storage.NOTE) + "\n")
+        out.append(table(storage.KIND_TIER_HEADERS, storage.kind_tier_rows(d.storage, c), "", {2, 3, 4}))
+        out.append(table(storage.RUN_HEADERS, storage.run_rows(d.storage, c), "No run's checkpoints are inventoried.",
+                          {1, 4}))
+        out.append(md(storage.policy_text(d.storage, c)) + "\n")
     if d.run_budgets:
         out.append(f"{h} Plan against actual\n")
         out.append(table(*plan_table(d.run_budgets, d.currency), "", {1, 2, 3, 4, 5, 6, 7, 8}))

@@ -29,6 +29,20 @@ cost AS (
     FROM intermediate.int_cost_allocations c JOIN jobs j USING (job_uid)
     WHERE c.day = $day AND c.line_kind = 'node_hour' GROUP BY j.run_id, c.billing_currency
 ),
+-- the run's checkpoints in inventoried storage (int_storage_costs): their bytes whatever prices them, and
+-- what the bill or the storage rate card charges for them in the row's currency
+checkpoints AS (
+    SELECT run_id, billing_currency, sum(effective_cost) AS checkpoint_storage_cost
+    FROM intermediate.int_storage_costs
+    WHERE day = $day AND kind = 'checkpoint' AND run_id IS NOT NULL AND priced_by <> 'unpriced'
+    GROUP BY ALL
+),
+checkpoint_bytes AS (
+    SELECT run_id, sum(bytes) AS checkpoint_bytes
+    FROM (SELECT DISTINCT store, tier, project, run_id, kind, bytes FROM intermediate.int_storage_costs
+          WHERE day = $day AND kind = 'checkpoint' AND run_id IS NOT NULL)
+    GROUP BY run_id
+),
 hardware AS (
     SELECT j.run_id, mode(n.gpu_model) AS gpu_model
     FROM jobs j, unnest(j.hosts) AS h(hostname)
@@ -118,5 +132,10 @@ SELECT $day::DATE AS day, run_id,
        END AS mfu_adjusted_cost_per_mtok,
        CASE WHEN effective_mfu IS NOT NULL
             THEN (effective_cost::DOUBLE * (1 - effective_mfu / $mfu_target))::DECIMAL(38, 10) END AS mfu_gap_cost,
-       $mfu_target::DOUBLE AS mfu_target
+       $mfu_target::DOUBLE AS mfu_target,
+       -- inventoried checkpoint storage of the run (docs/ingest/storage.md); NULL without an inventory
+       ck.checkpoint_storage_cost::DECIMAL(38, 18) AS checkpoint_storage_cost,
+       CASE WHEN first_currency THEN cb.checkpoint_bytes END::DECIMAL(38, 0) AS checkpoint_bytes
 FROM ratios
+LEFT JOIN checkpoints ck USING (run_id, billing_currency)
+LEFT JOIN checkpoint_bytes cb USING (run_id)

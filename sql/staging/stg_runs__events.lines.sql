@@ -21,7 +21,8 @@ WITH objects AS (
     SELECT *,
            json_extract(obj, ['$.run_id', '$.event', '$.ts', '$.job_id', '$.step', '$.tokens', '$.project', '$.dtype',
                               '$.model.layers', '$.model.heads', '$.model.head_dim', '$.model.seq_len',
-                              '$.model.params', '$.model.active_params', '$.data_seconds', '$.comm_seconds']) AS v
+                              '$.model.params', '$.model.active_params', '$.data_seconds', '$.comm_seconds',
+                              '$.path']) AS v
     FROM objects
 )
 SELECT * EXCLUDE (obj, v),
@@ -31,7 +32,7 @@ SELECT * EXCLUDE (obj, v),
        OR contains(_line, '\u0000')
        OR len(json_keys(obj)) <> len(list_distinct(json_keys(obj)))
        OR coalesce(len(json_keys(obj, '$.model')) <> len(list_distinct(json_keys(obj, '$.model'))), FALSE)
-       OR NOT list_bool_and(list_transform(v[1:12],
+       OR NOT list_bool_and(list_transform(v[1:12] || v[17:17],
               lambda e: coalesce(json_type(e) IN ('NULL', 'VARCHAR', 'BOOLEAN', 'BIGINT', 'UBIGINT'), TRUE)))
        OR NOT list_bool_and(list_transform(v[13:16],
               lambda e: coalesce(json_type(e) IN ('NULL', 'VARCHAR', 'BOOLEAN', 'BIGINT', 'UBIGINT')
@@ -52,5 +53,6 @@ SELECT * EXCLUDE (obj, v),
        json_extract_string(v[11], '$') AS "raw.model_head_dim",
        json_extract_string(v[12], '$') AS "raw.model_seq_len",
        json_extract_string(v[15], '$') AS "raw.data_seconds",
-       json_extract_string(v[16], '$') AS "raw.comm_seconds"
+       json_extract_string(v[16], '$') AS "raw.comm_seconds",
+       json_extract_string(v[17], '$') AS "raw.path"
 FROM fields

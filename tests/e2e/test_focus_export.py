@@ -32,7 +32,7 @@ from tests.support.scenario_builder import Activity, Landing, utc
 
 NODE_METHOD = "gpuledger-gpu-seconds"
 METHODS = {NODE_METHOD, "gpuledger-tag", "gpuledger-proportional-gpu-cost", "gpuledger-proportional-pretax",
-           "gpuledger-commitment-owner", "gpuledger-unattributed"}
+           "gpuledger-commitment-owner", "gpuledger-unattributed", "gpuledger-storage-bytes"}
 NODE_CATEGORIES = {"productive", "rerun_loss", "allocated_idle", "failed_job", "unmonitored"}
 
 # FOCUS 1.2's Mandatory columns, from the "Feature level" of each column file of the spec (FOCUS_Spec v1.2,

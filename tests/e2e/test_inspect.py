@@ -27,7 +27,7 @@ def _inspect(*args):
 def test_json_matches_what_the_simulator_wrote(sim):
     root, manifest = sim
     report = json.loads(_inspect("--landing", str(root / "landing"), "--config", str(root / "gpuledger.yaml"), "--json"))
-    assert set(report) == {"focus", "slurm", "dcgm", "runs", "inventory", "plans", "costing"}
+    assert set(report) == {"focus", "slurm", "dcgm", "runs", "inventory", "plans", "costing", "storage"}
     for name, source in report.items():
         assert name == "costing" or {"files", "rows", "quarantined"} <= set(source)
     focus = report["focus"]
@@ -42,6 +42,7 @@ def test_json_matches_what_the_simulator_wrote(sim):
     assert report["slurm"]["jobs"] == manifest["features"]["jobs"] + manifest["off_bill"]["jobs"]
     assert report["slurm"]["gpu_seconds"] > 0
     assert (report["plans"]["files"], report["plans"]["quarantined"]) == (manifest["plans"]["files"], 0)
+    assert (report["storage"]["rows"], report["storage"]["quarantined"]) == (manifest["storage"]["objects"], 0)
     dcgm = report["dcgm"]
     assert (dcgm["rows"], dcgm["samples"], dcgm["hosts"], dcgm["gpus"]) == (
         manifest["dcgm"]["rows"], manifest["dcgm"]["samples"], manifest["dcgm"]["hosts"], manifest["dcgm"]["gpus"])

@@ -3,6 +3,7 @@
 import csv
 import json
 from datetime import date
+from decimal import Decimal
 
 import pytest
 
@@ -44,6 +45,7 @@ def test_ingested_rows_equal_what_the_simulator_wrote(ledger):
     assert landed["inventory"][1] == manifest["inventory"]["rows"]
     assert landed["plans"] == (manifest["plans"]["files"], manifest["plans"]["rows"], 0)
     assert staged_samples == manifest["dcgm"]["samples"]
+    assert landed["storage"][1:] == (manifest["storage"]["objects"], 0)
 
 
 def test_every_day_and_currency_sums_exactly_to_the_bill(ledger):
@@ -163,3 +165,23 @@ def test_run_badput_matches_truth(ledger):
         want, have = truth.get(key, 0.0), got.get(key, 0.0)
         assert abs(have - want) <= max(0.01 * run_seconds[key[:2]], 8 * 60), (key, want, have)
     assert kinds == {k: v for k, v in runs.items() if v != (0.0, 0)}
+
+
+def test_storage_cost_per_run_kind_and_tier_matches_truth(ledger):
+    """Each storage line of an inventoried store is split over the store's objects of its day by bytes:
+    per day, store, tier, project, run, kind and currency the ledger's bytes equal the simulator's and its
+    cost equals the simulator's unrounded share to its 10 places; nothing is left unpriced."""
+    with open(ledger.root / "truth" / "storage.csv", newline="") as fh:
+        truth = {(date.fromisoformat(r["day"]), r["store"], r["tier"], r["project"], r["run_id"] or None, r["kind"],
+                  r["billing_currency"]): (int(r["bytes"]), Decimal(r["effective_cost"])) for r in csv.DictReader(fh)}
+    with ledger.connect() as con:
+        got = {k[:7]: (int(k[7]), k[8]) for k in con.execute(
+            "SELECT day, store, tier, project, run_id, kind, billing_currency, sum(bytes), sum(effective_cost) "
+            "FROM marts.fct_storage_daily GROUP BY ALL").fetchall()}
+        priced_by = {r[0] for r in con.execute("SELECT DISTINCT priced_by FROM marts.fct_storage_daily").fetchall()}
+    assert {k[5] for k in truth} == {"checkpoint", "log", "dataset"} and {k[6] for k in truth} == {"EUR", "USD"}
+    assert got.keys() == truth.keys()
+    assert priced_by == {"bill"}
+    for key, (size, cost) in truth.items():
+        assert got[key][0] == size, key
+        assert abs(got[key][1] - cost) <= Decimal("1e-9"), (key, got[key][1], cost)

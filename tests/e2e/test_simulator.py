@@ -239,7 +239,8 @@ def test_formats(sim):
     assert np.all(ts % 30 == 0)
     cfg = yaml.safe_load((out / "gpuledger.yaml").read_text())
     assert list(cfg) == ["teams", "slurm_accounts", "tag_keys", "clusters", "pools", "shared_cost_rule", "idle",
-                         "mfu_target", "attention_flops", "ledger", "quarantine", "budgets", "fx", "costs"]
+                         "mfu_target", "attention_flops", "ledger", "quarantine", "budgets", "fx", "costs",
+                         "storage"]
     assert cfg["ledger"] == {"freshness_checks": False}   # the demo's days are past: no deadline in the UI
     assert cfg["budgets"]["long-context"] == {"amount": "25000", "currency": "EUR"}
     # EUR → USD for each month the window touches (2026-10-31 and 2026-11-01)

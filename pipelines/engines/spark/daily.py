@@ -144,10 +144,16 @@ def finish(con: duckdb.DuckDBPyConnection, day: SparkDay, params: dict[str, obje
     return day.rows
 
 
+# Intermediate tables DuckDB computes whatever the engine: the storage rules are compiled into the
+# connection's macros (pipelines/defs/storage/assets.py). Spark reads them as it reads staging, mirrored
+# day by day where they changed.
+ON_DUCKDB = ("intermediate/int_storage_objects",)
+
+
 def is_spark_table(table: str) -> bool:
     """Whether Spark computes `table`: the ledger's intermediate tables and marts, not the reference
-    catalogs loaded among them."""
-    return table.split("/")[0] in ("intermediate", "marts") and table not in REFERENCE
+    catalogs loaded among them nor the tables DuckDB computes on every engine."""
+    return table.split("/")[0] in ("intermediate", "marts") and table not in REFERENCE and table not in ON_DUCKDB
 
 
 def _base_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:

@@ -91,6 +91,7 @@ SELECT
                  WHEN 'project_gpu_seconds' THEN 'gpuledger-proportional-gpu-seconds'
                  WHEN 'pretax_cost' THEN 'gpuledger-proportional-pretax'
                  WHEN 'commitment_owner' THEN 'gpuledger-commitment-owner'
+                 WHEN 'storage_bytes' THEN 'gpuledger-storage-bytes'
                  ELSE 'gpuledger-unattributed' END AS AllocatedMethodId,
     CASE WHEN r.basis IN ('gpu_seconds', 'project_gpu_seconds')
          THEN json_object('Elements', json_array(json_object(

@@ -4,13 +4,21 @@
 --   a job's allocated_idle cost: first the GPUs it never used (right_size), then the idle time past
 --     the policy limit (cancel_hung_jobs for batch jobs, idle_session_timeout for interactive sessions);
 --   a job's productive cost outside a run: a smaller GPU that holds its memory (right_size);
---   a run's checkpoint saves and rerun loss: the Young–Daly interval (checkpoint_interval);
+--   a run's checkpoint saves and rerun loss: the Young–Daly interval (checkpoint_interval), less the
+--     storage of the extra checkpoints a shorter interval keeps;
 --   a run's cost: its MFU gap, less what the kinds above already claimed on it (raise_mfu).
 
 -- the window's days the ledger has (a month's rate is taken over these)
 CREATE OR REPLACE TEMP TABLE sav_days AS
 SELECT DISTINCT day FROM marts.fct_cost_daily
 WHERE day BETWEEN $day::DATE - ($savings_window_days - 1) AND $day::DATE;
+
+-- storage.policy per kind of inventoried object (checkpoint_interval below and the storage
+-- opportunities of the next file)
+CREATE OR REPLACE TEMP TABLE sav_storage_policy AS
+SELECT p.kind, p.hot_tiers, p.max_hot_age_hours, p.cold_tier, p.keep_last, p.stale_after_days
+FROM (SELECT unnest(from_json($storage_policy, '[{"kind": "VARCHAR", "hot_tiers": ["VARCHAR"], "max_hot_age_hours": "DOUBLE",
+      "cold_tier": "VARCHAR", "keep_last": "INTEGER", "stale_after_days": "INTEGER"}]'), recursive := true)) p;
 
 -- each job-hour's idle cost split exactly (largest remainder) into its part past the policy limit and
 -- the rest, by share-unit milliseconds (int_gpu_seconds); batch jobs by policies.hung_job_cancel_minutes,
@@ -101,19 +109,37 @@ job_claims AS (
     SELECT day, run_id, billing_currency, sum(never_units + timeout_units + smaller_units) AS claimed_units
     FROM sav_job_days WHERE run_id IS NOT NULL GROUP BY ALL
 ),
+-- what the run's checkpoints cost stored that day where storage grows with their number: inventoried
+-- storage in the run's currency off the policy's hot tiers (a file system's provisioned capacity does
+-- not grow with one more checkpoint; an object store's bill does)
+checkpoint_storage AS (
+    SELECT c.day, c.run_id, c.billing_currency, money_units(sum(c.effective_cost)) AS storage_units
+    FROM intermediate.int_storage_costs c, sav_storage_policy pol
+    WHERE c.day IN (SELECT day FROM sav_days) AND c.kind = 'checkpoint' AND c.run_id IS NOT NULL
+      AND c.priced_by IN ('bill', 'rate_card') AND pol.kind = 'checkpoint' AND NOT list_contains(pol.hot_tiers, c.tier)
+    GROUP BY ALL
+),
 runs AS (
     SELECT e.day, e.run_id, e.team, e.project, e.billing_currency, e.gpu_model, e.gpu_seconds, e.effective_mfu,
            money_units(e.effective_cost) AS cost_units,
            greatest(0, money_units(coalesce(e.mfu_gap_cost, 0))) AS mfu_gap_units,
            o.checkpoint_interval_s, o.checkpoint_save_s, o.mtbf_s, o.young_daly_interval_s,
-           least(greatest(0, money_units(coalesce(o.checkpoint_interval_cost, 0))), coalesce(b.pool_units, 0))
-               AS checkpoint_units,
+           -- the recomputation and save time the Young–Daly interval saves, less the storage of the extra
+           -- checkpoints it keeps when it is the shorter one (their number grows as the interval shrinks)
+           greatest(0, least(greatest(0, money_units(coalesce(o.checkpoint_interval_cost, 0))), coalesce(b.pool_units, 0))
+                       - CASE WHEN o.young_daly_interval_s > 0 AND o.checkpoint_interval_s > o.young_daly_interval_s
+                              THEN coalesce(cs.storage_units, 0)
+                                   * round(1000000 * (o.checkpoint_interval_s / o.young_daly_interval_s - 1))::HUGEINT
+                                   // 1000000
+                              ELSE 0 END) AS checkpoint_units,
+           coalesce(cs.storage_units, 0) AS checkpoint_storage_units,
            coalesce(jc.claimed_units, 0) AS job_claimed_units
     FROM marts.fct_run_efficiency_daily e
     LEFT JOIN marts.fct_run_overhead_daily o
       ON o.day = e.day AND o.run_id = e.run_id AND o.billing_currency IS NOT DISTINCT FROM e.billing_currency
     LEFT JOIN badput b ON b.day = e.day AND b.run_id = e.run_id AND b.billing_currency = e.billing_currency
     LEFT JOIN job_claims jc ON jc.day = e.day AND jc.run_id = e.run_id AND jc.billing_currency = e.billing_currency
+    LEFT JOIN checkpoint_storage cs ON cs.day = e.day AND cs.run_id = e.run_id AND cs.billing_currency = e.billing_currency
     WHERE e.day IN (SELECT day FROM sav_days) AND e.billing_currency IS NOT NULL
 )
 SELECT *, greatest(0, mfu_gap_units - job_claimed_units - checkpoint_units) AS mfu_units

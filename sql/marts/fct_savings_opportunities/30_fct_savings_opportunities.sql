@@ -1,9 +1,9 @@
 -- Savings opportunities over the trailing window ending $day: one row per opportunity and currency,
 -- naming what it is about, the evidence, the action in one sentence and the money it would have saved
 -- over the window and per month at the window's rate (docs/ledger.md#savings-opportunities). Each
--- GPU-second's money is claimed by at most one opportunity (the pools of the two files before), and
--- add_commitment, priced last, is kept within what the window's cost leaves, so a day's opportunities
--- never sum past the window's cost in any currency.
+-- GPU-second's money, and each inventoried object-day's, is claimed by at most one opportunity (the
+-- pools of the files before), and add_commitment, priced last, is kept within what the window's cost
+-- leaves, so a day's opportunities never sum past the window's cost in any currency.
 WITH covered AS (
     SELECT count(*) AS days FROM sav_days
 ),
@@ -26,6 +26,7 @@ jobs AS (
 runs AS (
     SELECT run_id, billing_currency, any_value(team) AS team, any_value(project) AS project,
            sum(checkpoint_units) AS checkpoint_units, sum(mfu_units) AS mfu_units,
+           sum(checkpoint_storage_units) AS checkpoint_storage_units,
            avg(checkpoint_interval_s)::DOUBLE AS checkpoint_interval_s, avg(checkpoint_save_s)::DOUBLE AS checkpoint_save_s,
            avg(mtbf_s)::DOUBLE AS mtbf_s, avg(young_daly_interval_s)::DOUBLE AS young_daly_interval_s,
            sum(effective_mfu * gpu_seconds) / nullif(sum(gpu_seconds) FILTER (effective_mfu IS NOT NULL), 0)
@@ -90,7 +91,8 @@ opportunities AS (
            printf('run %s saved a checkpoint every %s minutes (saves of %s minutes, an interruption every %s hours): the Young–Daly interval is %s minutes',
                   r.run_id, num_text(r.checkpoint_interval_s / 60, 0), num_text(r.checkpoint_save_s / 60, 1), num_text(r.mtbf_s / 3600, 1), num_text(r.young_daly_interval_s / 60, 0)),
            printf('Checkpoint run %s every %s minutes, not every %s.', r.run_id, num_text(r.young_daly_interval_s / 60, 0), num_text(r.checkpoint_interval_s / 60, 0)),
-           to_json({'checkpoint_interval_s': round(r.checkpoint_interval_s, 3), 'checkpoint_save_s': round(r.checkpoint_save_s, 3), 'mtbf_s': round(r.mtbf_s, 3), 'young_daly_interval_s': round(r.young_daly_interval_s, 3)})::VARCHAR
+           to_json({'checkpoint_interval_s': round(r.checkpoint_interval_s, 3), 'checkpoint_save_s': round(r.checkpoint_save_s, 3), 'mtbf_s': round(r.mtbf_s, 3), 'young_daly_interval_s': round(r.young_daly_interval_s, 3),
+                    'checkpoint_storage_window': units_money(r.checkpoint_storage_units)::VARCHAR})::VARCHAR
     FROM runs r WHERE r.checkpoint_units > 0
     UNION ALL
     SELECT 'raise_mfu', 'run', r.run_id, r.run_id, r.team, r.project, NULL, NULL, NULL, r.run_id, NULL, NULL,
@@ -134,10 +136,19 @@ opportunities AS (
            to_json({'base_gpus': b.base_gpus, 'commitment_discount': $commitment_discount})::VARCHAR
     FROM sav_on_demand_base b, covered c
     WHERE b.base_gpus > 0 AND b.billed_seconds > 0
+    UNION ALL
+    SELECT * FROM sav_storage_opportunities
 ),
 window_cost AS (
-    SELECT billing_currency, money_units(sum(effective_cost)) AS units
-    FROM marts.fct_cost_daily WHERE day IN (SELECT day FROM sav_days) AND billing_currency IS NOT NULL
+    -- the ledger's cost, and the inventoried storage the rate card prices (not bill money, so not in it)
+    SELECT billing_currency, sum(units) AS units
+    FROM (SELECT billing_currency, money_units(sum(effective_cost)) AS units
+          FROM marts.fct_cost_daily WHERE day IN (SELECT day FROM sav_days) AND billing_currency IS NOT NULL
+          GROUP BY billing_currency
+          UNION ALL
+          SELECT billing_currency, money_units(sum(effective_cost))
+          FROM intermediate.int_storage_costs WHERE day IN (SELECT day FROM sav_days) AND priced_by = 'rate_card'
+          GROUP BY billing_currency)
     GROUP BY billing_currency
 ),
 others AS (

@@ -1,0 +1,108 @@
+"""storage.policy priced (docs/ledger.md#storage-opportunities), on one hand-built day, 2026-11-02. Every
+figure is worked out on paper from the landing's numbers.
+
+lustre1 (a POSIX listing, tier `hot`), 20 GiB; its one bill line of the day is $20.00, so $1.00 a GiB-day:
+  run r1, finished (its last event 2026-11-01 05:00, more than 24 h before the day's end):
+    10 checkpoints of 1 GiB, steps 1..10; step 10 written 2026-11-01 12:00 (12 h before the snapshot),
+    the others before 2026-10-31 00:00
+  run r2, running all day on n1: 5 checkpoints of 1 GiB, steps 1..5, written before 2026-10-31 00:00
+  datasets of p-data: stale.bin 2 GiB, last read 2026-07-01 and written 2026-06-01; fresh.bin 3 GiB read yesterday
+policy: checkpoints hot for 24 h then STANDARD, keep the last 3; datasets stale after 90 days; STANDARD is
+$0.03 a GiB-month in the rate card, $0.001 a GiB-day in November.
+
+  prune_checkpoints r1: steps 1..7, their whole cost          7 × $1.00         = $7.00
+  tier_down r1: steps 8 and 9 (kept, past 24 h; step 10 is not) 2 × ($1 − $0.001) = $1.998
+  tier_down r2: all 5 (a running run is never pruned)          5 × ($1 − $0.001) = $4.995
+  stale_datasets p-data: stale.bin                             2 × $1.00         = $2.00
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from decimal import Decimal as D
+
+import pytest
+
+from tests.support.pipeline import dict_rows, ledger_of
+from tests.support.scenario_builder import Landing, utc
+from tests.support.storage_landing import posix_listing
+
+DAY = date(2026, 11, 2)
+GIB = 1 << 30
+OLD = "2026-10-30T00:00:00Z"
+CONFIG = {"storage": {
+    "rules": [{"pattern": "/lustre/ckpt/{run_id}/step_{step}/", "kind": "checkpoint"},
+              {"pattern": "/lustre/datasets/", "kind": "dataset", "project": "p-data"}],
+    "rate_card": [{"tier": "STANDARD", "price_per_gb_month": "0.03"}],
+    "policy": {"checkpoint": {"hot_tiers": ["hot"], "max_hot_age_hours": 24, "cold_tier": "STANDARD",
+                              "keep_last": 3},
+               "dataset": {"stale_after_days": 90}}}}
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory):
+    land = Landing(tmp_path_factory.mktemp("storage_policy"))
+    land.config = CONFIG
+    land.node("n1")
+    land.node_hours("n1", utc(2026, 11, 2), 24, "10.00")
+    land.job("c1", "2", account="p-train", start="2026-11-01T00:00:00", end="Unknown", state="RUNNING",
+             host="n1")
+    land.line(utc(2026, 11, 2), utc(2026, 11, 3), "Usage", "20.00", resource_id="lustre1", service="Storage")
+    for run in ("r1", "r2"):
+        land.event(run, "run_config", utc(2026, 10, 20), project="p-train", job_id="1" if run == "r1" else "2")
+    land.event("r1", "checkpoint_saved", utc(2026, 11, 1, 5), job_id="1", step=10)
+    land.event("r2", "step", utc(2026, 11, 2, 12), job_id="2", step=6, tokens=1000)
+    land.write()
+    rows = [(f"/lustre/ckpt/r1/step_{s}/model.pt", GIB, "2026-11-01T12:00:00Z" if s == 10 else OLD, "hot")
+            for s in range(1, 11)]
+    rows += [(f"/lustre/ckpt/r2/step_{s}/model.pt", GIB, OLD, "hot") for s in range(1, 6)]
+    rows += [("/lustre/datasets/stale.bin", 2 * GIB, "2026-06-01T00:00:00Z", "hot", "2026-07-01T00:00:00Z"),
+             ("/lustre/datasets/fresh.bin", 3 * GIB, "2026-06-01T00:00:00Z", "hot", "2026-11-01T09:00:00Z")]
+    rows = [r if len(r) == 5 else (*r, "") for r in rows]
+    posix_listing(land.landing, "lustre1", "2026-11-02", rows, atime=True)
+    with ledger_of(land, [DAY]) as con:
+        yield con
+
+
+def _storage_opportunities(con) -> dict:
+    rows = dict_rows(con, """SELECT kind, subject, team, project, run_id, saving_window, saving_monthly,
+                                    days_covered, evidence, action, details
+                             FROM marts.fct_savings_opportunities
+                             WHERE day = ? AND kind IN ('prune_checkpoints', 'tier_down', 'stale_datasets')""", [DAY])
+    return {(r["kind"], r["subject"]): r for r in rows}
+
+
+def test_the_policy_prices_pruning_tiering_and_stale_datasets_exactly(ledger):
+    got = _storage_opportunities(ledger)
+    assert {k: r["saving_window"] for k, r in got.items()} == {
+        ("prune_checkpoints", "r1"): D("7.00"), ("tier_down", "r1"): D("1.998"), ("tier_down", "r2"): D("4.995"),
+        ("stale_datasets", "lustre1"): D("2.00")}
+    # one day of the window in the ledger: a month is 30 of them
+    assert all(r["days_covered"] == 1 and r["saving_monthly"] == 30 * r["saving_window"] for r in got.values())
+    assert {k: (r["team"], r["project"], r["run_id"]) for k, r in got.items()} == {
+        ("prune_checkpoints", "r1"): ("p-train", "p-train", "r1"), ("tier_down", "r1"): ("p-train", "p-train", "r1"),
+        ("tier_down", "r2"): ("p-train", "p-train", "r2"), ("stale_datasets", "lustre1"): ("p-data", "p-data", None)}
+
+
+def test_each_opportunity_names_the_objects_it_rests_on(ledger):
+    got = _storage_opportunities(ledger)
+    prune = json.loads(got[("prune_checkpoints", "r1")]["details"])
+    assert (prune["objects"], prune["checkpoints"], prune["bytes"], prune["keep_last"]) == (7, 7, 7 * GIB, 3)
+    assert got[("prune_checkpoints", "r1")]["action"] == (
+        "Delete run r1's checkpoints up to step 7 and keep the last 3: 0.01 TB.")
+    assert "keeps 10 checkpoints" in got[("prune_checkpoints", "r1")]["evidence"]
+    tier = json.loads(got[("tier_down", "r1")]["details"])
+    assert sorted(tier["largest"]) == ["/lustre/ckpt/r1/step_8/model.pt", "/lustre/ckpt/r1/step_9/model.pt"]
+    assert tier["cold_tier"] == "STANDARD"
+    stale = json.loads(got[("stale_datasets", "lustre1")]["details"])
+    assert stale["largest"] == ["/lustre/datasets/stale.bin"]
+    assert got[("stale_datasets", "lustre1")]["evidence"] == (
+        "1 dataset object of p-data (0.00 TB) in lustre1 was neither read nor written for 90 days or more")
+
+
+def test_the_storage_opportunities_stay_within_the_storage_cost(ledger):
+    (storage,) = ledger.execute("SELECT sum(effective_cost) FROM marts.fct_storage_daily WHERE day = ?",
+                                [DAY]).fetchone()
+    assert storage == D("20.00")
+    assert sum(r["saving_window"] for r in _storage_opportunities(ledger).values()) <= storage
