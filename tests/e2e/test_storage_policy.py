@@ -22,9 +22,13 @@ import json
 from datetime import date
 from decimal import Decimal as D
 
+import duckdb
 import pytest
 
+from pipelines.lib.config import OrgConfig
+from pipelines.lib.warehouse import bootstrap
 from tests.support.pipeline import dict_rows, ledger_of
+from tests.support.sql_steps import rows_of
 from tests.support.scenario_builder import Landing, utc
 from tests.support.storage_landing import posix_listing
 
@@ -106,3 +110,50 @@ def test_the_storage_opportunities_stay_within_the_storage_cost(ledger):
                                 [DAY]).fetchone()
     assert storage == D("20.00")
     assert sum(r["saving_window"] for r in _storage_opportunities(ledger).values()) <= storage
+
+
+def _savings_with(ledger, overhead: dict, storage_tier: str) -> dict:
+    """The day's savings mart rebuilt over a copy of the fixture's warehouse in which run r2 saved a
+    checkpoint every `overhead["checkpoint_interval_s"]` against the Young–Daly `young_daly_interval_s`,
+    its interval's excess costing $50.00 within $100.00 of save and disruption badput, and its
+    checkpoints costing $10.00 stored on `storage_tier` that day: the checkpoint_interval rows by run."""
+
+    (path,) = [r[2] for r in ledger.execute("PRAGMA database_list").fetchall()
+               if r[1] == ledger.execute("SELECT current_database()").fetchone()[0]]
+    con = duckdb.connect()
+    con.execute(f"ATTACH '{path}' AS src (READ_ONLY)")
+    for schema, table in con.execute("SELECT table_schema, table_name FROM information_schema.tables "
+                                     "WHERE table_catalog = 'src' AND table_type = 'BASE TABLE'").fetchall():
+        con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        con.execute(f"CREATE TABLE {schema}.{table} AS SELECT * FROM src.{schema}.{table}")
+    con.execute("DETACH src")
+    bootstrap(con)  # the macros the SQL calls
+    con.execute("""INSERT INTO marts.fct_run_overhead_daily BY NAME
+                   SELECT ?::DATE AS day, 'r2' AS run_id, 'p-train' AS team, 'p-train' AS project, 'USD' AS billing_currency,
+                          ?::DOUBLE AS checkpoint_interval_s, 60.0 AS checkpoint_save_s, 86400.0 AS mtbf_s,
+                          ?::DOUBLE AS young_daly_interval_s, 50.00::DECIMAL(38, 10) AS checkpoint_interval_cost""",
+                [DAY, overhead["checkpoint_interval_s"], overhead["young_daly_interval_s"]])
+    con.execute("""INSERT INTO marts.fct_run_badput_daily BY NAME
+                   SELECT ?::DATE AS day, 'r2' AS run_id, 'USD' AS billing_currency, 'disruption' AS kind,
+                          100.00::DECIMAL(38, 18) AS effective_cost, 0.0 AS gpu_seconds""", [DAY])
+    con.execute("""INSERT INTO intermediate.int_storage_costs BY NAME
+                   SELECT ?::DATE AS day, 'l9' AS line_key, 'bucket9' AS store, ? AS tier, 'checkpoint' AS kind,
+                          'r2' AS run_id, 'p-train' AS project, 'p-train' AS team, 1 AS object_count,
+                          1073741824::DECIMAL(38, 0) AS bytes, 'USD' AS billing_currency, 'bill' AS priced_by,
+                          10.00::DECIMAL(38, 18) AS effective_cost, 10.00::DECIMAL(38, 18) AS billed_cost""",
+                [DAY, storage_tier])
+    cfg = OrgConfig.model_validate(CONFIG)
+    rows = rows_of(con, "marts/fct_savings_opportunities", {"day": DAY, **cfg.sql_params()})
+    return {r["run_id"]: r["saving_window"] for r in rows if r["kind"] == "checkpoint_interval"}
+
+
+def test_checkpointing_more_often_is_worth_only_what_its_extra_storage_leaves(ledger):
+    # twice as often: twice the checkpoints in the bucket, $10.00 more a day to store: $50 − $10
+    assert _savings_with(ledger, {"checkpoint_interval_s": 7200, "young_daly_interval_s": 3600}, "STANDARD") == {
+        "r2": D("40.00")}
+    # on the policy's hot tier (a file system's provisioned capacity) more checkpoints cost nothing more
+    assert _savings_with(ledger, {"checkpoint_interval_s": 7200, "young_daly_interval_s": 3600}, "hot") == {
+        "r2": D("50.00")}
+    # half as often: fewer checkpoints, and their storage saved is the storage opportunities' to claim
+    assert _savings_with(ledger, {"checkpoint_interval_s": 3600, "young_daly_interval_s": 7200}, "STANDARD") == {
+        "r2": D("50.00")}
