@@ -26,10 +26,6 @@ class StorageSection:
     runs: list[tuple[str, float, date, Decimal, str]]  # run, checkpoint bytes last day, that day, cost, stores
     policy: list[tuple[str, int, Decimal]] = field(default_factory=list)  # opportunity kind, count, a month
 
-    @property
-    def cost(self) -> Decimal:
-        return sum((r[4] for r in self.by_kind_tier), Decimal(0))
-
 
 def terabytes(n: float | None) -> str:
     """Decimal terabytes (10^12 bytes, as storage is sold): 12.34 TB; under 10 GB in GB."""
