@@ -35,7 +35,10 @@ from pipelines.landing.deliveries import (
 from pipelines.lib.config import OrgConfig
 from pipelines.landing import writer
 from pipelines.landing.source import Source, SyncReport, discover, file_span, fingerprint
-from pipelines.lib.warehouse import sql, transaction
+from pipelines.lib.warehouse import sql, step, transaction
+
+# the table every bill source stages into, whose folder holds the SQL of a bill file's facts
+BILL_LINES = "staging/stg_focus__bill_lines"
 
 # Parsed rows of new files are kept for writing up to this many bytes of files; beyond, a file that
 # turns out current is parsed again when written, so a first load of a long history stays in memory.
@@ -167,7 +170,8 @@ LINE_KEY = ("billing_account_id", "billing_currency", "sub_account_id", "charge_
 
 def line_facts(parsed: Parsed) -> tuple[dict[str, int], tuple[int, ...]]:
     """(day -> digest of the file's lines touching it, staged and quarantined with a charge period;
-    the sample of its line keys), column-wise in DuckDB (sql/lib/bill_day_digests.sql, bill_line_sample.sql)."""
+    the sample of its line keys), column-wise in DuckDB
+    (sql/staging/stg_focus__bill_lines/20_day_digests.sql, 30_line_sample.sql)."""
     rows = parsed.rows
     content = [c for c in rows.columns if c not in ("_file", "_row", "source")]
     lines = [rows.select(_text(content, "line"), _text(LINE_KEY, "key").alias("line_key"),
@@ -186,8 +190,8 @@ def line_facts(parsed: Parsed) -> tuple[dict[str, int], tuple[int, ...]]:
         return {}, ()
     with duckdb.connect() as con:
         con.register("bill_lines_in", pl.concat(lines, how="vertical_relaxed"))
-        digests = {day: int(digest) for day, digest in con.execute(sql("lib/bill_day_digests")).fetchall()}
-        sample = tuple(int(h) for (h,) in con.execute(sql("lib/bill_line_sample")).fetchall())
+        digests = {day: int(digest) for day, digest in con.execute(sql(step(BILL_LINES, "day_digests"))).fetchall()}
+        sample = tuple(int(h) for (h,) in con.execute(sql(step(BILL_LINES, "line_sample"))).fetchall())
     return digests, sample
 
 

@@ -2,7 +2,7 @@
 
 The landing's bill files are resolved with the delivery rule (new, re-delivered, superseded, copied,
 removed files alike) and compared with what the published warehouse last took in, day by day: a day
-re-runs when what its share of the bill is made of changed (sql/lib/bill_day_digests.sql). A new
+re-runs when what its share of the bill is made of changed (sql/staging/stg_focus__bill_lines/20_day_digests.sql). A new
 month-to-date delivery that repeats every earlier line therefore re-runs only the days whose lines
 are new or restated, not the whole month.
 """
