@@ -38,7 +38,11 @@ def bill_days_to_rerun(root: Path, source: Source, cfg: OrgConfig) -> list[DayCh
     check_landing_root(root)
     known = _published(source)
     check_not_vanished(root, source, known)
-    state = delivery_state(root, source, cfg, known, keep_bytes=0)
+    # the sensor holds no warehouse connection (the live one is the writer's; the published one is
+    # read-only and sandboxed), and writes no rows: the files' digests are taken on a DuckDB of its own,
+    # one per pass, by the same SQL sync takes them by
+    with duckdb.connect() as con:
+        state = delivery_state(con, root, source, cfg, known, keep_bytes=0)
     now = {rel: f for rel, f in state.found.items() if state.decisions[rel].status == CURRENT}
 
     before_digests, forced = [], set()
