@@ -56,7 +56,7 @@ def create_budgets(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None:
 
 
 def create_fx_rates(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None:
-    """finance.fx_rates, and the macro that converts with them (sql/macros/16_times_rate.sql: bootstrap
+    """finance.fx_rates, and the macro that converts with them (sql/macros/15_times_rate.sql: bootstrap
     makes it too, but a published file is made without bootstrap)."""
     con.execute("CREATE SCHEMA IF NOT EXISTS finance")
     # exchange rates into the reporting currency, per currency and month; the reporting currency
