@@ -40,13 +40,12 @@ FROM (
         GROUP BY line_key
     ),
     tagged AS (
-        SELECT l.*, tag_value(l.tags, $project_keys) AS tag_project, tag_value(l.tags, $team_keys) AS tag_team,
-               tag_value(l.tags, $node_keys) IS NOT NULL OR lower(coalesce(l.resource_type, '')) LIKE '%instance%'
-                   AS node_like
+        SELECT l.*, tag_value(l.tags, $project_keys) AS tag_project, tag_value(l.tags, $team_keys) AS tag_team
         FROM lines l
     ),
-    placed AS (
-        SELECT t.*, r.category AS placement
+    -- the category of the first rule each line meets (the last rule meets every line)
+    first_rules AS (
+        SELECT t.line_key, arg_min(r.category, r.ord) AS placement
         FROM tagged t
         JOIN intermediate.ref_line_placements r
           ON (r.quarantined IS NULL OR r.quarantined = coalesce(t.quarantined, FALSE))
@@ -54,10 +53,13 @@ FROM (
          AND (r.charge_category IS NULL OR r.charge_category = t.charge_category)
          AND (r.project_tagged IS NULL OR r.project_tagged = (t.tag_project IS NOT NULL))
          AND (r.service_category IS NULL OR r.service_category = t.service_category)
-         AND (r.node_like IS NULL OR r.node_like = t.node_like)
-        QUALIFY row_number() OVER (PARTITION BY t.line_key ORDER BY r.ord) = 1
-    )
-    SELECT p.* EXCLUDE (node_like), co.team AS commitment_team, coalesce(co.teams, 0) AS commitment_teams,
+         -- a node tag, or an instance by its ResourceType
+         AND (r.node_like IS NULL OR r.node_like = (tag_value(t.tags, $node_keys) IS NOT NULL
+                                                    OR lower(coalesce(t.resource_type, '')) LIKE '%instance%'))
+        GROUP BY t.line_key
+    ),
+    placed AS (SELECT * FROM tagged JOIN first_rules USING (line_key))
+    SELECT p.*, co.team AS commitment_team, coalesce(co.teams, 0) AS commitment_teams,
            CASE WHEN c.allocation = 'tag_else_pretax_cost'
                 THEN CASE WHEN p.tag_project IS NOT NULL THEN 'tag' ELSE 'pretax_cost' END
                 ELSE c.allocation END AS allocation
