@@ -29,6 +29,15 @@ class Category:
     # The kind of a run's badput a job's GPU-second of this category is (docs/ledger.md#the-badput-of-a-run);
     # None: productive time, which the run's phases divide, or time no job held.
     badput_kind: str | None = None
+    # GPU time no work ran on, whoever held it: what the idle reports and fct_idle_waste_daily count
+    is_idle: bool = False
+    # How a bill line placed in this category is allocated (int_cost_allocations), its piece's `method`:
+    # `tag` to the project it is tagged with; `commitment_owner` to the team owning the pool the
+    # commitment covered; `unattributed` to _unallocated; `gpu_weight` over the projects by their GPU
+    # cost (or GPU-seconds) of the day; `pretax_cost` over the projects by their pre-tax cost;
+    # `tag_else_pretax_cost` by its tag when it has one, else by pre-tax cost. None: a GPU category,
+    # allocated by node-hour.
+    allocation: str | None = None
 
 
 CATEGORIES: tuple[Category, ...] = (
@@ -43,10 +52,10 @@ CATEGORIES: tuple[Category, ...] = (
     Category("allocated_idle", "Hung / idle jobs", "#dd6b20", True, True,
              "GPUs a job held at 0 % activity for 10 minutes or more in a row (the config's idle stretch): "
              "hung jobs, idle notebooks, stalled data loaders.",
-             precedence=4, badput_kind="idle"),
+             precedence=4, badput_kind="idle", is_idle=True),
     Category("idle_unallocated", "Idle GPUs, no job", "#f6ad55", True, True,
              "Billed GPUs of the team's pool that no job held: nodes to fill or release (idle GPUs of a pool "
-             "no team owns go to _unallocated)."),
+             "no team owns go to _unallocated).", is_idle=True),
     Category("unmonitored", "Unmonitored (no telemetry)", "#b7791f", True, True,
              "GPUs a job held with no telemetry covering them: not known to be used, so not counted as "
              "productive.",
@@ -54,23 +63,62 @@ CATEGORIES: tuple[Category, ...] = (
     Category("productive", "Productive GPU time", "#2f855a", True, False,
              "GPU time a job held that showed activity and was not lost to an interruption.",
              precedence=1),
-    Category("storage", "Storage", "#3182ce", False, False, "Storage bill lines tagged with the project."),
-    Category("network", "Network", "#90cdf4", False, False, "Networking bill lines tagged with the project."),
+    Category("storage", "Storage", "#3182ce", False, False, "Storage bill lines tagged with the project.",
+             allocation="tag"),
+    Category("network", "Network", "#90cdf4", False, False, "Networking bill lines tagged with the project.",
+             allocation="tag"),
     Category("compute_other", "Other compute", "#5a67d8", False, False,
-             "Compute bill lines tagged with the project that are no GPU node (CPU instances, managed services)."),
+             "Compute bill lines tagged with the project that are no GPU node (CPU instances, managed services).",
+             allocation="tag"),
     Category("shared", "Shared costs", "#9f7aea", False, False,
-             "Untagged lines (network, support, shared storage), shared by each project's GPU cost of the day."),
+             "Untagged lines (network, support, shared storage), shared by each project's GPU cost of the day.",
+             allocation="gpu_weight"),
     Category("unused_commitment", "Unused commitment", "#553c9a", False, False,
-             "The unused part of a savings plan or reservation, charged to the team owning the pool it covers."),
-    Category("other", "Other", "#a0aec0", False, False, "Other bill lines tagged with the project."),
+             "The unused part of a savings plan or reservation, charged to the team owning the pool it covers.",
+             allocation="commitment_owner"),
+    Category("other", "Other", "#a0aec0", False, False, "Other bill lines tagged with the project.",
+             allocation="tag"),
     Category("unattributed", "Unattributed", "#718096", False, False,
              "Cost that could not be placed (quarantined lines, instances of no known node, nothing to split "
-             "by), charged to _unallocated."),
-    Category("tax", "Tax", "#cbd5e0", False, False, "Tax, shared by each project's pre-tax cost."),
+             "by), charged to _unallocated.", allocation="unattributed"),
+    Category("tax", "Tax", "#cbd5e0", False, False, "Tax, shared by each project's pre-tax cost.",
+             allocation="pretax_cost"),
     Category("credit", "Credits", "#38b2ac", False, False,
-             "Credits, to their project when tagged, else shared by each project's pre-tax cost."),
+             "Credits, to their project when tagged, else shared by each project's pre-tax cost.",
+             allocation="tag_else_pretax_cost"),
+)
+
+
+@dataclass(frozen=True)
+class LineRule:
+    """A bill line that is not a GPU node-hour is placed in the category of the first rule it meets
+    (sql/intermediate/int_bill_line_placements.sql joins them as intermediate.ref_line_placements); a
+    condition left None meets every line."""
+    category: str
+    quarantined: bool | None = None        # the line was quarantined (its money kept, its facts not trusted)
+    commitment_status: str | None = None   # its CommitmentDiscountStatus
+    charge_category: str | None = None     # its ChargeCategory
+    project_tagged: bool | None = None     # it carries a project tag (config project_tag_keys)
+    service_category: str | None = None    # its ServiceCategory
+    node_like: bool | None = None          # a node tag, or a ResourceType naming an instance
+
+
+LINE_RULES: tuple[LineRule, ...] = (
+    LineRule("unattributed", quarantined=True),
+    LineRule("unused_commitment", commitment_status="Unused"),
+    LineRule("tax", charge_category="Tax"),
+    LineRule("credit", charge_category="Credit"),
+    LineRule("storage", project_tagged=True, service_category="Storage"),
+    LineRule("network", project_tagged=True, service_category="Networking"),
+    LineRule("compute_other", project_tagged=True, service_category="Compute"),
+    LineRule("other", project_tagged=True),
+    # an instance of no known node, without a project: nobody to charge
+    LineRule("unattributed", node_like=True),
+    LineRule("shared"),
 )
 BY_NAME = {c.name: c for c in CATEGORIES}
+assert all(r.category in BY_NAME and BY_NAME[r.category].allocation for r in LINE_RULES), \
+    "a line rule names a category that is not a line category"
 NAMES = tuple(c.name for c in CATEGORIES)
 GPU = tuple(c.name for c in CATEGORIES if c.is_gpu)
 WASTE = tuple(c.name for c in CATEGORIES if c.is_waste)

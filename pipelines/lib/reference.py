@@ -6,13 +6,14 @@ import duckdb
 import polars as pl
 
 from models.gpu_catalog import MEMORY_GB, PEAK_FLOPS, TDP_WATTS, gpu_model_patterns
-from models.ledger_categories import CATEGORIES
+from models.ledger_categories import CATEGORIES, LINE_RULES
 from models.mig_profiles import PROFILES_BY_GPU_MEMORY_GB, profile_memory_gb, profile_units
 
 
 # the tables load_reference (re)creates
 TABLES = ("intermediate.ref_gpu_peak_flops", "intermediate.ref_gpu_model_patterns", "intermediate.ref_gpu_tdp",
-          "intermediate.ref_gpu_memory", "intermediate.ref_mig_slices", "marts.dim_ledger_categories")
+          "intermediate.ref_gpu_memory", "intermediate.ref_mig_slices", "marts.dim_ledger_categories",
+          "intermediate.ref_line_placements")
 
 
 def load_reference(con: duckdb.DuckDBPyConnection) -> None:
@@ -39,6 +40,15 @@ def load_reference(con: duckdb.DuckDBPyConnection) -> None:
     con.register("categories_in", categories)
     con.execute("CREATE OR REPLACE TABLE marts.dim_ledger_categories AS SELECT * FROM categories_in")
     con.unregister("categories_in")
+    _load(con, "intermediate.ref_line_placements", line_placements())
+
+
+def line_placements() -> pl.DataFrame:
+    """The rules placing a bill line that is not a GPU node-hour in a category, first match wins (`ord`)."""
+    return pl.DataFrame([{"ord": i, **asdict(r)} for i, r in enumerate(LINE_RULES)],
+                        schema={"ord": pl.Int32, "category": pl.Utf8, "quarantined": pl.Boolean,
+                                "commitment_status": pl.Utf8, "charge_category": pl.Utf8,
+                                "project_tagged": pl.Boolean, "service_category": pl.Utf8, "node_like": pl.Boolean})
 
 
 def gpu_memory() -> pl.DataFrame:
@@ -64,4 +74,4 @@ def _load(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> No
 def reference_fingerprint() -> str:
     """What load_reference loads, as text: when it changes, a warehouse's reference tables are reloaded."""
     return repr((PEAK_FLOPS, TDP_WATTS, MEMORY_GB, PROFILES_BY_GPU_MEMORY_GB, list(gpu_model_patterns()),
-                 [asdict(c) for c in CATEGORIES]))
+                 [asdict(c) for c in CATEGORIES], [asdict(r) for r in LINE_RULES]))

@@ -6,7 +6,7 @@ SELECT day, team, hostname, billing_currency,
        sum(effective_cost)::DECIMAL(38, 18) AS effective_cost,
        sum(billed_cost)::DECIMAL(38, 18) AS billed_cost
 FROM intermediate.int_cost_allocations
-WHERE day = $day AND category IN ('idle_unallocated', 'allocated_idle') AND hostname IS NOT NULL
+WHERE day = $day AND category IN (SELECT name FROM marts.dim_ledger_categories WHERE is_idle) AND hostname IS NOT NULL
 GROUP BY day, team, hostname, billing_currency
 -- an hour whose GPUs were all held and busy leaves an idle piece of nothing: not a row
 HAVING sum(gpu_seconds) <> 0 OR sum(effective_cost) <> 0 OR sum(billed_cost) <> 0

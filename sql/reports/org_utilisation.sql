@@ -6,7 +6,8 @@ SELECT n.cluster, h.day,
        sum(h.gpu_seconds)::DOUBLE AS billed,
        coalesce(sum(h.gpu_seconds) FILTER (h.category <> 'idle_unallocated'), 0)::DOUBLE AS allocated,
        coalesce(sum(h.gpu_seconds) FILTER (h.category = 'productive'), 0)::DOUBLE AS productive,
-       coalesce(sum(h.gpu_seconds) FILTER (h.category IN ('idle_unallocated', 'allocated_idle')), 0)::DOUBLE AS idle
+       coalesce(sum(h.gpu_seconds) FILTER (h.category IN (SELECT name FROM marts.dim_ledger_categories WHERE is_idle)), 0)::DOUBLE
+           AS idle
 FROM marts.fct_node_hourly h
 LEFT JOIN marts.dim_nodes n ON n.day = h.day AND n.hostname = h.hostname
 WHERE h.day BETWEEN $start AND $end

@@ -10,7 +10,7 @@ SELECT coalesce(billing_currency, $first_currency) AS currency,
        coalesce(sum(gpu_seconds) FILTER (category = 'allocated_idle'), 0)::DOUBLE AS allocated_idle_gpu_seconds
 FROM marts.fct_node_hourly
 WHERE team = $team AND day BETWEEN $start AND $end
-  AND category IN ('idle_unallocated', 'allocated_idle')
+  AND category IN (SELECT name FROM marts.dim_ledger_categories WHERE is_idle)
 GROUP BY ALL
 HAVING sum(gpu_seconds) > 0
 ORDER BY currency, hostname, hour_of_day

@@ -14,6 +14,19 @@ $0.03 a GiB-month in the rate card, $0.001 a GiB-day in November.
   tier_down r1: steps 8 and 9 (kept, past 24 h; step 10 is not) 2 × ($1 − $0.001) = $1.998
   tier_down r2: all 5 (a running run is never pruned)          5 × ($1 − $0.001) = $4.995
   stale_datasets p-data: stale.bin                             2 × $1.00         = $2.00
+
+Three more stores show that an object's cost is the least of its share of the bill and its bytes at the
+unit price of the lines billed by bytes over time (what fewer bytes save):
+fsx2 (tier `hot`) is billed by capacity: 2,400 GB provisioned, one line of $12.00 for 80 GB-Months that day
+($0.15 a GB-month, $0.005 a GiB-day), 1,500 GiB used (stale.bin 600 GiB, fresh.bin 600, run r3's one
+checkpoint 300, written long ago):
+  stale_datasets fsx2: share $12 × 600/1500 = $4.80, at the unit price 600 × $0.005 = $3.00     → $3.00
+  tier_down r3: share $2.40, at the unit price 300 × $0.005 = $1.50, less 300 × $0.001 cold    → $1.20
+b1 (STANDARD) has a storage line of $0.30 for 10 GB-Mo ($0.001 a GiB-day) and a request line of $0.60,
+300 GiB, old.bin 100 GiB stale: share $0.90 × 100/300 = $0.30, at the unit price $0.10 (requests are not
+saved by fewer bytes)                                                                           → $0.10
+b2 (STANDARD) has a line of $0.30 for 10 GB-Mo but 600 GiB inventoried, old.bin 300 GiB stale: share
+$0.15, at the unit price $0.30                                                                  → $0.15
 """
 
 from __future__ import annotations
@@ -37,7 +50,10 @@ GIB = 1 << 30
 OLD = "2026-10-30T00:00:00Z"
 CONFIG = {"storage": {
     "rules": [{"pattern": "/lustre/ckpt/{run_id}/step_{step}/", "kind": "checkpoint"},
-              {"pattern": "/lustre/datasets/", "kind": "dataset", "project": "p-data"}],
+              {"pattern": "/lustre/datasets/", "kind": "dataset", "project": "p-data"},
+              {"pattern": "/fsx2/ckpt/{run_id}/step_{step}/", "kind": "checkpoint"},
+              {"pattern": "/fsx2/datasets/", "kind": "dataset", "project": "p-data"},
+              {"pattern": "/b*/datasets/", "kind": "dataset", "project": "p-data"}],
     "rate_card": [{"tier": "STANDARD", "price_per_gb_month": "0.03"}],
     "policy": {"checkpoint": {"hot_tiers": ["hot"], "max_hot_age_hours": 24, "cold_tier": "STANDARD",
                               "keep_last": 3},
@@ -53,7 +69,11 @@ def ledger(tmp_path_factory):
     land.job("c1", "2", account="p-train", start="2026-11-01T00:00:00", end="Unknown", state="RUNNING",
              host="n1")
     land.line(utc(2026, 11, 2), utc(2026, 11, 3), "Usage", "20.00", resource_id="lustre1", service="Storage")
-    for run in ("r1", "r2"):
+    for store, cost, quantity, unit in (("fsx2", "12.00", "80", "GB-Month"), ("b1", "0.30", "10", "GB-Mo"),
+                                        ("b1", "0.60", "600000", "Requests"), ("b2", "0.30", "10", "GB-Mo")):
+        land.line(utc(2026, 11, 2), utc(2026, 11, 3), "Usage", cost, resource_id=store, service="Storage",
+                  extra={"PricingQuantity": quantity, "PricingUnit": unit})
+    for run in ("r1", "r2", "r3"):
         land.event(run, "run_config", utc(2026, 10, 20), project="p-train", job_id="1" if run == "r1" else "2")
     land.event("r1", "checkpoint_saved", utc(2026, 11, 1, 5), job_id="1", step=10)
     land.event("r2", "step", utc(2026, 11, 2, 12), job_id="2", step=6, tokens=1000)
@@ -65,6 +85,15 @@ def ledger(tmp_path_factory):
              ("/lustre/datasets/fresh.bin", 3 * GIB, "2026-06-01T00:00:00Z", "hot", "2026-11-01T09:00:00Z")]
     rows = [r if len(r) == 5 else (*r, "") for r in rows]
     posix_listing(land.landing, "lustre1", "2026-11-02", rows, atime=True)
+    stale, fresh = ("2026-06-01T00:00:00Z", "2026-07-01T00:00:00Z"), ("2026-06-01T00:00:00Z", "2026-11-01T09:00:00Z")
+    for store, tier, files in (
+            ("fsx2", "hot", [("datasets/stale.bin", 600, stale), ("datasets/fresh.bin", 600, fresh),
+                             ("ckpt/r3/step_1/model.pt", 300, (OLD, ""))]),
+            ("b1", "STANDARD", [("datasets/old.bin", 100, stale), ("datasets/new.bin", 200, fresh)]),
+            ("b2", "STANDARD", [("datasets/old.bin", 300, stale), ("datasets/new.bin", 300, fresh)])):
+        posix_listing(land.landing, store, "2026-11-02",
+                      [(f"/{store}/{path}", gib * GIB, mtime, tier, atime) for path, gib, (mtime, atime) in files],
+                      atime=True)
     with ledger_of(land, [DAY]) as con:
         yield con
 
@@ -81,12 +110,16 @@ def test_the_policy_prices_pruning_tiering_and_stale_datasets_exactly(ledger):
     got = _storage_opportunities(ledger)
     assert {k: r["saving_window"] for k, r in got.items()} == {
         ("prune_checkpoints", "r1"): D("7.00"), ("tier_down", "r1"): D("1.998"), ("tier_down", "r2"): D("4.995"),
-        ("stale_datasets", "lustre1"): D("2.00")}
+        ("stale_datasets", "lustre1"): D("2.00"),
+        ("stale_datasets", "fsx2"): D("3.00"), ("tier_down", "r3"): D("1.20"),
+        ("stale_datasets", "b1"): D("0.10"), ("stale_datasets", "b2"): D("0.15")}
     # one day of the window in the ledger: a month is 30 of them
     assert all(r["days_covered"] == 1 and r["saving_monthly"] == 30 * r["saving_window"] for r in got.values())
     assert {k: (r["team"], r["project"], r["run_id"]) for k, r in got.items()} == {
         ("prune_checkpoints", "r1"): ("p-train", "p-train", "r1"), ("tier_down", "r1"): ("p-train", "p-train", "r1"),
-        ("tier_down", "r2"): ("p-train", "p-train", "r2"), ("stale_datasets", "lustre1"): ("p-data", "p-data", None)}
+        ("tier_down", "r2"): ("p-train", "p-train", "r2"), ("stale_datasets", "lustre1"): ("p-data", "p-data", None),
+        ("stale_datasets", "fsx2"): ("p-data", "p-data", None), ("tier_down", "r3"): ("p-train", "p-train", "r3"),
+        ("stale_datasets", "b1"): ("p-data", "p-data", None), ("stale_datasets", "b2"): ("p-data", "p-data", None)}
 
 
 def test_each_opportunity_names_the_objects_it_rests_on(ledger):
@@ -108,7 +141,7 @@ def test_each_opportunity_names_the_objects_it_rests_on(ledger):
 def test_the_storage_opportunities_stay_within_the_storage_cost(ledger):
     (storage,) = ledger.execute("SELECT sum(effective_cost) FROM marts.fct_storage_daily WHERE day = ?",
                                 [DAY]).fetchone()
-    assert storage == D("20.00")
+    assert storage == D("33.20")
     assert sum(r["saving_window"] for r in _storage_opportunities(ledger).values()) <= storage
 
 

@@ -56,3 +56,33 @@ def test_each_kind_of_line_is_placed():
         "unknown_instance": ("unattributed", "_unallocated", "_unallocated", True),
         "q1": ("unattributed", "_unallocated", "_unallocated", True),
     }   # the node lines ("node", "sp-covered") are node-hours: not placed here
+
+
+def test_a_new_line_category_is_its_declaration_and_its_rule(monkeypatch):
+    # declared here alone: tagged database lines get a category of their own, allocated by their tag,
+    # before the catch-all `other`; no SQL names it
+    import models.ledger_categories as ledger_categories
+    import pipelines.lib.reference as reference
+
+    databases = ledger_categories.Category("databases", "Databases", "#2b6cb0", False, False,
+                                           "Database bill lines tagged with the project.", allocation="tag")
+    rules = list(ledger_categories.LINE_RULES)
+    at = next(i for i, r in enumerate(rules) if r.category == "other")
+    rules.insert(at, ledger_categories.LineRule("databases", project_tagged=True, service_category="Databases"))
+    categories = (*ledger_categories.CATEGORIES, databases)
+    for module in (ledger_categories, reference):
+        monkeypatch.setattr(module, "CATEGORIES", categories)
+        monkeypatch.setattr(module, "LINE_RULES", tuple(rules))
+    con = warehouse()
+    given(con, "intermediate.int_bill_line_hours", [
+        _line("db", service="Databases", tags='{"project": "p1"}'),
+        _line("db_untagged", service="Databases", tags="{}"),
+        _line("mq", service="Integration", tags='{"project": "p1"}')])
+    given(con, "intermediate.int_node_hours", [
+        {"day": DAY, "hostname": "n1", "hour_ts": H0, "pool_team": "infra", "line_keys": ["none"]}])
+    cfg = OrgConfig.model_validate({"teams": {"ml": {"projects": ["p1"]}}})
+    rows = rows_of(con, "intermediate/int_bill_line_placements", {"day": DAY, **cfg.sql_params()}, "line_key")
+    assert {r["line_key"]: (r["placement"], r["allocation"], r["direct_project"], r["is_direct"]) for r in rows} == {
+        "db": ("databases", "tag", "p1", True),
+        "db_untagged": ("shared", "gpu_weight", None, False),
+        "mq": ("other", "tag", "p1", True)}

@@ -237,3 +237,17 @@ def test_a_checkpoint_saved_event_with_a_path_ties_its_objects_to_the_run_and_st
         ("exp/final/opt/state.pt", "checkpoint", "r2", 999, "p-eval"),
         ("exp/finalist.txt", "other", None, None, None),
         ("runs/r1/step_5/a.pt", "checkpoint", "r1", 5, None)]
+
+
+@pytest.mark.parametrize("unit, gib_hours", [
+    # as the real exports spell them (FOCUS from AWS, Azure and OCI; CUR's pricing/unit; GCP)
+    ("GB-Months", 720), ("GB-Mo", 720), ("GB/Month", 720), ("1 GB/Month", 720), ("GB Months", 720),
+    ("gibibyte month", 720), ("GB Hours", 1), ("GB-Hrs", 1), ("GB-Day", 24), ("TB-Mo", 720 * 1024),
+    ("100 GB/Month", 72000), (" GB -  Mo ", 720),
+    # not bytes kept over time: a request, a transfer, a throughput, no unit
+    ("Requests", None), ("GB", None), ("GiB/Second-Months", None), ("MBps-Mo", None), ("IOPS-Mo", None),
+    ("", None), (None, None)])
+def test_storage_units_are_read_as_gib_hours(con, unit, gib_hours):
+    # a November day: a month is 30 days of 24 hours
+    got = con.execute("SELECT storage_unit_gib_hours(?, DATE '2026-11-02')", [unit]).fetchone()[0]
+    assert got == gib_hours

@@ -18,10 +18,7 @@ GROUP BY line_key, billing_currency, team, project;
 
 INSERT INTO cost_pieces
 SELECT line_key, billing_currency, direct_team, direct_project, placement, NULL, NULL, NULL, NULL, 'line',
-       effective_cost, billed_cost, 0,
-       CASE placement WHEN 'unused_commitment' THEN 'commitment_owner' WHEN 'unattributed' THEN 'unattributed'
-                      ELSE 'tag' END,
-       NULL, 'bill', 0, 0
+       effective_cost, billed_cost, 0, allocation, NULL, 'bill', 0, 0
 FROM other_lines
 WHERE is_direct;
 

@@ -18,12 +18,12 @@ SELECT l.line_key || '|' || m.measure AS group_key, w.piece_key,
 FROM other_lines l
 JOIN project_weights w USING (billing_currency)
 CROSS JOIN (VALUES ('e'), ('b')) m(measure)
-WHERE l.placement = 'shared';
+WHERE l.allocation = 'gpu_weight';
 
 CREATE OR REPLACE TEMP TABLE shared_splits AS FROM split_exactly('shared_split_input');
 
 INSERT INTO cost_pieces
-SELECT l.line_key, l.billing_currency, w.team, w.project, 'shared', NULL, NULL, NULL, NULL, 'line',
+SELECT l.line_key, l.billing_currency, w.team, w.project, l.placement, NULL, NULL, NULL, NULL, 'line',
        units_money(se.units), units_money(sb.units), 0,
        CASE $shared_cost_rule WHEN 'gpu_seconds' THEN 'project_gpu_seconds' ELSE 'gpu_cost' END,
        CASE $shared_cost_rule WHEN 'gpu_seconds' THEN w.weight ELSE w.weight / 1e6 END, 'bill', 0, 0
@@ -31,11 +31,11 @@ FROM other_lines l
 JOIN project_weights w USING (billing_currency)
 JOIN shared_splits se ON se.group_key = l.line_key || '|e' AND se.piece_key = w.piece_key
 JOIN shared_splits sb ON sb.group_key = l.line_key || '|b' AND sb.piece_key = w.piece_key
-WHERE l.placement = 'shared';
+WHERE l.allocation = 'gpu_weight';
 
 INSERT INTO cost_pieces
 SELECT line_key, billing_currency, '_unallocated', '_unallocated', 'unattributed', NULL, NULL, NULL, NULL, 'line',
        effective_cost, billed_cost, 0, 'unattributed', NULL, 'bill', 0, 0
 FROM other_lines
-WHERE placement = 'shared'
+WHERE allocation = 'gpu_weight'
   AND line_key || '|e' NOT IN (SELECT group_key FROM shared_splits);

@@ -15,7 +15,7 @@ SELECT l.line_key || '|' || m.measure AS group_key, w.piece_key,
 FROM other_lines l
 JOIN pretax_weights w USING (billing_currency)
 CROSS JOIN (VALUES ('e'), ('b')) m(measure)
-WHERE l.placement = 'tax' OR (l.placement = 'credit' AND l.tag_project IS NULL);
+WHERE l.allocation = 'pretax_cost';
 
 CREATE OR REPLACE TEMP TABLE tax_splits AS FROM split_exactly('tax_split_input');
 
@@ -27,10 +27,10 @@ FROM other_lines l
 JOIN pretax_weights w USING (billing_currency)
 JOIN tax_splits se ON se.group_key = l.line_key || '|e' AND se.piece_key = w.piece_key
 JOIN tax_splits sb ON sb.group_key = l.line_key || '|b' AND sb.piece_key = w.piece_key
-WHERE l.placement = 'tax' OR (l.placement = 'credit' AND l.tag_project IS NULL)
+WHERE l.allocation = 'pretax_cost'
 UNION ALL
 SELECT line_key, billing_currency, '_unallocated', '_unallocated', 'unattributed', effective_cost, billed_cost,
        'unattributed', NULL
 FROM other_lines
-WHERE (placement = 'tax' OR (placement = 'credit' AND tag_project IS NULL))
+WHERE allocation = 'pretax_cost'
   AND line_key || '|e' NOT IN (SELECT group_key FROM tax_splits);

@@ -20,7 +20,9 @@ candidates AS (
     FROM intermediate.int_bill_line_placements p
     JOIN stores s ON p.resource_id = s.store OR ends_with(p.resource_id, ':' || s.store) OR ends_with(p.resource_id, '/' || s.store)
                      OR p.resource_id = config_lookup($storage_resource_ids, s.store)
-    WHERE p.day = $day AND p.placement IN ('storage', 'shared') AND p.service_category = 'Storage'
+    -- a line of a category allocated by its tag (storage) or shared by GPU cost (shared); not a credit
+    JOIN marts.dim_ledger_categories c ON c.name = p.placement AND c.allocation IN ('tag', 'gpu_weight')
+    WHERE p.day = $day AND p.service_category = 'Storage'
 ),
 -- one store per line: the one its ResourceId names exactly, else the first by name
 one_store AS (

@@ -4,8 +4,11 @@
 --   prune_checkpoints: a checkpoint of a finished run older than its last `keep_last` (its whole cost);
 --   stale_datasets: a dataset object neither read nor written for `stale_after_days` (its whole cost);
 --   tier_down: an object on a hot tier past `max_hot_age_hours` (its cost less the cold tier's).
--- An object's cost on a day is its bytes' share of its store and tier's cost that day (the bill's lines or
--- the rate card, int_storage_costs: one price per byte within a store, tier and currency).
+-- An object's cost on a day is the least of two: its bytes' share of its store and tier's cost that day
+-- (the bill's lines or the rate card, int_storage_costs: one price per byte within a store, tier and
+-- currency), and its bytes at the unit price of the lines billed by bytes over time. The share is what the
+-- ledger charges; the unit price is what fewer bytes save. They differ where a file system is billed by
+-- its provisioned capacity: half empty, its share of the bill is twice what a GiB less would save.
 
 -- each store and tier's cost a day, per currency, over its bytes that day
 CREATE OR REPLACE TEMP TABLE sav_storage_prices AS
@@ -22,8 +25,41 @@ bytes AS (
     FROM (SELECT DISTINCT day, store, tier, kind, run_id, object_project, bytes
           FROM intermediate.int_storage_costs WHERE day IN (SELECT day FROM sav_days))
     GROUP BY ALL
+),
+priced_lines AS (
+    SELECT DISTINCT day, store, tier, billing_currency, line_key
+    FROM intermediate.int_storage_costs
+    WHERE day IN (SELECT day FROM sav_days) AND priced_by = 'bill'
+),
+-- what each of those lines charges a GiB for a day, in units of 1e-21 (1e-18 of the currency, and 1e-3
+-- more to keep the price's digits), from its own effective cost over its pricing quantity: 0 for a line
+-- billed by anything but bytes over time (requests, throughput, retrievals), which fewer bytes do not
+-- save; NULL, unknown, for a line without a unit or a positive quantity
+line_prices AS (
+    SELECT l.day, l.line_key,
+           CASE WHEN b.pricing_unit IS NULL OR NOT b.pricing_quantity > 0 THEN NULL
+                WHEN storage_unit_gib_hours(b.pricing_unit, l.day) IS NULL THEN 0
+                -- beyond a million currency units a GiB-day no storage costs; the bound keeps the sums in range
+                ELSE least(money_units(b.effective_cost) * 1000000000 * 24
+                           // (round(b.pricing_quantity::DECIMAL(38, 6) * 1000000)::HUGEINT
+                               * storage_unit_gib_hours(b.pricing_unit, l.day)),
+                           1000000000000000000000000000::HUGEINT) END AS gib_day_milli_units
+    FROM (SELECT DISTINCT day, line_key FROM priced_lines) l
+    JOIN staging.stg_focus__bill_lines b ON b._file || '#' || b._row = l.line_key
+    WHERE b.charge_period_start < (SELECT max(day) FROM sav_days) + INTERVAL 1 DAY
+      AND b.charge_period_end > (SELECT min(day) FROM sav_days)
+),
+unit_prices AS (
+    SELECT p.day, p.store, p.tier, p.billing_currency,
+           CASE WHEN count(*) = count(lp.gib_day_milli_units) THEN sum(lp.gib_day_milli_units) END
+               AS gib_day_milli_units
+    FROM priced_lines p LEFT JOIN line_prices lp USING (day, line_key)
+    GROUP BY ALL
 )
-SELECT c.*, b.bytes FROM cost c JOIN bytes b USING (day, store, tier) WHERE b.bytes > 0;
+SELECT c.*, b.bytes, u.gib_day_milli_units
+FROM cost c JOIN bytes b USING (day, store, tier)
+LEFT JOIN unit_prices u USING (day, store, tier, billing_currency)
+WHERE b.bytes > 0;
 
 -- who an object's cost goes to: its row of int_storage_costs (the store's tag, where it has no project)
 CREATE OR REPLACE TEMP TABLE sav_storage_placement AS
@@ -49,7 +85,14 @@ CREATE OR REPLACE TEMP TABLE sav_storage_object_days AS
 WITH objects AS (
     SELECT o.day, o.store, o.key, o.size_bytes, o.tier, o.kind, o.run_id, o.step, pl.project, pl.team,
            o.last_modified, o.last_accessed, p.billing_currency,
-           p.units * o.size_bytes // p.bytes AS units,
+           CASE WHEN p.gib_day_milli_units IS NULL THEN p.units * o.size_bytes // p.bytes
+                ELSE least(p.units * o.size_bytes // p.bytes,
+                           -- (price × bytes // 2^30, the price cut at 2^30 first: a TB object at a large
+                           -- price stays within HUGEINT)
+                           (greatest(0, p.gib_day_milli_units) // 1073741824 * o.size_bytes
+                            + greatest(0, p.gib_day_milli_units) % 1073741824 * o.size_bytes // 1073741824)
+                           // 1000)
+                END AS units,
            pol.hot_tiers, pol.max_hot_age_hours, pol.cold_tier, pol.keep_last, pol.stale_after_days
     FROM intermediate.int_storage_objects o
     JOIN sav_storage_prices p USING (day, store, tier)
