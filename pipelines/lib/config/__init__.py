@@ -25,17 +25,17 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from models.currencies import check_currency
-from pipelines.lib.config_collect import CollectConfig
-from pipelines.lib.config_costs import CostsConfig, FxConfig
-from pipelines.lib.config_policies import (AlertsConfig, Budget, EfficiencyConfig, IdleConfig, LedgerConfig,
+from pipelines.lib.config.collect import CollectConfig
+from pipelines.lib.config.costs import CostsConfig, FxConfig
+from pipelines.lib.config.policies import (AlertsConfig, Budget, EfficiencyConfig, IdleConfig, LedgerConfig,
                                           PoliciesConfig, QuarantineConfig, SavingsConfig, TelemetryConfig,
                                           glob_regex)
-from pipelines.lib.config_section import currency as _currency
-from pipelines.lib.config_section import Section as _Section
-from pipelines.lib.config_serve import ServeConfig
-from pipelines.lib.config_storage import StorageConfig
+from pipelines.lib.config.section import currency as _currency
+from pipelines.lib.config.section import Section as _Section
+from pipelines.lib.config.serve import ServeConfig
+from pipelines.lib.config.storage import StorageConfig
 from pipelines.lib.redact import redact, url_secrets
-from pipelines.lib.strict_yaml import StrictYamlError, dump_yaml, load_yaml, read_yaml_text
+from pipelines.lib.config.strict_yaml import StrictYamlError, dump_yaml, load_yaml, read_yaml_text
 
 DEFAULT_TAG_KEYS: dict[str, list[str]] = {
     "project": ["project", "Project", "user:project"],
