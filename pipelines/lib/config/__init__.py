@@ -3,11 +3,12 @@
 Every key is optional. Without a file the pipeline still runs on a landing zone alone: project = the
 Slurm account or a bill line's `project` tag, team = the project, clusters in UTC.
 
-The file is validated against one schema (the pydantic models below, with their sections in
-config_collect.py, config_costs.py and config_policies.py): an unknown key is an error that
+The file is validated against one schema (the pydantic models below, with their sections in the
+modules beside this one: collect, costs, policies, serve, storage): an unknown key is an error that
 suggests the closest known one, and a wrong type or value names the key, the file and its line, so a
 typo never silently changes who pays for what. `gpuledger config check FILE` prints the config as it
-will be used, defaults filled in. docs/config.md describes every key.
+will be used, defaults filled in. docs/config.md describes every key. (About 400 lines: the top of
+the schema, and the loading that names the file and line of every problem.)
 """
 
 from __future__ import annotations
