@@ -86,10 +86,10 @@ def child(landing: Path, warehouse: Path) -> None:
     from pipelines.ingest.sources import STORAGE
     from pipelines.landing.sync import sync
     from pipelines.lib.config import OrgConfig
-    from pipelines.lib.config_storage import rule_macros
-    from pipelines.lib.resources import warehouse_resource
+    from pipelines.lib.config.storage import rule_macros
+    from pipelines.lib.dagster_glue.resources import warehouse_resource
     from pipelines.lib.warehouse import bootstrap, write_day
-    from pipelines.lib.writer_lock import connect_writer
+    from pipelines.lib.warehouse.writer_lock import connect_writer
 
     settings = warehouse_resource().connection_config  # threads, memory limit, as the daily run's
 

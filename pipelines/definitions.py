@@ -1,22 +1,22 @@
 """The Dagster code location: every module under pipelines/defs/ is loaded (one folder per domain).
 
 Before they load, the ledger's first day is fixed for the daily partitions: the config's
-`ledger.start`, else the earliest day the landing files cover (see pipelines/lib/partitions.py)."""
+`ledger.start`, else the earliest day the landing files cover (see pipelines/lib/dagster_glue/partitions.py)."""
 
 import os
 from pathlib import Path
 
 import dagster as dg
 
-from pipelines.lib.resources import LEDGER_START_ENV
+from pipelines.lib.dagster_glue.resources import LEDGER_START_ENV
 
 
 def _fix_ledger_start() -> None:
-    # before anything imports pipelines.lib.partitions, which reads it
+    # before anything imports pipelines.lib.dagster_glue.partitions, which reads it
     if os.environ.get(LEDGER_START_ENV):
         return
     from pipelines.ingest.coverage import ledger_start
-    from pipelines.lib.resources import landing_resource
+    from pipelines.lib.dagster_glue.resources import landing_resource
 
     landing = landing_resource()
     start = ledger_start(landing.path, landing.org_config()) if landing.path.is_dir() else None

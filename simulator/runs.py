@@ -1,4 +1,5 @@
-"""Multi-node training runs: chains of Slurm jobs that checkpoint, get interrupted, and resume.
+"""Multi-node training runs: chains of Slurm jobs that checkpoint, get interrupted, and resume. (About
+400 lines, one module, as workload.py is: the order of its random draws is what a seed's runs are.)
 
 Each cluster sets aside about half its nodes as run slots (groups of 2–4 whole nodes, reserved pool first).
 A slot hosts one run after another; each run is a chain of jobs on the slot's nodes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from pipelines.lib.alert_channels import PLACEHOLDERS, AlertAction, placeholders
+from pipelines.lib.config.alert_channels import PLACEHOLDERS, AlertAction, placeholders
 
 OUTPUT_CHARS = 4000
 

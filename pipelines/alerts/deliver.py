@@ -37,11 +37,11 @@ import polars as pl
 from pipelines.alerts.actions import ActionRefused, command_for, run_command
 from pipelines.alerts.messages import Digest, digest_key
 from pipelines.alerts.send import DeliveryFailed, channel_secrets, send
-from pipelines.lib.alert_channels import Channel
-from pipelines.lib.config_policies import AlertsConfig
+from pipelines.lib.config.alert_channels import Channel
+from pipelines.lib.config.policies import AlertsConfig
 from pipelines.lib.redact import redact
 from pipelines.lib.warehouse import bootstrap, connect, transaction
-from pipelines.lib.writer_lock import LockBusy, warehouse_lock
+from pipelines.lib.warehouse.writer_lock import LockBusy, warehouse_lock
 
 CLAIM_LIMIT = 200  # deliveries per pass: a backlog drains over a few passes, each one short
 

@@ -27,7 +27,7 @@ from pipelines.landing.sync import sync
 from pipelines.ingest.sources import DCGM, KUBERNETES, NVIDIA_SMI, RUNS, SLURM, TRAINER_LOGS
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import bootstrap, connect, has_table, transaction, warehouse_path
-from pipelines.lib.writer_lock import warehouse_lock
+from pipelines.lib.warehouse.writer_lock import warehouse_lock
 
 LIVE_SOURCES = (SLURM, KUBERNETES, DCGM, NVIDIA_SMI, RUNS, TRAINER_LOGS)  # a log being written is read again each tick
 RATE_COLUMNS = {"day": pl.Date, "hostname": pl.String, "billing_currency": pl.String,

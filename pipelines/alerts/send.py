@@ -23,7 +23,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 from pipelines.alerts.deadline import Exchange, Expired, run_within
 from pipelines.alerts.messages import (Digest, alert_key, digest_email, digest_slack_payload,
                                        digest_webhook_payload, email_message, slack_payload, webhook_payload)
-from pipelines.lib.alert_channels import Channel, unusable_in_url
+from pipelines.lib.config.alert_channels import Channel, unusable_in_url
 from pipelines.lib.redact import login_secrets, redact, redact_url, url_secrets
 
 ANSWER_BYTES = 65536  # of a receiver's answer body, read and dropped (a receiver's reply says nothing to us)

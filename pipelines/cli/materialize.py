@@ -125,8 +125,8 @@ def _publish_failed_day(day: date, run_id: str, reasons: list[str]) -> None:
     see the day incomplete (finance.reconciliation_daily) rather than a half-written day as whole.
     A publish that cannot happen (disk full, days lost) leaves the published file as it was."""
     from pipelines.lib.config import load_config
-    from pipelines.lib.publish import create_finance_views, publish, published_path
-    from pipelines.lib.resources import warehouse_resource
+    from pipelines.lib.warehouse.publish import create_finance_views, publish, published_path
+    from pipelines.lib.dagster_glue.resources import warehouse_resource
 
     try:
         mark_live_day(day, "failed", run_id, "; ".join(reasons))

@@ -19,7 +19,7 @@ from pipelines.ingest.plans import MAX_PLAN_BYTES, PlanFile
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.ledger_names import LedgerNames, config_projects
 from pipelines.lib.names import unknown_name
-from pipelines.lib.strict_yaml import load_yaml
+from pipelines.lib.config.strict_yaml import load_yaml
 
 CATALOG = "the GPU catalog (models/gpu_catalog.py)"
 

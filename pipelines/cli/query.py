@@ -84,7 +84,7 @@ def run_query(path: Path, text: str, limits: QueryLimits, roots: list[str]) -> t
     The query runs in a thread of its own while this one waits: DuckDB holds a thread it runs on
     until the query ends, so this one is the thread left free to interrupt it at the time limit or
     when SIGINT or SIGTERM arrives (their handlers run only in the main thread, between bytecodes)."""
-    from pipelines.lib.sandbox import open_read_only
+    from pipelines.lib.warehouse.sandbox import open_read_only
 
     max_rows = int(limits.rows.value)
     with open_read_only(path, roots=roots, memory_limit=str(limits.memory.value)) as con:
@@ -174,7 +174,7 @@ def is_live(path: Path) -> bool:
     """Whether `path` is a warehouse that runs write: the live one of this environment, or any file
     with a writer's lock file beside it (published files are never written in place, so have none)."""
     from pipelines.lib.warehouse import warehouse_path
-    from pipelines.lib.writer_lock import lock_path
+    from pipelines.lib.warehouse.writer_lock import lock_path
 
     return path.resolve() == warehouse_path().resolve() or lock_path(path).exists()
 
@@ -187,7 +187,7 @@ def readable_copy(path: Path, limits: QueryLimits) -> Iterator[Path]:
     if not is_live(path):
         yield path
         return
-    from pipelines.lib.writer_lock import LockBusy, warehouse_lock
+    from pipelines.lib.warehouse.writer_lock import LockBusy, warehouse_lock
 
     with tempfile.TemporaryDirectory(prefix="gpuledger-query-") as folder:
         copy = Path(folder) / path.name

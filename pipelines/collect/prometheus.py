@@ -31,7 +31,7 @@ import polars as pl
 
 from pipelines.lib.atomic import remove_stale_temps, replace_atomically
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.config_collect import PrometheusCollectConfig
+from pipelines.lib.config.collect import PrometheusCollectConfig
 from pipelines.lib.redact import redact, url_secrets
 
 FOLDER = "telemetry/dcgm/collected"

@@ -31,8 +31,8 @@ import polars as pl
 from pipelines.ingest.slurm import SENTINELS, read_sacct
 from pipelines.lib.atomic import remove_stale_temps, replace_atomically
 from pipelines.lib.config import ClusterConfig
-from pipelines.lib.config_section import CLUSTER_NAME
-from pipelines.lib.config_collect import CollectSlurmConfig
+from pipelines.lib.config.section import CLUSTER_NAME
+from pipelines.lib.config.collect import CollectSlurmConfig
 
 # Every column the ledger reads (docs/ingest/slurm.md), in the order the docs' example export has them.
 FIELDS = ("JobIDRaw", "JobID", "JobName", "User", "Account", "Partition", "State", "ExitCode", "Submit",

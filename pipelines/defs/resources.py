@@ -1,6 +1,6 @@
 import dagster as dg
 
-from pipelines.lib.resources import landing_resource, warehouse_resource
+from pipelines.lib.dagster_glue.resources import landing_resource, warehouse_resource
 
 
 @dg.definitions

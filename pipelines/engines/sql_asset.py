@@ -10,9 +10,9 @@ from dagster_duckdb import DuckDBResource
 
 from pipelines.lib.config import OrgConfig, engine_of
 from pipelines.lib.ledger_days import mark_day
-from pipelines.lib.partitions import daily_duckdb_asset
-from pipelines.lib.resources import LandingZone
-from pipelines.lib.sql_lineage import tables_read
+from pipelines.lib.dagster_glue.partitions import daily_duckdb_asset
+from pipelines.lib.dagster_glue.resources import LandingZone
+from pipelines.lib.warehouse.sql_lineage import tables_read
 from pipelines.lib.warehouse import bootstrap
 from pipelines.lib.warehouse import write_day as write_day_on_duckdb
 

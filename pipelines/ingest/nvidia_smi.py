@@ -23,7 +23,7 @@ import polars as pl
 from pipelines.ingest import nvidia_smi_samples
 from pipelines.landing.parsed import Parsed, file_reject
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.strict_yaml import StrictYamlError, load_yaml, read_yaml_text
+from pipelines.lib.config.strict_yaml import StrictYamlError, load_yaml, read_yaml_text
 
 SOURCE = "nvidia_smi"
 SIDECAR = "nvidia_smi.yaml"

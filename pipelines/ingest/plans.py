@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pipelines.ingest.common import clip
 from pipelines.landing.parsed import QUARANTINE_SCHEMA, Parsed, file_reject
-from pipelines.lib.config_section import currency as _currency
-from pipelines.lib.config_section import Money
-from pipelines.lib.strict_yaml import MAX_YAML_BYTES, StrictYamlError, load_yaml, read_yaml_text
+from pipelines.lib.config.section import currency as _currency
+from pipelines.lib.config.section import Money
+from pipelines.lib.config.strict_yaml import MAX_YAML_BYTES, StrictYamlError, load_yaml, read_yaml_text
 
 SOURCE = "plans"
 MAX_PLAN_BYTES = MAX_YAML_BYTES  # a plan is a few hundred bytes; a megabyte is not a plan

@@ -12,8 +12,8 @@ from dagster_duckdb import DuckDBResource
 from pipelines.ingest.ignored import ignored_files
 from pipelines.landing.source import Source
 from pipelines.landing.sync import sync
-from pipelines.lib.partitions import DAILY, daily_duckdb_asset
-from pipelines.lib.resources import LandingZone
+from pipelines.lib.dagster_glue.partitions import DAILY, daily_duckdb_asset
+from pipelines.lib.dagster_glue.resources import LandingZone
 from pipelines.lib.warehouse import bootstrap, sql, table_sql
 
 

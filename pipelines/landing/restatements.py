@@ -20,8 +20,8 @@ from pipelines.landing.deliveries import CURRENT
 from pipelines.landing.bill_deliveries import Recorded, delivery_state, per_day, recorded
 from pipelines.lib.config import OrgConfig
 from pipelines.landing.source import Source, check_landing_root, check_not_vanished
-from pipelines.lib.publish import published_path
-from pipelines.lib.sandbox import open_read_only
+from pipelines.lib.warehouse.publish import published_path
+from pipelines.lib.warehouse.sandbox import open_read_only
 
 
 @dataclass(frozen=True)

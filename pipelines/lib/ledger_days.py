@@ -75,7 +75,7 @@ def mark_day(con: duckdb.DuckDBPyConnection, day: date, status: str, run_id: str
 
 def mark_live_day(day: date, status: str, run_id: str | None = None, reason: str | None = None) -> None:
     """Writes the day's status in the live warehouse, under its writer lock (bootstrapping it)."""
-    from pipelines.lib.resources import warehouse_resource
+    from pipelines.lib.dagster_glue.resources import warehouse_resource
     from pipelines.lib.warehouse import bootstrap
 
     with warehouse_resource().get_connection() as con:

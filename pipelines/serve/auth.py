@@ -30,7 +30,7 @@ class Tokens:
 
     @classmethod
     def from_config(cls, serve) -> "Tokens":
-        """From the config's `serve.tokens` (pipelines/lib/config_serve.py has checked them)."""
+        """From the config's `serve.tokens` (pipelines/lib/config/serve.py has checked them)."""
         return cls(tuple((t.sha256.lower(), Grant(t.name or f"token {i + 1}", None if t.teams == "*" else tuple(t.teams)))
                          for i, t in enumerate(serve.tokens)))
 

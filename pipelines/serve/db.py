@@ -10,7 +10,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 
-from pipelines.lib.sandbox import open_read_only
+from pipelines.lib.warehouse.sandbox import open_read_only
 
 
 # open_read_only locks a DuckDB instance down after connecting, and a process's connections to a file

@@ -2,7 +2,7 @@
 -- $storage_lookback_days before it: a day whose delivery has not landed, or is incomplete, is priced by the
 -- one before), each object standing for the whole day (one byte-day per byte). Its kind, run and step come
 -- from the first `storage.rules` pattern its URL (`s3://bucket/key`, or the listed path) matches — the
--- storage_rule_* macros the asset compiles from the config (pipelines/lib/config_storage.py), or from the
+-- storage_rule_* macros the asset compiles from the config (pipelines/lib/config/storage.py), or from the
 -- checkpoint_saved event whose `path` it lies under — and its
 -- project from the rule, else its run's (the run_config event), else NULL: the store's bill tag decides
 -- (int_storage_costs). Kept per object, so what acts on objects (tiering, pruning) can be built on it.

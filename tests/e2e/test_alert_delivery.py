@@ -18,9 +18,9 @@ import dagster as dg
 import duckdb
 import pytest
 
-from pipelines.lib.strict_yaml import dump_yaml
+from pipelines.lib.config.strict_yaml import dump_yaml
 from pipelines.alerts.deliver import delivery_pass
-from pipelines.lib.alert_channels import ALERT_KINDS
+from pipelines.lib.config.alert_channels import ALERT_KINDS
 from pipelines.lib.config import load_config
 from tests.support.alert_servers import RecordingHttp, RecordingSmtp, alert, free_port, warehouse_with_alerts
 
@@ -306,7 +306,7 @@ def test_actions_dry_run_is_recorded_never_run_and_an_enabled_one_runs_once(tmp_
 
 def test_the_sensor_delivers(tmp_path, http):
     from pipelines.definitions import defs
-    from pipelines.lib.resources import landing_resource, warehouse_resource
+    from pipelines.lib.dagster_glue.resources import landing_resource, warehouse_resource
     from tests.support.pipeline import pipeline_env
 
     wh = warehouse_with_alerts(tmp_path / "w.duckdb", [alert("a1")])
@@ -332,8 +332,8 @@ def test_the_sensor_skips_a_tick_while_a_run_holds_the_warehouse(tmp_path, http)
     import time
 
     from pipelines.definitions import defs
-    from pipelines.lib.resources import landing_resource, warehouse_resource
-    from pipelines.lib.writer_lock import warehouse_lock
+    from pipelines.lib.dagster_glue.resources import landing_resource, warehouse_resource
+    from pipelines.lib.warehouse.writer_lock import warehouse_lock
     from tests.support.pipeline import pipeline_env
 
     wh = warehouse_with_alerts(tmp_path / "w.duckdb", [alert("a1")])
@@ -342,7 +342,7 @@ def test_the_sensor_skips_a_tick_while_a_run_holds_the_warehouse(tmp_path, http)
     d = defs()
     # another process holds the writer lock, as a daily run does
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import time; from pipelines.lib.writer_lock import warehouse_lock\n"
+        "import time; from pipelines.lib.warehouse.writer_lock import warehouse_lock\n"
         f"with warehouse_lock({str(wh)!r}):\n    print('held', flush=True); time.sleep(30)")],
         stdout=subprocess.PIPE, text=True)
     with pipeline_env(tmp_path / "landing", wh, config), dg.build_sensor_context(

@@ -22,7 +22,7 @@ import duckdb
 import pytest
 import yaml
 
-from pipelines.lib.strict_yaml import dump_yaml
+from pipelines.lib.config.strict_yaml import dump_yaml
 from pipelines.alerts.deliver import delivery_pass
 from pipelines.lib.config import load_config
 from tests.e2e.test_alert_delivery import T0, Clock, _alerts, _config, _deliveries
@@ -91,8 +91,8 @@ def _file_hits(path: Path) -> list[str]:
 def test_no_secret_of_a_channel_is_stored_published_printed_or_logged(tmp_path, http, monkeypatch, caplog, capfd,
                                                                     simulated_ledger):
     from pipelines.definitions import defs
-    from pipelines.lib.publish import publish
-    from pipelines.lib.resources import landing_resource, warehouse_resource
+    from pipelines.lib.warehouse.publish import publish
+    from pipelines.lib.dagster_glue.resources import landing_resource, warehouse_resource
     from pipelines.lib.warehouse import connect
     from tests.support.alert_servers import add_alerts
     from tests.support.pipeline import pipeline_env

@@ -15,7 +15,7 @@ from pipelines.alerts.deliver import delivery_pass
 from pipelines.lib.config import load_config
 from tests.e2e.test_alert_delivery import T0, Clock, _alerts, _deliveries
 from tests.support.alert_servers import RecordingHttp, alert, warehouse_with_alerts
-from pipelines.lib.strict_yaml import dump_yaml
+from pipelines.lib.config.strict_yaml import dump_yaml
 
 
 @pytest.fixture

@@ -193,7 +193,7 @@ def test_re_running_every_day_of_a_simulated_world_raises_nothing_and_changes_no
     import dagster as dg
 
     from pipelines.defs.alerts.assets import alerts
-    from pipelines.lib.resources import landing_resource, warehouse_resource
+    from pipelines.lib.dagster_glue.resources import landing_resource, warehouse_resource
     from tests.support.pipeline import pipeline_env
 
     wh = tmp_path / "warehouse.duckdb"

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import duckdb
 
-from pipelines.lib.publish import published_path
+from pipelines.lib.warehouse.publish import published_path
 from tests.support.pipeline import pipeline_env, run_pipeline
 from tests.support.scenario_builder import Activity, Landing, utc
 

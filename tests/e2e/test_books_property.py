@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.publish import published_path
+from pipelines.lib.warehouse.publish import published_path
 from tests.support import sql_steps
 from tests.support.pipeline import pipeline_env, run_pipeline
 from tests.support.scenario_builder import Activity, Landing, utc

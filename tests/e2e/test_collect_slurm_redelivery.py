@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from pipelines.collect.slurm import collect
-from pipelines.lib.config_collect import CollectSlurmConfig
+from pipelines.lib.config.collect import CollectSlurmConfig
 from tests.support import fake_sacct
 from tests.support.pipeline import run_pipeline
 from tests.support.scenario_builder import Landing

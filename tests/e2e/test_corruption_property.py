@@ -55,7 +55,7 @@ def _template(tmp_path_factory):
     if not root.exists():
         simulate(root, DAY, 1, nodes=2, seed=13)
         config = root / "gpuledger.yaml"
-        from pipelines.lib.strict_yaml import dump_yaml, load_yaml
+        from pipelines.lib.config.strict_yaml import dump_yaml, load_yaml
 
         org = load_yaml(config.read_text()).data   # its quarantine section replaced: a second one is refused
         config.write_text(dump_yaml({**org, "quarantine": {"max_share": 1.0}}))

@@ -63,7 +63,7 @@ def _hold_the_lock(ledger: Ledger) -> subprocess.Popen:
     holder = subprocess.Popen(
         [sys.executable, "-c",
          "import sys\n"
-         "from pipelines.lib.writer_lock import warehouse_lock\n"
+         "from pipelines.lib.warehouse.writer_lock import warehouse_lock\n"
          f"with warehouse_lock({str(ledger.warehouse)!r}, run_id='holder-run'):\n"
          "    print('held', flush=True)\n"
          "    sys.stdin.readline()\n"],

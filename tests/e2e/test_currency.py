@@ -131,7 +131,7 @@ def test_without_rates_nothing_is_converted(ledger, tmp_path):
     import shutil
 
     from pipelines.lib.config import OrgConfig
-    from pipelines.lib.publish import create_finance_views
+    from pipelines.lib.warehouse.publish import create_finance_views
 
     copy = tmp_path / "published.duckdb"
     shutil.copy(ledger.warehouse.with_name("warehouse.published.duckdb"), copy)

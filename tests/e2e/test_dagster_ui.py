@@ -130,7 +130,7 @@ def test_a_landing_root_that_is_gone_fails_each_sensor_by_name_and_removes_nothi
 
     from pipelines.defs.alerts.live import live_alerts_sensor
     from pipelines.defs.daily.sensors import restated_bills_sensor
-    from pipelines.lib.resources import LandingZone
+    from pipelines.lib.dagster_glue.resources import LandingZone
 
     root, home = ledger_copy
     before = _rows(root / "warehouse.duckdb")

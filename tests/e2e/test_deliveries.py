@@ -76,7 +76,7 @@ def _statuses(con_or_path) -> dict[str, tuple[str, str | None]]:
 
 def _sensor_days(L: Landing) -> list[str]:
     from pipelines.definitions import defs
-    from pipelines.lib.resources import landing_resource
+    from pipelines.lib.dagster_glue.resources import landing_resource
 
     d = defs()
     with pipeline_env(L.landing, L.warehouse, L.config_path):

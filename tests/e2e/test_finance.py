@@ -13,7 +13,7 @@ import yaml
 import duckdb
 import pytest
 
-from pipelines.lib.strict_yaml import dump_yaml, load_yaml
+from pipelines.lib.config.strict_yaml import dump_yaml, load_yaml
 
 from tests.support.bill_truth import day_shares
 from tests.conftest import PROJECT_ROOT
@@ -104,7 +104,7 @@ def test_reporting_columns_are_exact_for_large_amounts_and_rates(published, tmp_
     """amount × rate rounded once to 1e-18 (half away from zero), however large either is: the product of two
     DECIMAL(38,18) has no room for an integer part, so a naive product overflows above 100."""
     from pipelines.lib.config import OrgConfig
-    from pipelines.lib.publish import create_finance_views
+    from pipelines.lib.warehouse.publish import create_finance_views
 
     copy = tmp_path / "published.duckdb"
     shutil.copy(published, copy)

@@ -120,7 +120,7 @@ def test_the_sensor_ticks_as_of_now_into_the_configured_warehouse(scene, monkeyp
     import dagster as dg
 
     from pipelines.defs.alerts.live import live_alerts_sensor
-    from pipelines.lib.resources import LandingZone
+    from pipelines.lib.dagster_glue.resources import LandingZone
 
     monkeypatch.setenv("GPULEDGER_WAREHOUSE", str(scene.warehouse))
     assert live_alerts_sensor.minimum_interval_seconds == 5 * 60

@@ -26,7 +26,7 @@ from decimal import ROUND_HALF_EVEN, Decimal as D
 import duckdb
 import pytest
 
-from pipelines.lib.strict_yaml import dump_yaml
+from pipelines.lib.config.strict_yaml import dump_yaml
 from tests.support.pipeline import run_pipeline
 from tests.support.scenario_builder import Activity, Landing, utc
 

@@ -113,7 +113,7 @@ def _hostile(tmp_path):
 
 
 def test_the_sandbox_takes_its_roots_from_the_config_never_from_the_file(tmp_path, capsys):
-    from pipelines.lib.sandbox import open_read_only
+    from pipelines.lib.warehouse.sandbox import open_read_only
 
     path, secrets = _hostile(tmp_path)
     escapes = ["SELECT * FROM read_text('/etc/passwd')", "SELECT * FROM read_csv('/etc/passwd')",
@@ -187,7 +187,7 @@ def test_a_run_started_during_a_long_query_on_the_live_file_succeeds(simulated_l
 
 
 def test_a_query_on_the_live_file_waits_for_a_writing_run_no_longer_than_its_time_limit(small, tmp_path):
-    from pipelines.lib.writer_lock import warehouse_lock
+    from pipelines.lib.warehouse.writer_lock import warehouse_lock
 
     live = tmp_path / "w.duckdb"
     shutil.copyfile(small, live)
@@ -205,7 +205,7 @@ def test_the_sandbox_lets_through_the_root_the_spark_engine_writes(tmp_path, mon
     """lib may not import the engine, so the sandbox restates its rule: the two must agree."""
     from pipelines.engines.spark.daily import spark_root
     from pipelines.lib.config import load_config
-    from pipelines.lib.sandbox import allowed_roots
+    from pipelines.lib.warehouse.sandbox import allowed_roots
 
     monkeypatch.setenv("GPULEDGER_WAREHOUSE", str(tmp_path / "live" / "w.duckdb"))
     for cfg in (load_config(None), load_config(_config(tmp_path, f"spark:\n  root: {tmp_path / 'pq'}\n"))):

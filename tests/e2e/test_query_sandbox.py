@@ -12,8 +12,8 @@ import duckdb
 import pytest
 
 from pipelines.cli import EXAMPLE_QUERIES
-from pipelines.lib.publish import FINANCE_VIEWS
-from pipelines.lib.sandbox import open_read_only, refusal
+from pipelines.lib.warehouse.publish import FINANCE_VIEWS
+from pipelines.lib.warehouse.sandbox import open_read_only, refusal
 from tests.conftest import PROJECT_ROOT
 
 

@@ -37,7 +37,7 @@ def _sensor_days(run):
     d = defs()
     with pipeline_env(run.landing, run.warehouse, run.config):
         sensor = d.resolve_sensor_def("restated_bills_sensor")
-        from pipelines.lib.resources import landing_resource
+        from pipelines.lib.dagster_glue.resources import landing_resource
 
         ctx = dg.build_sensor_context(resources={"landing": landing_resource()}, repository_def=d.get_repository_def())
         result = sensor(ctx)

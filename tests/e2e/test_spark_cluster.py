@@ -15,7 +15,7 @@ import duckdb
 import pytest
 import yaml
 
-from pipelines.lib.strict_yaml import dump_yaml
+from pipelines.lib.config.strict_yaml import dump_yaml
 from tests.e2e.test_spark_equal import MARTS, _spark_or_skip, engine
 from tests.support.pipeline import run_pipeline
 from tests.support.spark_cluster import SparkStandalone

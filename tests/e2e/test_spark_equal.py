@@ -192,7 +192,7 @@ def test_published_file_of_the_spark_run_equals_duckdbs(simulated_ledger, spark_
     """The file the Spark run published — its marts views over Spark's Parquet, the finance views made
     on them, unchanged, and ops.quarantine, whose notes of the ledger steps ran on DuckDB — gives what
     the DuckDB run's published file gives, row for row."""
-    from pipelines.lib.publish import FINANCE_VIEWS
+    from pipelines.lib.warehouse.publish import FINANCE_VIEWS
 
     duck = simulated_ledger.warehouse.with_name(f"{simulated_ledger.warehouse.stem}.published.duckdb")
     with duckdb.connect() as con:

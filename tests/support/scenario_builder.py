@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipelines.lib.strict_yaml import dump_yaml
+from pipelines.lib.config.strict_yaml import dump_yaml
 
 UTC = timezone.utc
 H100 = "NVIDIA H100 80GB HBM3"

@@ -14,7 +14,7 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 
-from pipelines.lib.publish import FINANCE_VIEWS
+from pipelines.lib.warehouse.publish import FINANCE_VIEWS
 from tests.e2e.test_spark_equal import INTERMEDIATE, MARTS, engine
 from tests.support.pipeline import run_pipeline
 from tests.support.spark_compare import compare_rows

@@ -82,14 +82,19 @@ class Trace:
                     self.asset, self.asset_frame = table, frame
                     if table.startswith("finance/"):  # its SQL was read when the code location loaded
                         self.touch(f"sql/{table}.sql")
-            if code.co_name == "bootstrap" and path.name == "warehouse.py":
+            if code.co_name == "bootstrap" and _is_warehouse(path):
                 self.paused += 1
             self.touch(path.relative_to(PROJECT).as_posix())
         elif event == "return":
-            if code.co_name == "bootstrap" and Path(code.co_filename).name == "warehouse.py" and self.paused:
+            if code.co_name == "bootstrap" and _is_warehouse(Path(code.co_filename)) and self.paused:
                 self.paused -= 1
             if frame is self.asset_frame:
                 self.asset, self.asset_frame = None, None
+
+
+def _is_warehouse(path: Path) -> bool:
+    """pipelines/lib/warehouse.py, or the package pipelines/lib/warehouse/ it became."""
+    return path.name == "warehouse.py" or (path.name == "__init__.py" and path.parent.name == "warehouse")
 
 
 _PROJECT_FILES: dict[str, Path | None] = {}

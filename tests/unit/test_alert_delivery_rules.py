@@ -13,7 +13,7 @@ import yaml
 
 from pipelines.alerts.actions import ActionRefused, command_for
 from pipelines.alerts.messages import at_stake, email_message, message_id, slack_payload, webhook_payload
-from pipelines.lib.alert_channels import AlertAction, Channel, RetryConfig
+from pipelines.lib.config.alert_channels import AlertAction, Channel, RetryConfig
 from pipelines.lib.config import ConfigError, load_config
 from tests.support.alert_servers import alert
 

@@ -62,7 +62,7 @@ def test_a_new_line_category_is_its_declaration_and_its_rule(monkeypatch):
     # declared here alone: tagged database lines get a category of their own, allocated by their tag,
     # before the catch-all `other`; no SQL names it
     import models.ledger_categories as ledger_categories
-    import pipelines.lib.reference as reference
+    import pipelines.lib.warehouse.reference as reference
 
     databases = ledger_categories.Category("databases", "Databases", "#2b6cb0", False, False,
                                            "Database bill lines tagged with the project.", allocation="tag")

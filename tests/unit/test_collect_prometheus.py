@@ -19,7 +19,7 @@ from pipelines.collect import prometheus
 from pipelines.collect.prometheus import CollectError, Prometheus, collect_day, host_file_name, settings_of
 from pipelines.lib.atomic import remove_stale_temps, replace_atomically, temp_path
 from pipelines.lib.config import ConfigError, load_config
-from pipelines.lib.config_collect import PrometheusCollectConfig
+from pipelines.lib.config.collect import PrometheusCollectConfig
 
 DAY = date(2026, 11, 2)
 T0 = datetime(2026, 11, 2, tzinfo=timezone.utc).timestamp()

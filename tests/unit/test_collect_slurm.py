@@ -13,7 +13,7 @@ import yaml
 
 from pipelines.collect.slurm import CollectError, collect, sacct_argv
 from pipelines.lib.config import ConfigError, load_config
-from pipelines.lib.config_collect import CollectSlurmConfig
+from pipelines.lib.config.collect import CollectSlurmConfig
 from tests.support import fake_sacct
 
 UNTIL = datetime(2026, 11, 5, 13, 30)
@@ -119,7 +119,7 @@ def test_the_config_keys(tmp_path):
 
 def test_the_dagster_asset_collects_each_configured_cluster(tmp_path):
     from pipelines.defs.collect.assets_slurm import slurm_sacct
-    from pipelines.lib.resources import LandingZone
+    from pipelines.lib.dagster_glue.resources import LandingZone
 
     sacct = fake_sacct.install(tmp_path / "sacct")
     config = tmp_path / "c.yaml"

@@ -186,7 +186,7 @@ def test_the_largest_and_finest_amounts_the_warehouse_holds_are_accepted(tmp_pat
 
 def test_the_money_limits_are_the_warehouse_money_type():
     from models.landing import MONEY
-    from pipelines.lib.config_section import MONEY_LIMIT, MONEY_PRECISION, MONEY_SCALE
+    from pipelines.lib.config.section import MONEY_LIMIT, MONEY_PRECISION, MONEY_SCALE
 
     assert (MONEY.precision, MONEY.scale) == (MONEY_PRECISION, MONEY_SCALE)
     assert MONEY_LIMIT == Decimal("1e12")   # a bill line's limit too, so that sums of 1e8 amounts still fit
@@ -234,7 +234,7 @@ def test_interactive_globs_match_in_duckdb_as_fnmatch_matches_them():
 
     import duckdb
 
-    from pipelines.lib.config_policies import glob_regex
+    from pipelines.lib.config.policies import glob_regex
 
     patterns = ["jupyter*", "bash", "a?c", "x[!0-9]y", "f[ab]", "a.b", "c+d*e*f", "(x)|y"]
     names = ["jupyter", "jupyter-lab", "bash", "bashx", "xjupyter", "abc", "ac", "xqy", "x5y", "fa", "fc",

@@ -1,7 +1,7 @@
 import dagster as dg
 
 from pipelines.definitions import defs
-from pipelines.lib.resources import WarehouseResource
+from pipelines.lib.dagster_glue.resources import WarehouseResource
 
 
 def test_code_location_loads():

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from pipelines.lib.expectations import MartExpectations, validate_frame
+from pipelines.lib.dagster_glue.expectations import MartExpectations, validate_frame
 
 SPEC = MartExpectations("marts/fct_cost_daily", key=("day", "team", "project", "category"),
                         non_negative=("gpu_seconds",), category_column="category", must_have_rows=True)

@@ -13,7 +13,7 @@ from decimal import Decimal
 import pytest
 
 from models import ledger_categories as lc
-from pipelines.lib.expectations import CATEGORIES as CHECKED_CATEGORIES
+from pipelines.lib.dagster_glue.expectations import CATEGORIES as CHECKED_CATEGORIES
 from pipelines.reports import html_page, markdown
 from pipelines.reports.data import JOB_KINDS, Report, ReportData
 

@@ -1,4 +1,4 @@
-"""Every table's SQL is laid out one way (pipelines/lib/warehouse.py): `<layer>/<table>.sql`, or a folder
+"""Every table's SQL is laid out one way (pipelines/lib/warehouse/): `<layer>/<table>.sql`, or a folder
 of `NN_<step>.sql` with one step named for the table; every macro is in sql/macros/."""
 
 import re

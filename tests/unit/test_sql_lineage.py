@@ -4,7 +4,7 @@ staging ← intermediate ← marts. A file that reads a table no asset writes, o
 import pytest
 
 from pipelines.definitions import defs
-from pipelines.lib.sql_lineage import tables_in, tables_read
+from pipelines.lib.warehouse.sql_lineage import tables_in, tables_read
 from pipelines.lib.warehouse import table_sql
 
 LAYER = {"staging": 0, "intermediate": 1, "marts": 2}

@@ -15,7 +15,7 @@ import pytest
 from pipelines.ingest.sources import STORAGE
 from pipelines.landing.sync import sync
 from pipelines.lib.config import ConfigError, OrgConfig, load_config
-from pipelines.lib.config_storage import pattern_regex, rule_macros
+from pipelines.lib.config.storage import pattern_regex, rule_macros
 from pipelines.lib.warehouse import bootstrap
 from tests.support.scenario_builder import utc
 from tests.support.storage_landing import posix_listing, s3_inventory

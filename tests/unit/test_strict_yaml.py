@@ -1,4 +1,4 @@
-"""The strict YAML reader (pipelines/lib/strict_yaml.py) every config and plan goes through: a key
+"""The strict YAML reader (pipelines/lib/config/strict_yaml.py) every config and plan goes through: a key
 written twice, an anchor or alias, a merge key, and a document over the byte, node or depth limits
 are errors naming the line (and the file), never a silently different value or an exhausted machine."""
 
@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.lib.strict_yaml import MAX_YAML_BYTES, StrictYamlError, dump_yaml, load_yaml, read_yaml_text
+from pipelines.lib.config.strict_yaml import MAX_YAML_BYTES, StrictYamlError, dump_yaml, load_yaml, read_yaml_text
 
 
 def _error(text: str, **limits) -> StrictYamlError:
@@ -199,7 +199,7 @@ def test_every_yaml_gpuledger_reads_goes_through_the_strict_reader():
 ])
 def test_the_pure_python_reader_refuses_what_the_libyaml_one_does(monkeypatch, text):
     # without libyaml, PyYAML's own parser runs under the same checks
-    from pipelines.lib import strict_yaml
+    from pipelines.lib.config import strict_yaml
 
     fast = _error(text)
     monkeypatch.setattr(strict_yaml, "_LOADER", strict_yaml._PurePythonLoader)

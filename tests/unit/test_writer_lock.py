@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from pipelines.lib.writer_lock import lock_path, warehouse_lock
+from pipelines.lib.warehouse.writer_lock import lock_path, warehouse_lock
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -20,7 +20,7 @@ def _holder(warehouse, *, shared=False, run_id="other-run") -> subprocess.Popen:
     proc = subprocess.Popen(
         [sys.executable, "-c",
          "import sys\n"
-         "from pipelines.lib.writer_lock import warehouse_lock\n"
+         "from pipelines.lib.warehouse.writer_lock import warehouse_lock\n"
          f"with warehouse_lock({str(warehouse)!r}, run_id={run_id!r}, shared={shared!r}):\n"
          "    print('held', flush=True)\n"
          "    sys.stdin.readline()\n"],
@@ -141,7 +141,7 @@ def test_a_writer_waits_for_a_reader_that_holds_the_file_open_then_writes(tmp_pa
     never the writer's failure at the first try."""
     import duckdb
 
-    from pipelines.lib.writer_lock import connect_writer
+    from pipelines.lib.warehouse.writer_lock import connect_writer
 
     monkeypatch.setenv("GPULEDGER_LOCK_REPORT_SECONDS", "0.2")
     w = tmp_path / "w.duckdb"
@@ -164,7 +164,7 @@ def test_a_writer_waits_for_a_reader_that_holds_the_file_open_then_writes(tmp_pa
 def test_a_writer_gives_up_on_a_reader_that_stays_with_a_sentence_naming_it(tmp_path):
     import duckdb
 
-    from pipelines.lib.writer_lock import LockBusy, connect_writer
+    from pipelines.lib.warehouse.writer_lock import LockBusy, connect_writer
 
     w = tmp_path / "w.duckdb"
     duckdb.connect(str(w)).close()
@@ -182,7 +182,7 @@ def test_a_writer_gives_up_on_a_reader_that_stays_with_a_sentence_naming_it(tmp_
 def test_a_run_holds_the_warehouse_open_and_its_writers_share_that_connection(tmp_path):
     """`held_open` (a run, first step to last): each writer's connection is a cursor of the held one,
     sees what the others wrote and closes without closing the file; another process waits for the run."""
-    from pipelines.lib.writer_lock import connect_writer, held_open
+    from pipelines.lib.warehouse.writer_lock import connect_writer, held_open
 
     w = tmp_path / "w.duckdb"
     with held_open(w, {"threads": 1}, run_id="this-run") as held:
@@ -195,7 +195,7 @@ def test_a_run_holds_the_warehouse_open_and_its_writers_share_that_connection(tm
         assert held.execute("SELECT count(*) FROM t").fetchall() == [(1,)]  # still open
         waiter = subprocess.run(
             [sys.executable, "-c",
-             "from pipelines.lib.writer_lock import warehouse_lock, LockBusy\n"
+             "from pipelines.lib.warehouse.writer_lock import warehouse_lock, LockBusy\n"
              f"try:\n    with warehouse_lock({str(w)!r}, wait_seconds=0.5): print('got it')\n"
              "except LockBusy as busy: print(busy)\n"],
             capture_output=True, text=True, cwd=PROJECT_ROOT, timeout=60)

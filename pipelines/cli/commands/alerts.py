@@ -58,10 +58,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     from pipelines.cli.preflight import readable
-    from pipelines.lib.alert_channels import ALERT_KINDS
+    from pipelines.lib.config.alert_channels import ALERT_KINDS
     from pipelines.lib.names import unknown_name
-    from pipelines.lib.publish import published_path
-    from pipelines.lib.sandbox import open_read_only
+    from pipelines.lib.warehouse.publish import published_path
+    from pipelines.lib.warehouse.sandbox import open_read_only
     from pipelines.lib.warehouse import has_table
 
     path = args.warehouse or published_path()
@@ -204,7 +204,7 @@ def _live(args: argparse.Namespace) -> int:
     """One tick of the live sensor by hand (pipelines/alerts/live.py): for cron users and tests."""
     from pipelines.alerts.live import run_live
     from pipelines.lib.config import load_config
-    from pipelines.lib.resources import landing_resource
+    from pipelines.lib.dagster_glue.resources import landing_resource
 
     landing = args.landing or landing_resource().path
     if not landing.is_dir():

@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
 
     from pipelines.lib.config import ConfigError, load_config
     from pipelines.lib.ledger_names import config_name_warnings, read_ledger_names
-    from pipelines.lib.strict_yaml import load_yaml, read_yaml_text
+    from pipelines.lib.config.strict_yaml import load_yaml, read_yaml_text
 
     try:
         cfg = load_config(args.file)

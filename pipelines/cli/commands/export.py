@@ -22,9 +22,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pipelines.exports.focus import export_focus, part_file
-    from pipelines.lib.sandbox import open_read_only
+    from pipelines.lib.warehouse.sandbox import open_read_only
     from pipelines.lib.warehouse import warehouse_path
-    from pipelines.lib.writer_lock import warehouse_lock
+    from pipelines.lib.warehouse.writer_lock import warehouse_lock
 
     path = warehouse_path()
     if not readable(path):

@@ -31,8 +31,8 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.ingest.plans import MAX_PLAN_BYTES, read_plan
     from pipelines.lib.config import load_config
     from pipelines.lib.ledger_names import read_ledger_names
-    from pipelines.lib.publish import published_path
-    from pipelines.lib.strict_yaml import StrictYamlError, read_yaml_text
+    from pipelines.lib.warehouse.publish import published_path
+    from pipelines.lib.config.strict_yaml import StrictYamlError, read_yaml_text
 
     config = args.config
     if not valid_config(config):

@@ -31,7 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Runs one statement that only reads, on a sandboxed read-only connection (what is allowed, and
-    why: pipelines/lib/sandbox.py), within its time, memory and row limits (pipelines/cli/query.py).
+    why: pipelines/lib/warehouse/sandbox.py), within its time, memory and row limits (pipelines/cli/query.py).
     Exit 2 and one line for what it refuses, 1 for SQL that fails, 3 when a limit stopped it or cut
     its rows (the rows it got are printed)."""
     import duckdb
@@ -39,8 +39,8 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.cli.console import print_table, write_csv, write_json, write_parquet
     from pipelines.cli.query import QueryLimits, QueryStopped, readable_copy, run_query
     from pipelines.lib.config import load_config
-    from pipelines.lib.publish import published_path
-    from pipelines.lib.sandbox import allowed_roots, refusal
+    from pipelines.lib.warehouse.publish import published_path
+    from pipelines.lib.warehouse.sandbox import allowed_roots, refusal
 
     config = args.config
     if not valid_config(config):

@@ -33,8 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipelines.lib.publish import published_path
-    from pipelines.lib.sandbox import open_read_only
+    from pipelines.lib.warehouse.publish import published_path
+    from pipelines.lib.warehouse.sandbox import open_read_only
     from pipelines.reports import DEFAULT_REPORTS, check_report_request, period_of, write_team_report
     from pipelines.reports.org import check_org_request
     from pipelines.reports.org_page import write_org_report

@@ -82,9 +82,9 @@ def run(args: argparse.Namespace) -> int:
     from models.ledger_categories import UNALLOCATED, UNALLOCATED_HELP
     from pipelines.cli.console import print_table
     from pipelines.ingest.ignored import ignored_files
-    from pipelines.lib.publish import published_path
+    from pipelines.lib.warehouse.publish import published_path
     from pipelines.cli.materialize import RunInterrupted, materialize_days
-    from pipelines.lib.sandbox import open_read_only
+    from pipelines.lib.warehouse.sandbox import open_read_only
     from pipelines.lib.warehouse import sql, warehouse_path
 
     days = [args.start + timedelta(days=i) for i in range((end - args.start).days + 1)]
@@ -133,7 +133,7 @@ def _lost_days_problem(days: list[date]) -> str | None:
     import duckdb
 
     from pipelines.lib.ledger_days import PublishWouldLoseDays, days_of_books, describe_days
-    from pipelines.lib.publish import published_path
+    from pipelines.lib.warehouse.publish import published_path
     from pipelines.lib.warehouse import warehouse_path
 
     published, live = published_path(), warehouse_path()
@@ -204,7 +204,7 @@ def _fix_ledger_days(args: argparse.Namespace, end: date) -> str | None:
 
     from pipelines.ingest.coverage import ledger_start
     from pipelines.lib.config import load_config
-    from pipelines.lib.resources import LEDGER_START_ENV
+    from pipelines.lib.dagster_glue.resources import LEDGER_START_ENV
 
     cfg = load_config(args.config)
     first = ledger_start(args.landing, cfg)

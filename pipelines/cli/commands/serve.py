@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from pipelines.lib.config import config_file, load_config
-    from pipelines.lib.publish import published_path
+    from pipelines.lib.warehouse.publish import published_path
     from pipelines.serve.app import build_app
     from pipelines.serve.auth import Tokens
 

@@ -14,9 +14,9 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from pipelines.alerts.raising import QUERY_KINDS, raise_alerts
-from pipelines.lib.partitions import daily_duckdb_asset
-from pipelines.lib.resources import LandingZone
-from pipelines.lib.sql_lineage import tables_in
+from pipelines.lib.dagster_glue.partitions import daily_duckdb_asset
+from pipelines.lib.dagster_glue.resources import LandingZone
+from pipelines.lib.warehouse.sql_lineage import tables_in
 from pipelines.lib.warehouse import bootstrap, sql, transaction
 
 QUERIES = tuple(QUERY_KINDS)

@@ -12,7 +12,7 @@ import dagster as dg
 from pipelines.alerts.live import run_live
 from pipelines.landing.source import check_landing_root
 from pipelines.lib.config import load_config
-from pipelines.lib.resources import LandingZone
+from pipelines.lib.dagster_glue.resources import LandingZone
 
 
 def live_interval_seconds() -> int:

@@ -16,8 +16,8 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from pipelines.alerts.deliver import delivery_pass
-from pipelines.lib.resources import LandingZone
-from pipelines.lib.writer_lock import LockBusy
+from pipelines.lib.dagster_glue.resources import LandingZone
+from pipelines.lib.warehouse.writer_lock import LockBusy
 
 SEND_BUDGET_SECONDS = 20
 RECORD_WAIT_SECONDS = 15  # past it the sends are not recorded, and repeat after the backoff (at least once)

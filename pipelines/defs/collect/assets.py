@@ -10,8 +10,8 @@ import dagster as dg
 
 from pipelines.collect.prometheus import (FOLDER, CollectError, client, collect_day, prometheus_collect_configured,
                                           settings_of)
-from pipelines.lib.partitions import DAILY
-from pipelines.lib.resources import LandingZone, landing_resource
+from pipelines.lib.dagster_glue.partitions import DAILY
+from pipelines.lib.dagster_glue.resources import LandingZone, landing_resource
 
 COLLECT_DCGM = "collect/dcgm_prometheus"
 

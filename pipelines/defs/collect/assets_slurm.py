@@ -7,7 +7,7 @@ starts stopped, to be turned on where sacct can be reached."""
 import dagster as dg
 
 from pipelines.collect.slurm import CollectError, collect, summary
-from pipelines.lib.resources import LandingZone
+from pipelines.lib.dagster_glue.resources import LandingZone
 
 GROUP = "collect"
 

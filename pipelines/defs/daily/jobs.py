@@ -2,7 +2,7 @@ import dagster as dg
 
 from pipelines.defs.collect.assets import COLLECT_DCGM, collecting_dcgm
 from pipelines.defs.daily.freshness import ledger_freshness_checks
-from pipelines.lib.partitions import DAILY
+from pipelines.lib.dagster_glue.partitions import DAILY
 
 DAILY_LEDGER = "daily_ledger"
 

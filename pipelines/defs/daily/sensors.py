@@ -4,8 +4,8 @@ import dagster as dg
 
 from pipelines.defs.daily.jobs import DAILY_LEDGER
 from pipelines.ingest.sources import BILLS
-from pipelines.lib.partitions import DAILY
-from pipelines.lib.resources import LandingZone
+from pipelines.lib.dagster_glue.partitions import DAILY
+from pipelines.lib.dagster_glue.resources import LandingZone
 from pipelines.landing.restatements import bill_days_to_rerun
 
 

@@ -4,10 +4,10 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from pipelines.lib.ledger_days import mark_day
-from pipelines.lib.partitions import daily_duckdb_asset
-from pipelines.lib.publish import FINANCE_VIEWS, create_budgets, create_fx_rates, publish
-from pipelines.lib.resources import LandingZone
-from pipelines.lib.sql_lineage import tables_in
+from pipelines.lib.dagster_glue.partitions import daily_duckdb_asset
+from pipelines.lib.warehouse.publish import FINANCE_VIEWS, create_budgets, create_fx_rates, publish
+from pipelines.lib.dagster_glue.resources import LandingZone
+from pipelines.lib.warehouse.sql_lineage import tables_in
 from pipelines.lib.warehouse import SQL_ROOT, sql
 
 # every mart (a table of sql/marts/, its SQL a file or a step folder) and the alerts: what the published

@@ -12,9 +12,9 @@ from pipelines.defs.marts.assets import (
     fct_run_efficiency_daily,
 )
 from pipelines.defs.marts.assets import fct_run_badput_daily, fct_run_overhead_daily
-from pipelines.lib.expectations import MartExpectations, expectations_check
-from pipelines.lib.partitions import DAILY
-from pipelines.lib.resources import LandingZone
+from pipelines.lib.dagster_glue.expectations import MartExpectations, expectations_check
+from pipelines.lib.dagster_glue.partitions import DAILY
+from pipelines.lib.dagster_glue.resources import LandingZone
 from pipelines.lib.warehouse import sql
 
 

@@ -1,7 +1,7 @@
 from pipelines.defs.plans.assets import dim_run_plans, fct_run_budget_daily, stg_plans__run_plans
 from pipelines.ingest.sources import PLANS
 from pipelines.ingest.staging_asset import contract_check
-from pipelines.lib.expectations import MartExpectations, expectations_check
+from pipelines.lib.dagster_glue.expectations import MartExpectations, expectations_check
 
 plans_contract = contract_check(stg_plans__run_plans, PLANS)
 

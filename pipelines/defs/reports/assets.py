@@ -4,11 +4,11 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.lib.partitions import DAILY
-from pipelines.lib.publish import published_path
-from pipelines.lib.resources import LandingZone, landing_resource
+from pipelines.lib.dagster_glue.partitions import DAILY
+from pipelines.lib.warehouse.publish import published_path
+from pipelines.lib.dagster_glue.resources import LandingZone, landing_resource
 from pipelines.lib.names import asset_name, file_name
-from pipelines.lib.sandbox import open_read_only
+from pipelines.lib.warehouse.sandbox import open_read_only
 from pipelines.reports import DEFAULT_REPORTS, write_team_report
 
 

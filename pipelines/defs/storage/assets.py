@@ -6,11 +6,11 @@ from dagster_duckdb import DuckDBResource
 from pipelines.engines.sql_asset import sql_asset
 from pipelines.ingest.sources import STORAGE
 from pipelines.ingest.staging_asset import staging_asset
-from pipelines.lib.config_storage import rule_macros
+from pipelines.lib.config.storage import rule_macros
 from pipelines.lib.ledger_days import mark_day
-from pipelines.lib.partitions import daily_duckdb_asset
-from pipelines.lib.resources import LandingZone
-from pipelines.lib.sql_lineage import tables_read
+from pipelines.lib.dagster_glue.partitions import daily_duckdb_asset
+from pipelines.lib.dagster_glue.resources import LandingZone
+from pipelines.lib.warehouse.sql_lineage import tables_read
 from pipelines.lib.warehouse import bootstrap, write_day
 
 stg_storage__objects = staging_asset(

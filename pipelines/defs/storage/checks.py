@@ -6,7 +6,7 @@ from dagster_duckdb import DuckDBResource
 from pipelines.defs.storage.assets import fct_storage_daily, stg_storage__objects
 from pipelines.ingest.sources import STORAGE
 from pipelines.ingest.staging_asset import contract_check
-from pipelines.lib.partitions import DAILY
+from pipelines.lib.dagster_glue.partitions import DAILY
 from pipelines.lib.warehouse import sql
 
 storage_contract = contract_check(stg_storage__objects, STORAGE)

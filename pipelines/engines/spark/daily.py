@@ -25,8 +25,8 @@ import duckdb
 from pipelines.engines.spark.mirror import mirror
 from pipelines.engines.spark.parquet import create_views
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.reference import TABLES as REFERENCE_TABLES
-from pipelines.lib.sql_lineage import tables_named
+from pipelines.lib.warehouse.reference import TABLES as REFERENCE_TABLES
+from pipelines.lib.warehouse.sql_lineage import tables_named
 from pipelines.lib.warehouse import run_sql, transaction, warehouse_path
 
 log = logging.getLogger(__name__)

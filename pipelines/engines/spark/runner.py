@@ -214,7 +214,7 @@ def in_dependency_order(tables: list[str]) -> list[str]:
     """`tables` ordered so each comes after the tables its SQL reads (sql_lineage, as the assets' deps)."""
     from graphlib import TopologicalSorter
 
-    from pipelines.lib.sql_lineage import tables_read
+    from pipelines.lib.warehouse.sql_lineage import tables_read
 
     wanted = set(tables)
     graph = {t: {d for d in tables_read(t) if d in wanted} for t in tables}

@@ -1,6 +1,7 @@
 """A statement of sql/ (DuckDB's dialect) as Spark SQL: macros expanded (macros.py), then sqlglot's
 DuckDB → Spark translation, with the few constructs it does not carry the way the ledger needs handled
-by the named transforms below, each once, here. docs/spark.md lists them and why.
+by the named transforms below, each once, here. docs/spark.md lists them and why. (About 400 lines, one
+module: the transforms run in one order, which split over files would be hard to see.)
 
 Tables keep their names apart from their schema: `intermediate.int_nodes` is the Spark view
 `intermediate__int_nodes` (runner.py registers one per table over its Parquet), since temporary views

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pipelines.ingest.plans import ModelShape
-from pipelines.lib.strict_yaml import StrictYamlError, load_yaml, read_yaml_text
+from pipelines.lib.config.strict_yaml import StrictYamlError, load_yaml, read_yaml_text
 
 RUN_YAML = "run.yaml"
 FORMATS = ("megatron", "torchtitan", "nanogpt", "hf_trainer_state", "lightning_csv")

@@ -28,7 +28,7 @@ from typing import Iterator
 
 import duckdb
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 SQL_ROOT = PROJECT_ROOT / "sql"
 DEFAULT_WAREHOUSE = PROJECT_ROOT / "data" / "warehouse.duckdb"
 
@@ -200,7 +200,7 @@ def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(f"ALTER TABLE {old} RENAME TO {new}")  # constants above
     for table in bootstrap_tables():
         con.execute(table_ddl(table))
-    from pipelines.lib.reference import load_reference  # reference data lives in models/
+    from pipelines.lib.warehouse.reference import load_reference  # reference data lives in models/
 
     load_reference(con)
     for macros in macro_files():
@@ -211,7 +211,7 @@ def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
 
 @cache
 def _bootstrap_digest() -> str:
-    from pipelines.lib.reference import reference_fingerprint
+    from pipelines.lib.warehouse.reference import reference_fingerprint
 
     parts = [repr(SCHEMAS), repr(RENAMED), reference_fingerprint()]
     # a macro file's name is in the digest beside its text: renumbering the folder re-runs it in its order
@@ -226,7 +226,7 @@ def _bootstrapped(con: duckdb.DuckDBPyConnection, digest: str) -> bool:
         return False
     if done != digest:
         return False
-    from pipelines.lib.reference import TABLES as REFERENCE_TABLES
+    from pipelines.lib.warehouse.reference import TABLES as REFERENCE_TABLES
 
     wanted = [name.replace("/", ".") for name in bootstrap_tables()] + list(REFERENCE_TABLES)
     present = con.execute(
@@ -256,9 +256,9 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
 
 def connect(path: str | Path | None = None) -> duckdb.DuckDBPyConnection:
     """A writer's connection to the warehouse file (default: the live one). Readers open it with
-    pipelines/lib/sandbox.py's `open_read_only`, the sandboxed kind."""
+    pipelines/lib/warehouse/sandbox.py's `open_read_only`, the sandboxed kind."""
     path = Path(path) if path else warehouse_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    from pipelines.lib.writer_lock import connect_writer
+    from pipelines.lib.warehouse.writer_lock import connect_writer
 
     return connect_writer(path)  # a reader holding the file open is waited for, bounded

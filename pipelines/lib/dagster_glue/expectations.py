@@ -14,7 +14,7 @@ import dagster as dg
 from dagster_duckdb import DuckDBResource
 
 from models.ledger_categories import NAMES as CATEGORIES
-from pipelines.lib.partitions import DAILY
+from pipelines.lib.dagster_glue.partitions import DAILY
 
 
 

@@ -1,7 +1,7 @@
 """The sections of the organisation config that say how the ledger judges and acts: idle stretches and
 activity thresholds (`idle:`, `efficiency:`, `telemetry:`), the quarantine limit, `ledger:` rules,
 interactive sessions, `policies:` and `savings:`, and `budgets:` and `alerts:`. docs/config.md
-describes every key; pipelines/lib/config.py puts them together in OrgConfig."""
+describes every key; pipelines/lib/config/__init__.py puts them together in OrgConfig."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from datetime import date
 
 from pydantic import Field, field_validator
 
-from pipelines.lib.alert_channels import AlertActions, AlertChannels, AlertKinds, KindSeverities, RetryConfig
-from pipelines.lib.config_section import Money
-from pipelines.lib.config_section import currency as _currency
-from pipelines.lib.config_section import Section as _Section
+from pipelines.lib.config.alert_channels import AlertActions, AlertChannels, AlertKinds, KindSeverities, RetryConfig
+from pipelines.lib.config.section import Money
+from pipelines.lib.config.section import currency as _currency
+from pipelines.lib.config.section import Section as _Section
 
 
 class IdleConfig(_Section):

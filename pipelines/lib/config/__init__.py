@@ -3,11 +3,12 @@
 Every key is optional. Without a file the pipeline still runs on a landing zone alone: project = the
 Slurm account or a bill line's `project` tag, team = the project, clusters in UTC.
 
-The file is validated against one schema (the pydantic models below, with their sections in
-config_collect.py, config_costs.py and config_policies.py): an unknown key is an error that
+The file is validated against one schema (the pydantic models below, with their sections in the
+modules beside this one: collect, costs, policies, serve, storage): an unknown key is an error that
 suggests the closest known one, and a wrong type or value names the key, the file and its line, so a
 typo never silently changes who pays for what. `gpuledger config check FILE` prints the config as it
-will be used, defaults filled in. docs/config.md describes every key.
+will be used, defaults filled in. docs/config.md describes every key. (About 400 lines: the top of
+the schema, and the loading that names the file and line of every problem.)
 """
 
 from __future__ import annotations
@@ -25,17 +26,17 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from models.currencies import check_currency
-from pipelines.lib.config_collect import CollectConfig
-from pipelines.lib.config_costs import CostsConfig, FxConfig
-from pipelines.lib.config_policies import (AlertsConfig, Budget, EfficiencyConfig, IdleConfig, LedgerConfig,
+from pipelines.lib.config.collect import CollectConfig
+from pipelines.lib.config.costs import CostsConfig, FxConfig
+from pipelines.lib.config.policies import (AlertsConfig, Budget, EfficiencyConfig, IdleConfig, LedgerConfig,
                                           PoliciesConfig, QuarantineConfig, SavingsConfig, TelemetryConfig,
                                           glob_regex)
-from pipelines.lib.config_section import currency as _currency
-from pipelines.lib.config_section import Section as _Section
-from pipelines.lib.config_serve import ServeConfig
-from pipelines.lib.config_storage import StorageConfig
+from pipelines.lib.config.section import currency as _currency
+from pipelines.lib.config.section import Section as _Section
+from pipelines.lib.config.serve import ServeConfig
+from pipelines.lib.config.storage import StorageConfig
 from pipelines.lib.redact import redact, url_secrets
-from pipelines.lib.strict_yaml import StrictYamlError, dump_yaml, load_yaml, read_yaml_text
+from pipelines.lib.config.strict_yaml import StrictYamlError, dump_yaml, load_yaml, read_yaml_text
 
 DEFAULT_TAG_KEYS: dict[str, list[str]] = {
     "project": ["project", "Project", "user:project"],

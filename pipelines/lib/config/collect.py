@@ -7,8 +7,8 @@ import re
 
 from pydantic import Field, field_serializer, field_validator
 
-from pipelines.lib.config_section import CLUSTER_NAME
-from pipelines.lib.config_section import Section as _Section
+from pipelines.lib.config.section import CLUSTER_NAME
+from pipelines.lib.config.section import Section as _Section
 from pipelines.lib.redact import redact_url
 
 # The DCGM fields the ledger reads (docs/ingest/dcgm.md; sql/macros/50_dcgm_rollup.sql rolls them up): what

@@ -8,7 +8,7 @@ from functools import cache
 import sqlglot
 from sqlglot import exp
 
-from pipelines.lib.reference import TABLES as REFERENCE_TABLES
+from pipelines.lib.warehouse.reference import TABLES as REFERENCE_TABLES
 from pipelines.lib.warehouse import sql, table_sql
 
 # schemas whose tables are daily assets; `ops` is bookkeeping every layer writes, and the reference

@@ -1,4 +1,4 @@
-"""The base of every mapping of the organisation config (pipelines/lib/config.py and the modules of
+"""The base of every mapping of the organisation config (pipelines/lib/config/__init__.py and the modules of
 its larger sections): unknown keys are errors, values are immutable once loaded, an empty key means
 its default. `Money` is the type of every amount the config (or a run plan) gives."""
 

@@ -14,7 +14,7 @@ from pydantic import PrivateAttr
 
 from pipelines.lib.config import ConfigError, OrgConfig, engine_of, load_config
 from pipelines.lib.warehouse import PROJECT_ROOT, warehouse_path
-from pipelines.lib.writer_lock import connect_writer, held_open, warehouse_lock
+from pipelines.lib.warehouse.writer_lock import connect_writer, held_open, warehouse_lock
 
 # The ledger's first day (YYYY-MM-DD), fixed before the daily partitions are defined.
 LEDGER_START_ENV = "GPULEDGER_LEDGER_START"
@@ -36,7 +36,7 @@ class LandingZone(dg.ConfigurableResource):
 
 class WarehouseResource(DuckDBResource):
     """The live warehouse, one writing process at a time: every connection is opened under the
-    warehouse's exclusive lock (pipelines/lib/writer_lock.py), which the OS releases if the process
+    warehouse's exclusive lock (pipelines/lib/warehouse/writer_lock.py), which the OS releases if the process
     dies, and closed before the lock is let go. A DuckDB run holds both, the lock and the file open,
     from its first step to its last."""
 

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, ConfigDict, Field, field_serializer, field_validator, model_validator
 
-from pipelines.lib.config_section import Section
+from pipelines.lib.config.section import Section
 from pipelines.lib.redact import redact_url
 
 SEVERITIES = ("info", "warning", "critical")  # in rising order: a channel's min_severity takes it and those above

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from pipelines.lib.config_section import Section as _Section
+from pipelines.lib.config.section import Section as _Section
 
 
 class ServeToken(_Section):

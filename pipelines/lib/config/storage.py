@@ -15,9 +15,9 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from pipelines.lib.config_section import Money
-from pipelines.lib.config_section import Section as _Section
-from pipelines.lib.config_section import currency as _currency
+from pipelines.lib.config.section import Money
+from pipelines.lib.config.section import Section as _Section
+from pipelines.lib.config.section import currency as _currency
 
 KINDS = ("checkpoint", "dataset", "log", "other")
 CAPTURES = {"run_id": "[^/]+", "step": "[0-9]+"}

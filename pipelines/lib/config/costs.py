@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from pipelines.lib.config_section import MONTH, Money
-from pipelines.lib.config_section import Section as _Section
-from pipelines.lib.config_section import currency as _currency
+from pipelines.lib.config.section import MONTH, Money
+from pipelines.lib.config.section import Section as _Section
+from pipelines.lib.config.section import currency as _currency
 
 class FxRate(_Section):
     currency: str

@@ -10,7 +10,7 @@ from datetime import date
 
 import dagster as dg
 
-from pipelines.lib.resources import LEDGER_START_ENV
+from pipelines.lib.dagster_glue.resources import LEDGER_START_ENV
 
 FALLBACK_START = date(2020, 1, 1)
 
@@ -26,7 +26,7 @@ DAILY = dg.DailyPartitionsDefinition(start_date=ledger_start().isoformat(), time
 def daily_duckdb_asset(table: str, *, group: str, description: str, deps: tuple[str, ...] = ()):
     """The decorator every daily warehouse table uses: key `<schema>/<table>` from "schema/table" and
     the shared daily partitions. One writer at a time is the warehouse resource's lock, not a Dagster
-    pool: a pool's claim outlives a killed process (see pipelines/lib/writer_lock.py)."""
+    pool: a pool's claim outlives a killed process (see pipelines/lib/warehouse/writer_lock.py)."""
     return dg.asset(
         key=table.split("/"),
         deps=[dg.AssetKey(d.split("/")) for d in deps],
