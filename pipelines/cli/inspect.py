@@ -15,6 +15,7 @@ from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal, localcontext
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from pipelines.landing.parsed import Parsed, file_reject, refuses_file
@@ -87,7 +88,10 @@ def _bills(root: Path, source: Source, cfg: OrgConfig, bill_keys: list[pl.DataFr
         status = "unreadable" if entry["unreadable_files"] else "current"
         entry["deliveries"] = {**{s: int(s == status) for s in STATUSES}, "manifests": 0}
         return entry
-    state = delivery_state(root, source, cfg, {}, keep_bytes=0)
+    # inspect is a CLI that writes nothing and opens no warehouse: the files' digests (part of what it
+    # decides deliveries by) are taken on an in-memory DuckDB, by the SQL sync takes them by
+    with duckdb.connect() as con:
+        state = delivery_state(con, root, source, cfg, {}, keep_bytes=0)
     for rel, f in sorted(state.found.items()):
         status = state.decisions[rel].status
         if status == CURRENT:

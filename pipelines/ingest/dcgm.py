@@ -1,5 +1,5 @@
 """DCGM exporter samples (long or wide; Parquet or CSV) → validated long samples, rolled up per GPU
-and minute into staging.stg_dcgm__gpu_minutes (the rollup is SQL: sql/staging/…rollup.sql).
+and minute into staging.stg_dcgm__gpu_minutes (the rollup is SQL: sql/staging/stg_dcgm__gpu_minutes/10_rollup.sql).
 Labels, metrics, sentinels and what is refused: docs/ingest/dcgm.md."""
 
 from __future__ import annotations

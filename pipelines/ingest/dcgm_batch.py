@@ -10,7 +10,7 @@ or unreadable files, and any file DuckDB cannot read whole.
 
 Whether a row is bad is the DcgmSample contract's to decide, as SQL compiled from it
 (`Contract.sql_failed`), and whether its time is plausible the rule of pipelines/ingest/plausible.py,
-as SQL (sql/staging/stg_dcgm__gpu_minutes.implausible.sql). A file with any row that does not stage is
+as SQL (sql/staging/stg_dcgm__gpu_minutes/40_implausible.sql). A file with any row that does not stage is
 handed to the per-file parser whole, which words every such row: a row gets the same reason, row and
 payload whichever path its file took, and is never judged by two definitions. Clean files, nearly all
 of them, stay on this path.
@@ -35,7 +35,9 @@ from pipelines.landing.parsed import empty_rejects
 from pipelines.ingest.plausible import SLACK, earliest_plausible
 from pipelines.landing.source import Source, SyncReport
 from pipelines.lib.config import OrgConfig
-from pipelines.lib.warehouse import run_sql, sql
+from pipelines.lib.warehouse import run_sql, sql, step
+
+DCGM_TABLE = "staging/stg_dcgm__gpu_minutes"  # its steps: sql/staging/stg_dcgm__gpu_minutes/
 
 # Landing rows per batch (one transaction; ~35 node-days of 8 GPUs). The pass's memory grows with the
 # batch (about 0.9 GiB at this size, whatever the fleet); its CPU time does not shrink with larger ones.
@@ -149,7 +151,7 @@ def _stage(con: duckdb.DuckDBPyConnection, source: Source, columns: tuple[str, .
     con.register("dcgm_batch_files", counts.select("f", "file"))
     try:
         write_batch(con, source, clean, known, counts, empty_rejects(), report=report, insert=lambda: run_sql(
-            con, "staging/stg_dcgm__gpu_minutes.batch_rollup", {}))
+            con, step(DCGM_TABLE, "batch_rollup"), {}))
     finally:
         con.unregister("dcgm_batch_files")
     sentinels = int(counts["sentinels"].sum())
@@ -170,13 +172,13 @@ def _read(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[
     # the column list is built from dcgm.LABELS' spellings and the fixed expressions of _layout
     con.execute(f"CREATE OR REPLACE TEMP VIEW dcgm_raw AS SELECT {', '.join(columns)} "
                 "FROM read_parquet(getvariable('dcgm_paths'), file_row_number = true)")
-    run_sql(con, "staging/stg_dcgm__gpu_minutes.checked", {})
-    run_sql(con, "staging/stg_dcgm__gpu_minutes.samples", {})
-    run_sql(con, "staging/stg_dcgm__gpu_minutes.implausible",
+    run_sql(con, step(DCGM_TABLE, "checked"), {})
+    run_sql(con, step(DCGM_TABLE, "samples"), {})
+    run_sql(con, step(DCGM_TABLE, "implausible"),
             {"floor": earliest_plausible(cfg), "slack_days": SLACK.days})
     files = pl.DataFrame({"f": range(len(batch)), "file": [f.rel for f in batch]},
                          schema={"f": pl.Int64, "file": pl.String})
-    counts = con.sql(sql("staging/stg_dcgm__gpu_minutes.batch_files")).pl()
+    counts = con.sql(sql(step(DCGM_TABLE, "batch_files"))).pl()
     zero = {"staged": 0, "implausible": 0, "bad": 0, "sentinels": 0}
     return files.join(counts.with_columns(pl.col("f").cast(pl.Int64)), on="f", how="left").with_columns(
         [pl.col(c).fill_null(v).cast(pl.Int64) for c, v in zero.items()])

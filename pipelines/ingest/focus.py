@@ -21,7 +21,7 @@ from pipelines.landing.parsed import Parsed, combine, file_reject, refuses_file
 from pipelines.ingest.foreign_exports import foreign_export
 from pipelines.ingest.money import EXACT, exact_money
 from pipelines.ingest.undecodable import quarantine_undecodable, without_undecodable
-from pipelines.lib.warehouse import sql
+from pipelines.lib.warehouse import sql, step
 
 SOURCE = "focus"
 REQUIRED = ["ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "BilledCost", "EffectiveCost"]
@@ -351,6 +351,6 @@ def _normalized_tags(values: pl.Series) -> pl.Series:
         return values
     with duckdb.connect() as con:
         con.register("tags_in", distinct.to_frame("value"))
-        table = con.sql(sql("lib/focus_tags")).pl()
+        table = con.sql(sql(step("staging/stg_focus__bill_lines", "tags"))).pl()
     by_value = distinct.to_frame("value").join(table, on="value", how="left", maintain_order="left")
     return spread(values, distinct, by_value["tags"])

@@ -1,7 +1,7 @@
 """Trainer events (runs/**/*.jsonl) → staging.stg_runs__events rows. The events and what is refused:
 docs/ingest/runs.md.
 
-The lines are read column-wise by DuckDB's JSON functions (sql/staging/stg_runs__events.lines.sql);
+The lines are read column-wise by DuckDB's JSON functions (sql/staging/stg_runs__events/10_lines.sql);
 the few lines DuckDB might read differently from Python's json (see there) and every line that is not
 a JSON object are read one by one in Python, which is the reference and words what is wrong with a
 line: not JSON, too long, nested too deeply, not an object."""
@@ -18,7 +18,7 @@ import polars as pl
 from models.landing import RunEvent
 from pipelines.ingest.common import MAX_JSON_LINE_BYTES, RAW, cast_failures, clip, json_line, split_by_contract, to_float, to_int, to_utc, unread_casts, unread_record
 from pipelines.landing.parsed import Parsed, file_reject
-from pipelines.lib.warehouse import sql
+from pipelines.lib.warehouse import sql, step
 
 SOURCE = "runs"
 FIELDS = ["run_id", "event", "ts", "job_id", "step", "tokens", "project", "dtype", "data_seconds", "comm_seconds",
@@ -128,7 +128,7 @@ def read_frame(frame: pl.DataFrame, column_wise: bool = True) -> pl.DataFrame:
     if column_wise:
         with _json_reader() as con:
             con.register("runs_lines", frame)
-            read = con.sql(sql("staging/stg_runs__events.lines"),
+            read = con.sql(sql(step("staging/stg_runs__events", "lines")),
                            params={"max_bytes": MAX_JSON_LINE_BYTES, "max_brackets": MAX_BRACKETS_COLUMN_WISE}).pl()
         parts.append(read.filter(~pl.col("_python")).with_columns(pl.lit(None, dtype=pl.String).alias("_error"))
                      .select("_order", *keys, *RAW_SCHEMA))

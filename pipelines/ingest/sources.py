@@ -22,6 +22,7 @@ from pipelines.landing.formats import FORMATS_ENV, FormatsError
 from pipelines.landing.parsed import Parsed
 from pipelines.landing.source import Source
 from pipelines.lib.config import OrgConfig
+from pipelines.lib.warehouse import step
 
 
 def _dcgm(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
@@ -110,7 +111,7 @@ DCGM = guard(Source(
     span=(pl.col("timestamp"), pl.col("timestamp")),
     time_columns=(("timestamp", "timestamp"),),  # a sample names itself: host, GPU and time
     group="telemetry",
-    rollup="staging/stg_dcgm__gpu_minutes.rollup",
+    rollup=step(dcgm_batch.DCGM_TABLE, "rollup"),
     # long typed Parquet (the volume) a batch of files at a time; the rest through `parse`, file by file
     batch=dcgm_batch.sync_batches,
     summary=summaries.GPU_SAMPLES,

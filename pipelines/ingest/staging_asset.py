@@ -14,7 +14,7 @@ from pipelines.landing.source import Source
 from pipelines.landing.sync import sync
 from pipelines.lib.dagster_glue.partitions import DAILY, daily_duckdb_asset
 from pipelines.lib.dagster_glue.resources import LandingZone
-from pipelines.lib.warehouse import bootstrap, sql
+from pipelines.lib.warehouse import bootstrap, sql, table_sql
 
 
 CHECK_BATCH_ROWS = 1_000_000
@@ -59,7 +59,7 @@ def ingest_partition(
             if report.files_removed:
                 context.log.info(f"{source.name}: {len(report.files_removed)} file(s) gone from landing, their rows "
                                  f"removed: {', '.join(report.files_removed[:MAX_LISTED])}")
-        day_rows = con.execute(f"SELECT count(*) FROM ({sql(sources[0].table + '.day')})", {"day": day}).fetchall()[0][0]
+        day_rows = con.execute(f"SELECT count(*) FROM ({sql(table_sql(sources[0].table).query)})", {"day": day}).fetchall()[0][0]
     totals = {k: sum(v[k] for v in by_source.values())
               for k in ("files_read", "files_unchanged", "rows_staged", "rows_quarantined")}
     # Files under these sources' folders that no source reads (the bills asset also lists those outside
@@ -97,7 +97,7 @@ def contract_check(asset: dg.AssetsDefinition, *sources: Source) -> dg.AssetChec
         with duckdb.get_connection() as con:
             # Validated a batch at a time: a fleet-day of telemetry minutes does not fit in memory twice.
             rows_of_day = 0
-            for batch in con.sql(sql(source.table + ".day"), params={"day": day}).to_arrow_reader(CHECK_BATCH_ROWS):
+            for batch in con.sql(sql(table_sql(source.table).query), params={"day": day}).to_arrow_reader(CHECK_BATCH_ROWS):
                 frame = pl.from_arrow(batch)
                 rows_of_day += frame.height
                 try:

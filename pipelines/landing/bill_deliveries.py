@@ -35,7 +35,10 @@ from pipelines.landing.deliveries import (
 from pipelines.lib.config import OrgConfig
 from pipelines.landing import writer
 from pipelines.landing.source import Source, SyncReport, discover, file_span, fingerprint
-from pipelines.lib.warehouse import sql, transaction
+from pipelines.lib.warehouse import sql, step, transaction
+
+# the table every bill source stages into, whose folder holds the SQL of a bill file's facts
+BILL_LINES = "staging/stg_focus__bill_lines"
 
 # Parsed rows of new files are kept for writing up to this many bytes of files; beyond, a file that
 # turns out current is parsed again when written, so a first load of a long history stays in memory.
@@ -104,10 +107,12 @@ def recorded(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, Recorded]
 
 
 def delivery_state(
-    root: Path, source: Source, cfg: OrgConfig, known: dict[str, Recorded], keep_bytes: float = KEEP_PARSED_BYTES
+    con: duckdb.DuckDBPyConnection, root: Path, source: Source, cfg: OrgConfig, known: dict[str, Recorded],
+    keep_bytes: float = KEEP_PARSED_BYTES,
 ) -> DeliveryState:
     """Every file of the bill source with its facts (from `known` when its content is unchanged, else
-    parsed) and the rule's decision for it. Parsed rows are kept for files up to `keep_bytes` in all."""
+    parsed, its digests taken on `con`: `line_facts`) and the rule's decision for it. Parsed rows are
+    kept for files up to `keep_bytes` in all."""
     found: dict[str, Found] = {}
     budget = keep_bytes
     for path, rel in discover(root, source):
@@ -120,7 +125,7 @@ def delivery_state(
             found[rel] = Found(rel, path, size, sha, facts, was.digests, (was.first_day, was.last_day),
                                reason=(was.reason or "") if was.status == UNREADABLE else "")
             continue
-        item = read_bill_file(path, rel, source, cfg, size, sha, modified)
+        item = read_bill_file(con, path, rel, source, cfg, size, sha, modified)
         if budget >= size:
             budget -= size
         else:
@@ -144,15 +149,15 @@ def delivery_state(
     return DeliveryState(found, decisions, resolution, manifests, others)
 
 
-def read_bill_file(path: Path, rel: str, source: Source, cfg: OrgConfig, size: int, sha: str,
-                   modified: datetime) -> Found:
+def read_bill_file(con: duckdb.DuckDBPyConnection, path: Path, rel: str, source: Source, cfg: OrgConfig,
+                   size: int, sha: str, modified: datetime) -> Found:
     parsed = source.parse(path, rel, cfg)
     whole = parsed.rejects.filter(pl.col("row_ref") == "file")
     if parsed.rows.height == 0 and whole.height > 0:
         facts = bill_file(rel, sha, modified, parsed.rows, readable=False)
         span = days_from_name(rel) or (source.refused_days(path) if source.refused_days else None) or (None, None)
         return Found(rel, path, size, sha, facts, None, span, parsed, whole["reason"][0])
-    digests, sample = line_facts(parsed)
+    digests, sample = line_facts(con, parsed)
     facts = bill_file(rel, sha, modified, parsed.rows, readable=True, sample=sample)
     return Found(rel, path, size, sha, facts, digests, file_span(parsed.rows, source), parsed)
 
@@ -165,9 +170,11 @@ LINE_KEY = ("billing_account_id", "billing_currency", "sub_account_id", "charge_
             "provider_name", "region_id", "resource_id", "service_category", "service_name", "sku_id")
 
 
-def line_facts(parsed: Parsed) -> tuple[dict[str, int], tuple[int, ...]]:
+def line_facts(con: duckdb.DuckDBPyConnection, parsed: Parsed) -> tuple[dict[str, int], tuple[int, ...]]:
     """(day -> digest of the file's lines touching it, staged and quarantined with a charge period;
-    the sample of its line keys), column-wise in DuckDB (sql/lib/bill_day_digests.sql, bill_line_sample.sql)."""
+    the sample of its line keys), set-wise on `con` (sql/staging/stg_focus__bill_lines/20_day_digests.sql,
+    30_line_sample.sql): in sync the warehouse connection that stages the file, so no parser opens a
+    DuckDB of its own. The SQL reads only the registered lines, never a warehouse table."""
     rows = parsed.rows
     content = [c for c in rows.columns if c not in ("_file", "_row", "source")]
     lines = [rows.select(_text(content, "line"), _text(LINE_KEY, "key").alias("line_key"),
@@ -184,10 +191,12 @@ def line_facts(parsed: Parsed) -> tuple[dict[str, int], tuple[int, ...]]:
     lines = [f for f in lines if f.height]
     if not lines:
         return {}, ()
-    with duckdb.connect() as con:
-        con.register("bill_lines_in", pl.concat(lines, how="vertical_relaxed"))
-        digests = {day: int(digest) for day, digest in con.execute(sql("lib/bill_day_digests")).fetchall()}
-        sample = tuple(int(h) for (h,) in con.execute(sql("lib/bill_line_sample")).fetchall())
+    con.register("bill_lines_in", pl.concat(lines, how="vertical_relaxed"))
+    try:
+        digests = {day: int(digest) for day, digest in con.execute(sql(step(BILL_LINES, "day_digests"))).fetchall()}
+        sample = tuple(int(h) for (h,) in con.execute(sql(step(BILL_LINES, "line_sample"))).fetchall())
+    finally:
+        con.unregister("bill_lines_in")
     return digests, sample
 
 
@@ -214,7 +223,7 @@ def sync_bills(con: duckdb.DuckDBPyConnection, root: Path, source: Source, cfg: 
     delivery rule: current files' rows in, every other file's rows out, removed files forgotten. The
     rule decides over all of the source's files, whatever `day` is."""
     known = recorded(con, source.name)
-    state = delivery_state(root, source, cfg, known)
+    state = delivery_state(con, root, source, cfg, known)
     changed = _changed(known, state)
     report = SyncReport(files_unchanged=sum(1 for rel in state.found if rel not in changed))
     for component in _components(changed, known, state):

@@ -2,7 +2,7 @@
 
 The landing's bill files are resolved with the delivery rule (new, re-delivered, superseded, copied,
 removed files alike) and compared with what the published warehouse last took in, day by day: a day
-re-runs when what its share of the bill is made of changed (sql/lib/bill_day_digests.sql). A new
+re-runs when what its share of the bill is made of changed (sql/staging/stg_focus__bill_lines/20_day_digests.sql). A new
 month-to-date delivery that repeats every earlier line therefore re-runs only the days whose lines
 are new or restated, not the whole month.
 """
@@ -38,7 +38,11 @@ def bill_days_to_rerun(root: Path, source: Source, cfg: OrgConfig) -> list[DayCh
     check_landing_root(root)
     known = _published(source)
     check_not_vanished(root, source, known)
-    state = delivery_state(root, source, cfg, known, keep_bytes=0)
+    # the sensor holds no warehouse connection (the live one is the writer's; the published one is
+    # read-only and sandboxed), and writes no rows: the files' digests are taken on a DuckDB of its own,
+    # one per pass, by the same SQL sync takes them by
+    with duckdb.connect() as con:
+        state = delivery_state(con, root, source, cfg, known, keep_bytes=0)
     now = {rel: f for rel, f in state.found.items() if state.decisions[rel].status == CURRENT}
 
     before_digests, forced = [], set()

@@ -86,7 +86,8 @@ class Source:
 
     name: str                      # as in ops.quarantine.source and `inspect --json`
     # e.g. "staging/stg_focus__bill_lines": the table of a contract of models/staging.TABLES, which makes
-    # its DDL; the day's rows are sql/<table>.day.sql
+    # its DDL; the day's rows are the query of its SQL (warehouse.table_sql: sql/<table>.sql, or the
+    # step of sql/<table>/ named for it)
     table: str
     patterns: tuple[str, ...]      # globs under the landing root
     parse: Callable[[Path, str, OrgConfig], Parsed]

@@ -18,7 +18,7 @@ import polars as pl
 
 from pipelines.landing.parsed import conform
 from pipelines.landing.source import Source
-from pipelines.lib.warehouse import run_sql, sql
+from pipelines.lib.warehouse import run_sql, sql, step
 
 # ops.landed_files as a frame: an entry is written whole, so nothing an earlier entry of the file said
 # (a bill's status, its digests) outlives its new content
@@ -88,7 +88,7 @@ def record(con: duckdb.DuckDBPyConnection, landed: pl.DataFrame) -> None:
     """Writes ops.landed_files entries made by `entries`, replacing the files' earlier ones."""
     con.register("landed_entries", landed)
     try:
-        con.execute(sql("ops/landed_files.replace"))
+        con.execute(sql(step("ops/landed_files", "replace")))
     finally:
         con.unregister("landed_entries")
 

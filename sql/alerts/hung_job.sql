@@ -7,7 +7,7 @@
 -- so the live sensor (as_of = now, today's landing files) and the daily run (as_of = the day's end, the
 -- staged warehouse) find the same job, hence the same alert_id.
 --
--- A minute is idle as the ledger judges it (minute_is_idle, sql/lib/dcgm_rollup.sql): its highest GPU_UTIL
+-- A minute is idle as the ledger judges it (minute_is_idle, sql/macros/50_dcgm_rollup.sql): its highest GPU_UTIL
 -- is 0 or its highest SM_ACTIVE is below idle.sm_active_threshold. The job's series on a host are those labelled with
 -- its JobID (or JobIDRaw); on a host without job labels, all of the host's GPUs. The job is idle in a
 -- minute when every series it has there is. A stretch continues across a telemetry gap of up to three

@@ -2,7 +2,7 @@
 -- and cost are those of its jobs' allocations on the day, node cost only. Tokens are the day's step events; kept tokens exclude
 -- steps an interruption rolled back (steps of an interrupted job after its last saved checkpoint).
 -- flops_per_token = 6·N_active + c·L·H·Q·T with c = 12 (palm) or 6 (causal), stored with the value
--- (the flops_per_token macro, sql/macros.sql).
+-- (the flops_per_token macro, sql/macros/60_flops.sql).
 -- A run without token events has NULL MFU. Cost is per billing currency: a run whose nodes were billed
 -- in two currencies has a row for each, with its GPU-seconds and tokens on the first currency's row
 -- only, and no per-token money (its cost cannot be added up without exchange rates).

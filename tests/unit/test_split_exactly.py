@@ -1,4 +1,4 @@
-"""The one exact split (sql/lib/split_exactly.sql), on given rows: pieces sum to the group exactly,
+"""The one exact split (sql/macros/10_money.sql), on given rows: pieces sum to the group exactly,
 each is within one unit of its exact proportion, ties go by piece key, the sign is kept, and a group
 with nothing to split by has no pieces."""
 

@@ -1,11 +1,11 @@
-"""DuckDB's macros (`CREATE MACRO` in sql/macros.sql and sql/lib/*.sql) expanded in place, so a statement
+"""DuckDB's macros (`CREATE MACRO` in sql/macros/) expanded in place, so a statement
 Spark runs has no macro left in it: a scalar macro's call becomes its body with the arguments put in for
 its parameters; a table macro's call (`FROM split_exactly('some_input')`) becomes its query as a subquery,
 reading the table its argument names where the body says `query_table(<parameter>)` and putting its other
 arguments in for their parameters.
 
-The macros are read from the same files DuckDB runs (warehouse.MACRO_FILES and sql/macros.sql), never
-copied: one definition per macro, two engines."""
+The macros are read from the same files DuckDB's bootstrap runs (warehouse.macro_files: every file of
+sql/macros/), never copied: one definition per macro, two engines."""
 
 from __future__ import annotations
 
@@ -15,11 +15,7 @@ from functools import cache
 import sqlglot
 from sqlglot import exp
 
-from pipelines.lib.warehouse import MACRO_FILES, sql
-
-# the macro files DuckDB's bootstrap runs; finance.times_rate (sql/lib/times_rate.sql) is not among them:
-# finance views run on DuckDB, over the Spark marts (docs/spark.md)
-FILES = ("macros", *MACRO_FILES)
+from pipelines.lib.warehouse import macro_files, sql
 
 
 @dataclass(frozen=True)
@@ -37,11 +33,13 @@ class Macro:
 @cache
 def macros() -> dict[str, Macro]:
     found: dict[str, Macro] = {}
-    for name in FILES:
+    for name in macro_files():
         for statement in sqlglot.parse(sql(name), read="duckdb"):
             if not (isinstance(statement, exp.Create) and str(statement.args.get("kind")).upper() == "MACRO"):
                 continue
             udf = statement.this
+            if isinstance(udf.this, (exp.Dot, exp.Table)) and udf.this.args.get("db"):
+                continue  # a schema's macro (finance.times_rate): the finance views run on DuckDB (docs/spark.md)
             macro = Macro(udf.this.name.lower(), tuple(p.name.lower() for p in udf.expressions),
                           statement.expression)
             found[macro.name] = macro

@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from pipelines.engines.spark import macros, transpile
 from pipelines.lib.atomic import replace_atomically
-from pipelines.lib.warehouse import sql
+from pipelines.lib.warehouse import macro_files, sql
 
 CACHE_ENV = "GPULEDGER_CACHE"
 _kept: dict[str, str] = {}
@@ -56,5 +56,5 @@ def _folder() -> Path:
 @cache
 def _inputs_digest() -> str:
     parts = [sqlglot.__version__, Path(transpile.__file__).read_text(), Path(macros.__file__).read_text()]
-    parts += [sql(name) for name in macros.FILES]
+    parts += [sql(name) for name in macro_files()]
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()

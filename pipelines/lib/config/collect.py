@@ -11,7 +11,7 @@ from pipelines.lib.config.section import CLUSTER_NAME
 from pipelines.lib.config.section import Section as _Section
 from pipelines.lib.redact import redact_url
 
-# The DCGM fields the ledger reads (docs/ingest/dcgm.md; sql/lib/dcgm_rollup.sql rolls them up): what
+# The DCGM fields the ledger reads (docs/ingest/dcgm.md; sql/macros/50_dcgm_rollup.sql rolls them up): what
 # `collect dcgm` pulls unless told otherwise.
 DCGM_LEDGER_METRICS: list[str] = ["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
                                   "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_FB_USED",

@@ -1,11 +1,18 @@
 """The DuckDB warehouse: where it lives, its SQL files, and the one way tables get written.
 
 A table's SQL is in one place: `sql/<layer>/<table>.sql` when one query gives its rows, or the folder
-`sql/<layer>/<table>/` of numbered step files run in order, each named for what it produces; the step
-named for the table itself (`60_int_cost_allocations.sql`) is the query that gives the rows, the steps
-before it build the temp tables it reads, the steps after it write what follows from the rows (e.g.
-notes in ops.quarantine). Values are always bound as parameters (`$day`, `$file`), never formatted
-into the text.
+`sql/<layer>/<table>/` of numbered step files `NN_<step>.sql`, each named for what it produces, in the
+order they run; the step named for the table itself (`60_int_cost_allocations.sql`) is the query that
+gives the rows. Every layer lays its SQL out so:
+- intermediate and marts: `write_day` runs the steps before the query (they build the temp tables it
+  reads), the query, then the steps after it (they write what follows from the rows, e.g. notes in
+  ops.quarantine);
+- staging: the parsers write the rows; the query is the day's rows (what the contract check reads),
+  and the other steps are the SQL the staging of a file runs, each called by name from Python
+  (`step(table, "checked")`), numbered in the order a staging pass runs them;
+- ops: the query is the table's DDL, the other steps write its rows (`ops/landed_files/20_replace`).
+Macros, every one, are in `sql/macros/` (bootstrap runs the folder; the Spark engine expands them).
+Values are always bound as parameters (`$day`, `$file`), never formatted into the text.
 """
 
 from __future__ import annotations
@@ -58,8 +65,9 @@ def staging_tables() -> dict[str, str]:
 
 
 def table_ddl(table: str) -> str:
-    """The DDL of a bootstrapped table: a staging table's from its contract, an ops table's SQL file."""
-    return staging_tables().get(table) or sql(table)
+    """The DDL of a bootstrapped table: a staging table's from its contract, an ops table's query (its
+    SQL file, or the step of its folder named for it)."""
+    return staging_tables().get(table) or sql(table_sql(table).query)
 
 
 def bootstrap_tables() -> tuple[str, ...]:
@@ -85,14 +93,30 @@ def table_sql(table: str) -> TableSql:
     folder = SQL_ROOT / table
     if not folder.is_dir():
         return TableSql(table, (), table, ())
-    steps = sorted(p.stem for p in folder.glob("*.sql"))
-    own = table.rsplit("/", 1)[-1]
-    named = [s for s in steps if s.split("_", 1)[-1] == own]
-    if len(named) != 1:
-        raise RuntimeError(f"sql/{table}/ needs exactly one step named NN_{own}.sql, the query of its rows")
-    at = steps.index(named[0])
-    return TableSql(table, tuple(f"{table}/{s}" for s in steps[:at]), f"{table}/{named[0]}",
+    steps = _steps(table)
+    at = steps.index(_one_step(table, steps, table.rsplit("/", 1)[-1]))
+    return TableSql(table, tuple(f"{table}/{s}" for s in steps[:at]), f"{table}/{steps[at]}",
                     tuple(f"{table}/{s}" for s in steps[at + 1:]))
+
+
+@cache
+def step(table: str, what: str) -> str:
+    """The name (as `sql` and `run_sql` take it) of the one step `NN_<what>.sql` of the folder
+    `sql/<table>/`, e.g. step("staging/stg_dcgm__gpu_minutes", "checked") is
+    "staging/stg_dcgm__gpu_minutes/20_checked": a step Python runs by itself is named by what it
+    produces, so renumbering a folder never touches its callers."""
+    return f"{table}/{_one_step(table, _steps(table), what)}"
+
+
+def _steps(table: str) -> list[str]:
+    return sorted(p.stem for p in (SQL_ROOT / table).glob("*.sql"))
+
+
+def _one_step(table: str, steps: list[str], what: str) -> str:
+    named = [s for s in steps if s.split("_", 1)[-1] == what and s.split("_", 1)[0].isdigit()]
+    if len(named) != 1:
+        raise RuntimeError(f"sql/{table}/ needs exactly one step named NN_{what}.sql")
+    return named[0]
 
 
 _PARAM = re.compile(r"\$([a-z_][a-z0-9_]*)")
@@ -149,7 +173,12 @@ def _add_new_columns(con: duckdb.DuckDBPyConnection, qualified: str, query: str,
 RENAMED = {"staging.stg_slurm__job_records": "stg_scheduler__job_allocations"}
 
 
-MACRO_FILES = ("lib/split_exactly", "lib/hour_splits", "lib/dcgm_rollup", "lib/plan_estimate")
+@cache
+def macro_files() -> tuple[str, ...]:
+    """Every macro file, `sql/macros/NN_<what>.sql` (names as `sql` takes them), in the order they run:
+    a macro is created after the macros it calls (DuckDB binds a macro's calls when it is created).
+    Bootstrap runs them all; the Spark engine expands macros from the same files."""
+    return tuple(f"macros/{p.stem}" for p in sorted((SQL_ROOT / "macros").glob("*.sql")))
 
 
 def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
@@ -174,8 +203,7 @@ def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
     from pipelines.lib.warehouse.reference import load_reference  # reference data lives in models/
 
     load_reference(con)
-    con.execute(sql("macros"))
-    for macros in MACRO_FILES:
+    for macros in macro_files():
         run_sql(con, macros, {})
     # a hex digest is [0-9a-f] only: safe in the text
     con.execute(f"CREATE OR REPLACE MACRO gpuledger_bootstrap_digest() AS '{digest}'")
@@ -185,8 +213,9 @@ def bootstrap(con: duckdb.DuckDBPyConnection) -> None:
 def _bootstrap_digest() -> str:
     from pipelines.lib.warehouse.reference import reference_fingerprint
 
-    parts = [repr(SCHEMAS), repr(RENAMED), reference_fingerprint(), sql("macros")]
-    parts += [table_ddl(name) for name in bootstrap_tables()] + [sql(name) for name in MACRO_FILES]
+    parts = [repr(SCHEMAS), repr(RENAMED), reference_fingerprint()]
+    # a macro file's name is in the digest beside its text: renumbering the folder re-runs it in its order
+    parts += [table_ddl(name) for name in bootstrap_tables()] + [f"{name}\n{sql(name)}" for name in macro_files()]
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
 

@@ -17,7 +17,7 @@ import polars as pl
 from pipelines.lib.atomic import remove_stale_temps, replace_atomically
 from pipelines.lib.config import OrgConfig
 from pipelines.lib.ledger_days import PublishWouldLoseDays, days_of_books, pending_days
-from pipelines.lib.warehouse import SQL_ROOT, sql, warehouse_path
+from pipelines.lib.warehouse import SQL_ROOT, sql, step, warehouse_path
 
 PUBLISHED_SCHEMAS = ("marts", "ops")
 FINANCE_VIEWS = sorted(p.stem for p in (SQL_ROOT / "finance").glob("*.sql"))
@@ -56,7 +56,8 @@ def create_budgets(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None:
 
 
 def create_fx_rates(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None:
-    """finance.fx_rates, and the macro that converts with them (sql/lib/times_rate.sql)."""
+    """finance.fx_rates, and the macro that converts with them (sql/macros/15_times_rate.sql: bootstrap
+    makes it too, but a published file is made without bootstrap)."""
     con.execute("CREATE SCHEMA IF NOT EXISTS finance")
     # exchange rates into the reporting currency, per currency and month; the reporting currency
     # itself converts at 1 in every month (month NULL). No rates configured: no conversion at all.
@@ -69,7 +70,7 @@ def create_fx_rates(con: duckdb.DuckDBPyConnection, cfg: OrgConfig) -> None:
     con.execute("CREATE OR REPLACE TABLE finance.fx_rates AS SELECT currency, month, rate::DECIMAL(38, 18) AS rate, "
                 "source, $reporting AS reporting_currency FROM fx_in", {"reporting": cfg.fx.reporting_currency})
     con.unregister("fx_in")
-    con.execute(sql("lib/times_rate"))
+    con.execute(sql(step("macros", "times_rate")))
 
 
 def publish(con: duckdb.DuckDBPyConnection, cfg: OrgConfig, target: Path | None = None) -> Path | None:

@@ -25,7 +25,7 @@ LEFT JOIN intermediate.int_nodes n ON n.day = $day AND n.hostname = h.hostname
 WHERE j.day = $day
   AND j.job_uid NOT IN (SELECT job_uid FROM intermediate.int_job_conflicts WHERE day = $day);
 
--- the telemetry minutes around the day are gpu_minutes_near(...) (sql/lib/dcgm_rollup.sql), read where
+-- the telemetry minutes around the day are gpu_minutes_near(...) (sql/macros/50_dcgm_rollup.sql), read where
 -- they are used rather than copied: a copy of a fleet's day of minutes would be most of this step's memory
 CREATE OR REPLACE TEMP TABLE labelled_slots AS
 WITH labels AS (

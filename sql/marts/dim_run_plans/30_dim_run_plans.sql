@@ -1,7 +1,7 @@
 -- Each plan and its estimate as of $day (docs/plans.md#the-estimate): the plan's inputs, else the
 -- config's, else what the warehouse observed (plan_defaults), else the built-in defaults, each with its
 -- source (the parameters mfu_target_source and default_currency_source say whether a config file set
--- them); then the arithmetic of sql/lib/plan_estimate.sql. An input nobody has leaves the figures that
+-- them); then the arithmetic of sql/macros/65_plan_estimate.sql. An input nobody has leaves the figures that
 -- need it NULL and is named in `missing_inputs`.
 WITH inputs AS (
     SELECT k.*, d.* EXCLUDE (run_id),

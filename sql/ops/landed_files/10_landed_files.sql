@@ -27,5 +27,5 @@ ALTER TABLE ops.landed_files ADD COLUMN IF NOT EXISTS readable BOOLEAN;
 ALTER TABLE ops.landed_files ADD COLUMN IF NOT EXISTS billing_scopes VARCHAR[];     -- '<BillingAccountId>|<billing period start>'
 ALTER TABLE ops.landed_files ADD COLUMN IF NOT EXISTS first_charge TIMESTAMP;       -- first and last ChargePeriodStart
 ALTER TABLE ops.landed_files ADD COLUMN IF NOT EXISTS last_charge TIMESTAMP;
-ALTER TABLE ops.landed_files ADD COLUMN IF NOT EXISTS line_sample UBIGINT[];       -- sql/lib/bill_line_sample.sql
-ALTER TABLE ops.landed_files ADD COLUMN IF NOT EXISTS day_digests VARCHAR;          -- JSON: day -> digest of its lines (sql/lib/bill_day_digests.sql)
+ALTER TABLE ops.landed_files ADD COLUMN IF NOT EXISTS line_sample UBIGINT[];       -- sql/staging/stg_focus__bill_lines/30_line_sample.sql
+ALTER TABLE ops.landed_files ADD COLUMN IF NOT EXISTS day_digests VARCHAR;          -- JSON: day -> digest of its lines (sql/staging/stg_focus__bill_lines/20_day_digests.sql)

@@ -1,5 +1,5 @@
 -- A batch's samples (dcgm_batch_samples) per GPU-minute by the rollup both staging paths share
--- (sql/lib/dcgm_rollup.sql): only samples with staged rows, none at an implausible time; `_file` from
+-- (sql/macros/50_dcgm_rollup.sql): only samples with staged rows, none at an implausible time; `_file` from
 -- the batch's files.
 CREATE OR REPLACE TEMP VIEW dcgm_batch_staged AS
 SELECT s.*

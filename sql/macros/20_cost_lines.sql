@@ -1,3 +1,9 @@
+-- Cost lines (a bill's, the config's) in time: which days a charge period touches, and its cut into hours.
+
+-- Whether a charge period [ps, pe) touches the UTC day d; a point in time (pe = ps) belongs to its day.
+CREATE OR REPLACE MACRO overlaps_day(ps, pe, d) AS
+    ps < d::DATE + INTERVAL 1 DAY AND (pe > d::DATE OR (pe <= ps AND ps >= d::DATE));
+
 -- The one cut of a cost line into hours, as a table macro over a table named by its argument:
 -- hour_split_input('some_lines') with columns (line_key, ps, pe, effective_cost, billed_cost). Each line
 -- [ps, pe) becomes its hours, weighted by the microseconds of each hour it covers (a line whose end is not

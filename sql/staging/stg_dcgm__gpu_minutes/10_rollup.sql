@@ -1,5 +1,5 @@
 -- Rolls the validated long samples of one file (registered as `dcgm_samples`, every row ok) up per
--- GPU-minute into staging, by the rollup both staging paths share (sql/lib/dcgm_rollup.sql).
+-- GPU-minute into staging, by the rollup both staging paths share (sql/macros/50_dcgm_rollup.sql).
 CREATE OR REPLACE TEMP VIEW dcgm_file_rows AS
 SELECT 0 AS f, timestamp, hostname, gpu, gpu_instance, hpc_job, uuid, model_name, metric, value,
        TRUE AS ok, FALSE AS bad, FALSE AS sentinel
