@@ -17,6 +17,10 @@ os.environ.setdefault("GPULEDGER_CACHE", str(Path(tempfile.gettempdir()) / f"gpu
 os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+# The commands the tests start (`python -m pipelines.cli`, `python -c`) import this checkout's code
+# wherever they run: from another cwd, an editable install may name another clone or worktree (one
+# .venv shared by several worktrees names the one it was installed from), whose code is not under test.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")]))
 # Real public samples live beside the project in ../shared (never copied in); a user's clone has none.
 REAL = PROJECT_ROOT.parent / "shared" / "data" / "real"
 

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -156,6 +157,25 @@ def test_the_parquet_a_spark_warehouse_reads_stays_readable(tmp_path):
         assert r.returncode == 2 and "reaches outside the warehouse" in r.stderr, r.stderr
 
 
+def _opened_under(proc: subprocess.Popen, folder: Path, limit: float = 120) -> Path:
+    """The first file under `folder` that `proc` holds open (its /proc/<pid>/fd), waited for: the moment
+    a query has opened the copy it reads is seen, not guessed with a sleep, which a loaded machine
+    (two test workers, a Spark JVM) outlasts."""
+    deadline = time.monotonic() + limit
+    fds = Path(f"/proc/{proc.pid}/fd")
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        for fd in fds.iterdir():
+            try:
+                target = Path(os.readlink(fd))
+            except OSError:  # closed meanwhile
+                continue
+            if target.is_relative_to(folder) and target.suffix == ".duckdb":
+                return target
+        time.sleep(0.05)
+    raise AssertionError(f"the query opened nothing under {folder} within {limit:.0f} s")
+
+
 def test_a_run_started_during_a_long_query_on_the_live_file_succeeds(simulated_ledger, tmp_path):
     """A query held open on the live warehouse (in a process of its own, as a person's would be) does not
     make the next run fail with DuckDB's "Conflicting lock": it reads a copy, which SIGTERM removes."""
@@ -172,8 +192,9 @@ def test_a_run_started_during_a_long_query_on_the_live_file_succeeds(simulated_l
          "(SELECT count(*) AS cost FROM marts.fct_cost_daily) c"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=PROJECT_ROOT, env=env)
     try:
-        time.sleep(3)  # started, and opened what it reads
+        copy = _opened_under(query, scratch)  # started, and opened what it reads
         assert query.poll() is None, query.communicate()
+        assert copy.name == "warehouse.duckdb" and copy.parent.name.startswith("gpuledger-query-")
         assert [p.name for p in scratch.glob("gpuledger-query-*/*")] == ["warehouse.duckdb"]  # the copy it reads
         failed = run_pipeline(simulated_ledger.landing, live, simulated_ledger.config, simulated_ledger.days[:1])
         assert not failed, failed

@@ -19,7 +19,6 @@ a node n1 ($10 an hour) runs job 1 of run r1 (p-train) all day; a network line o
 
 from __future__ import annotations
 
-import os
 from datetime import date
 from decimal import Decimal as D
 
@@ -185,36 +184,46 @@ def test_a_late_inventory_is_said_and_stops_nothing(tmp_path):
         assert con.execute("SELECT sum(effective_cost) FROM marts.fct_cost_daily").fetchall() == [(D("240.00"),)]
 
 
+# What the storage lines reach, in the order Spark computes them: the split of each line over the objects
+# (int_storage_costs), the storage mart, the ledger that places the lines, its mart, and the runs' rows.
+STORAGE_STEPS = ["intermediate/int_storage_costs", "marts/fct_storage_daily", "intermediate/int_cost_allocations",
+                 "marts/fct_cost_daily", "marts/fct_run_efficiency_daily"]
+
+
 @pytest.mark.spark
-def test_the_same_storage_ledger_on_spark(ledger, storage_landing, tmp_path):
-    """The day run again with `--engine spark` (int_storage_objects on DuckDB, mirrored; the storage
-    costs, the ledger and the marts on Spark) gives the same storage, ledger and run rows, cent for cent."""
-    import shutil
-    import subprocess
-    import sys
+def test_the_storage_steps_on_spark_give_duckdbs_rows(ledger, storage_landing, tmp_path):
+    """The steps the storage lines reach, run on Spark as a `--engine spark` day runs them
+    (daily.compute: the same SQL, transpiled, on a local session), over DuckDB's rows of every other
+    table they read, copied to Parquet as a Spark run copies staging (mirror): each gives DuckDB's rows,
+    every column, cent for cent — the rate card's integer division, the unpriced NULLs, a line of one
+    tier and one of every tier, largest remainders. The whole day on Spark through the Dagster job is
+    test_spark_equal.py's, on the simulated fleet, whose stores are all priced by their bill lines (none
+    by the rate card, none unpriced, no line of one tier beside others): only here are those on Spark."""
+    from pipelines.engines.spark import daily
+    from pipelines.engines.spark.mirror import mirror
+    from pipelines.engines.spark.runner import SparkLedger, day_params, in_dependency_order
+    from pipelines.lib.config import load_config
+    from pipelines.lib.sql_lineage import tables_named
+    from tests.e2e.test_spark_equal import _spark_or_skip
+    from tests.support.spark_compare import compare_table
 
-    from pipelines.lib.warehouse import PROJECT_ROOT
-
-    if shutil.which("java") is None:
-        pytest.skip("Spark needs Java (17) on PATH: `java` was not found")
-    pytest.importorskip("pyspark")
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    shutil.copy(PROJECT_ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPULEDGER_")} | {"DAGSTER_HOME": str(home)}
-    warehouse = tmp_path / "warehouse.duckdb"
-    subprocess.run([sys.executable, "-m", "pipelines.cli", "run", "--landing", str(storage_landing.landing),
-                    "--config", str(storage_landing.config_path), "--warehouse", str(warehouse),
-                    "--start", DAY.isoformat(), "--engine", "spark"],
-                   env=env, cwd=PROJECT_ROOT, check=True, capture_output=True, timeout=1200)
-    queries = [
-        "SELECT store, project, run_id, kind, tier, priced_by, object_count, bytes, effective_cost, billed_cost "
-        "FROM marts.fct_storage_daily ORDER BY ALL",
-        "SELECT team, project, category, cost_source, effective_cost, billed_cost FROM marts.fct_cost_daily ORDER BY ALL",
-        "SELECT run_id, checkpoint_storage_cost, checkpoint_bytes FROM marts.fct_run_efficiency_daily ORDER BY ALL"]
-    spark = duckdb.connect(str(warehouse), read_only=True)
+    _spark_or_skip()
+    cfg = load_config(storage_landing.config_path)
+    root = tmp_path / "spark"
+    steps = in_dependency_order(STORAGE_STEPS)
+    given = set().union(*(tables_named(step) for step in steps)) - set(steps) | set(daily.REFERENCE)
+    mirror(ledger, root, sorted(given))
+    spark = SparkLedger(daily.shared_session(cfg), root)
+    compared = {}
     try:
-        for query in queries:
-            assert spark.execute(query).fetchall() == ledger.execute(query).fetchall(), query
+        for step in steps:  # each reads the Spark rows of the steps before it
+            for read in sorted(tables_named(step) | set(daily.REFERENCE)):
+                if (root / read).is_dir():
+                    spark.register(read)
+            spark.write_day(step, day_params(DAY, cfg.sql_params()))
+            result = compare_table(ledger, root, step)
+            assert not result.problems, f"{step}: " + "; ".join(result.problems)
+            compared[step] = result.rows
     finally:
-        spark.close()
+        daily.stop_sessions()  # the JVM's 1.5 GB go with it, not with the worker
+    assert all(compared[step] > 0 for step in STORAGE_STEPS), compared
