@@ -203,7 +203,7 @@ def test_the_storage_steps_on_spark_give_duckdbs_rows(ledger, storage_landing, t
     from pipelines.engines.spark.mirror import mirror
     from pipelines.engines.spark.runner import SparkLedger, day_params, in_dependency_order
     from pipelines.lib.config import load_config
-    from pipelines.lib.sql_lineage import tables_named
+    from pipelines.lib.warehouse.sql_lineage import tables_named
     from tests.e2e.test_spark_equal import _spark_or_skip
     from tests.support.spark_compare import compare_table
 
