@@ -10,7 +10,9 @@
 -- ledger charges; the unit price is what fewer bytes save. They differ where a file system is billed by
 -- its provisioned capacity: half empty, its share of the bill is twice what a GiB less would save.
 
--- each store and tier's cost a day, per currency, over its bytes that day
+-- each store and tier's cost a day, per currency, over its bytes that day: `units` is the least of its
+-- share of the bill and its bytes at the unit price, decided here once rather than per object (both
+-- are a price per byte within a store, tier and currency)
 CREATE OR REPLACE TEMP TABLE sav_storage_prices AS
 WITH cost AS (
     SELECT day, store, tier, billing_currency, money_units(sum(effective_cost)) AS units
@@ -56,7 +58,13 @@ unit_prices AS (
     FROM priced_lines p LEFT JOIN line_prices lp USING (day, line_key)
     GROUP BY ALL
 )
-SELECT c.*, b.bytes, u.gib_day_milli_units
+SELECT c.day, c.store, c.tier, c.billing_currency, b.bytes,
+       CASE WHEN u.gib_day_milli_units IS NULL THEN c.units
+            -- the store and tier's bytes at the unit price: price × bytes // 2^30, the price cut at 2^30
+            -- first so that a large store at a large price stays within HUGEINT
+            ELSE least(c.units, (greatest(0, u.gib_day_milli_units) // 1073741824 * b.bytes
+                                 + greatest(0, u.gib_day_milli_units) % 1073741824 * b.bytes // 1073741824)
+                                // 1000) END AS units
 FROM cost c JOIN bytes b USING (day, store, tier)
 LEFT JOIN unit_prices u USING (day, store, tier, billing_currency)
 WHERE b.bytes > 0;
@@ -85,14 +93,7 @@ CREATE OR REPLACE TEMP TABLE sav_storage_object_days AS
 WITH objects AS (
     SELECT o.day, o.store, o.key, o.size_bytes, o.tier, o.kind, o.run_id, o.step, pl.project, pl.team,
            o.last_modified, o.last_accessed, p.billing_currency,
-           CASE WHEN p.gib_day_milli_units IS NULL THEN p.units * o.size_bytes // p.bytes
-                ELSE least(p.units * o.size_bytes // p.bytes,
-                           -- (price × bytes // 2^30, the price cut at 2^30 first: a TB object at a large
-                           -- price stays within HUGEINT)
-                           (greatest(0, p.gib_day_milli_units) // 1073741824 * o.size_bytes
-                            + greatest(0, p.gib_day_milli_units) % 1073741824 * o.size_bytes // 1073741824)
-                           // 1000)
-                END AS units,
+           p.units * o.size_bytes // p.bytes AS units,
            pol.hot_tiers, pol.max_hot_age_hours, pol.cold_tier, pol.keep_last, pol.stale_after_days
     FROM intermediate.int_storage_objects o
     JOIN sav_storage_prices p USING (day, store, tier)
