@@ -27,7 +27,7 @@ from tests.support.alert_servers import free_port
 pytestmark = pytest.mark.slow
 
 SENSOR_TICKS = """{ sensorOrError(sensorSelector: {repositoryLocationName: "gpuledger",
-  repositoryName: "__repository__", sensorName: "restated_bills_sensor"}) {
+  repositoryName: "__repository__", sensorName: "%s"}) {
   __typename ... on Sensor { sensorState { status ticks(limit: 5) { status skipReason error { message } } } }
   ... on PythonError { message } }
   runsOrError { ... on Runs { results { runId status } } } }"""
@@ -54,27 +54,30 @@ def _rows(warehouse: Path) -> dict[str, int]:
         return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
 
 
-def _graphql(port: int) -> dict:
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=json.dumps({"query": SENSOR_TICKS}).encode(),
+def _graphql(port: int, sensor: str = "restated_bills_sensor") -> dict:
+    """The sensor's last ticks and the instance's runs, as the UI reads them."""
+    query = SENSOR_TICKS % sensor  # our own sensor names, never input
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=json.dumps({"query": query}).encode(),
                                  headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=10) as resp:
         return json.loads(resp.read())["data"]
 
 
-def _finished_ticks(proc: subprocess.Popen, port: int, log: Path, limit: float = 240) -> list[dict]:
-    """The bill sensor's ticks that have ended, once there is one (a tick being evaluated reads STARTED)."""
+def _finished_ticks(proc: subprocess.Popen, port: int, log: Path, limit: float = 240,
+                    sensor: str = "restated_bills_sensor") -> list[dict]:
+    """The sensor's ticks that have ended, once there is one (a tick being evaluated reads STARTED)."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         assert proc.poll() is None, log.read_text()[-3000:]
         try:
-            data = _graphql(port)
+            data = _graphql(port, sensor)
             ended = [t for t in data["sensorOrError"]["sensorState"]["ticks"] if t["status"] != "STARTED"]
             if ended:
                 return ended
         except (OSError, KeyError, TypeError):
             pass
         time.sleep(2)
-    raise AssertionError(f"no finished restated_bills_sensor tick within {limit} s:\n{log.read_text()[-3000:]}")
+    raise AssertionError(f"no finished {sensor} tick within {limit} s:\n{log.read_text()[-3000:]}")
 
 
 def _start(cmd: list[str], env: dict, log: Path) -> subprocess.Popen:
@@ -115,7 +118,11 @@ def test_make_ui_on_the_demo_queues_no_run_removes_no_row_and_stops_on_ctrl_c(le
     try:
         ticks = _finished_ticks(proc, port, log)
         assert {(t["status"], t["skipReason"]) for t in ticks} == {("SKIPPED", "no bill file changed")}
-        time.sleep(5)  # the other sensors' first ticks (live alerts, delivery; freshness is off in the demo)
+        # the other running sensors' first ticks have ended too (freshness is off in the demo), and
+        # none of them queued a run either
+        for sensor in ("live_alerts_sensor", "alert_delivery_sensor"):
+            failed = [t["error"] for t in _finished_ticks(proc, port, log, sensor=sensor) if t["status"] == "FAILURE"]
+            assert not failed, f"{sensor} failed on the demo: {failed}"
         assert _graphql(port)["runsOrError"]["results"] == []
     finally:
         seconds = _stop(proc)
