@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import date, datetime, time, timedelta
 from decimal import Decimal, localcontext
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from pipelines.landing.deliveries import CURRENT, UNREADABLE, find_manifests
 from pipelines.ingest.sources import ALL, INVENTORY
 from pipelines.landing.bill_deliveries import delivery_state
 from pipelines.lib.config import OrgConfig
+from pipelines.lib.dates import utc_today
 from pipelines.ingest.ignored import ignored_files
 from pipelines.landing.source import Source, discover
 
@@ -56,7 +57,7 @@ def _last_day(report: dict) -> date:
     seen = [v for entry in report.values() if isinstance(entry, dict)
             for key in ("last_charge", "last_ts") if (v := entry.get(key))]
     if not seen:
-        return datetime.now(timezone.utc).date()
+        return utc_today()
     last = max(datetime.fromisoformat(v) for v in seen)
     # a charge period's end is exclusive: midnight belongs to the day before
     return (last - timedelta(microseconds=1)).date() if last.time() == time(0) else last.date()

@@ -12,6 +12,7 @@ import sys
 from pipelines.cli.commands import (alerts, collect, config, export, inspect, plan, query, report, run, serve,
                                     simulate, ui)
 from pipelines.landing.formats import FormatsError
+from pipelines.lib.dates import utc_today
 
 # in the order `gpuledger --help` lists them
 COMMANDS = {"simulate": simulate, "run": run, "query": query, "inspect": inspect, "report": report,
@@ -48,6 +49,11 @@ def _main(argv: list[str] | None = None) -> int:
         args.config = config_file(args.config)  # one lookup order for every command: --config, $GPULEDGER_CONFIG
     if getattr(args, "warehouse", None) and args.command in ("run", "export"):
         os.environ["GPULEDGER_WAREHOUSE"] = str(args.warehouse.resolve())
+    try:
+        utc_today()  # a $GPULEDGER_TODAY set wrong is one sentence before any command starts
+    except ValueError as err:
+        print(f"gpuledger {args.command}: {err}", file=sys.stderr)
+        return 2
     try:
         return COMMANDS[args.command].run(args)
     except FormatsError as err:  # raised where the formats load: a sentence, not a traceback

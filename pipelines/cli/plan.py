@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from datetime import date, datetime, timezone
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
@@ -19,6 +19,7 @@ import duckdb
 from pipelines.cli.plan_names import plan_team
 from pipelines.ingest.plans import PlanFile, plan_frame, plan_row
 from pipelines.lib.config import OrgConfig
+from pipelines.lib.dates import utc_today
 from pipelines.lib.ledger_names import LedgerNames
 from pipelines.lib.warehouse import _bound, bootstrap, run_sql, sql, table_sql
 
@@ -100,7 +101,7 @@ def estimate(plan: PlanFile, file: str, cfg: OrgConfig, warehouse: Path | None, 
 def _as_of(con: duckdb.DuckDBPyConnection, warehouse: Path | None, plan: PlanFile) -> tuple[date, Path | None]:
     """The day the defaults' 30 days end on: the published warehouse's last day (attached read-only as
     `published`), else the plan's start, else today."""
-    fallback = plan.start or datetime.now(timezone.utc).date()
+    fallback = plan.start or utc_today()
     if warehouse is None or not warehouse.exists():
         return fallback, None
     try:

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 # a day, a time of it to the minute or finer, and its offset from UTC (Z or ±HH:MM) if it names one
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)?(?:Z|[+-]\d{2}:?\d{2})?")
+
+
+TODAY_ENV = "GPULEDGER_TODAY"
+
+
+def utc_today() -> date:
+    """Today in UTC, the day no run may reach yet; `$GPULEDGER_TODAY` (YYYY-MM-DD) sets it instead, to
+    replay a past day's behaviour or for a test that must not depend on when it runs."""
+    text = os.environ.get(TODAY_ENV, "").strip()
+    return parse_day(text, f"${TODAY_ENV}") if text else datetime.now(timezone.utc).date()
 
 
 def parse_day(text: str, what: str = "day") -> date:

@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, timedelta
+
+from pipelines.lib.dates import utc_today
+
 
 def parse_window(window: str, max_days: int, today: date | None = None) -> tuple[date, date]:
     """`window` as (first day, last day); longer than `max_days` (the config's serve.max_window_days) is refused."""
-    today = today or datetime.now(timezone.utc).date()
+    today = today or utc_today()
     w = window.strip()
     if w == "today":
         start, end = today, today

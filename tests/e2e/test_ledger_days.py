@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from datetime import date, datetime, timedelta, timezone
+from datetime import date
 from decimal import Decimal as D
 
 import duckdb
@@ -18,8 +18,11 @@ from tests.support.scenario_builder import Activity, Landing, utc
 DAY = date(2018, 6, 18)
 
 
-def _gpuledger(*args: str, home) -> subprocess.CompletedProcess:
+def _gpuledger(*args: str, home, today: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "DAGSTER_HOME": str(home)}
+    env.pop("GPULEDGER_TODAY", None)
+    if today:
+        env["GPULEDGER_TODAY"] = today  # the clock the command reads, set by the test
     env.pop("GPULEDGER_LEDGER_START", None)   # the CLI decides it, as for a user
     return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], capture_output=True, text=True, env=env)
 
@@ -40,9 +43,10 @@ def backfill(tmp_path_factory):
     return L, home
 
 
-def _run(L: Landing, home, *days: str, config=None) -> subprocess.CompletedProcess:
+def _run(L: Landing, home, *days: str, config=None, today: str | None = None) -> subprocess.CompletedProcess:
     return _gpuledger("run", "--landing", str(L.landing), "--config", str(config or L.config_path),
-                      "--warehouse", str(L.warehouse), "--start", days[0], "--end", days[-1], home=home)
+                      "--warehouse", str(L.warehouse), "--start", days[0], "--end", days[-1], home=home,
+                      today=today)
 
 
 def test_a_2018_day_runs_and_reconciles(backfill):
@@ -75,11 +79,18 @@ def test_ledger_start_in_the_config_decides(backfill, tmp_path):
 
 def test_a_day_not_over_yet_gets_one_line(backfill):
     L, home = backfill
-    today = datetime.now(timezone.utc).date()
-    result = _run(L, home, today.isoformat())
+    # the day the landing covers, on a clock where it is still that day
+    result = _run(L, home, "2018-06-18", today="2018-06-18")
     assert result.returncode == 2
     assert result.stderr.strip() == (
-        f"{today} is not over yet: the ledger runs complete UTC days, up to {today - timedelta(days=1)}")
+        "2018-06-18 is not over yet: the ledger runs complete UTC days, up to 2018-06-17")
+
+
+def test_today_set_wrong_is_one_line_naming_the_variable(backfill):
+    L, home = backfill
+    result = _run(L, home, "2018-06-18", today="18/06/2018")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == "gpuledger run: $GPULEDGER_TODAY '18/06/2018' is not a date written YYYY-MM-DD, e.g. 2026-11-01"
 
 
 def test_an_empty_landing_folder_lists_what_it_expects(tmp_path):

@@ -12,7 +12,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from pipelines.cli.preflight import print_ignored, stop_on_signals, stopped, valid_config
-from pipelines.lib.dates import day_argument
+from pipelines.lib.dates import day_argument, utc_today
 from pipelines.lib.warehouse import PROJECT_ROOT
 
 # Money is shown beside its billing currency and never summed across currencies.
@@ -200,8 +200,6 @@ def _landing_problem(root: Path) -> str | None:
 def _fix_ledger_days(args: argparse.Namespace, end: date) -> str | None:
     """Fixes the ledger's first day for the daily partitions (the config's ledger.start, else the first
     day the landing's bills and jobs cover) and says, in one line, why a requested day cannot run."""
-    from datetime import datetime, timezone
-
     from pipelines.ingest.coverage import ledger_start
     from pipelines.lib.config import load_config
     from pipelines.lib.dagster_glue.resources import LEDGER_START_ENV
@@ -216,7 +214,7 @@ def _fix_ledger_days(args: argparse.Namespace, end: date) -> str | None:
            else "the earliest day the landing's bills and jobs cover; set ledger.start in the config to start earlier")
     if args.start < first:
         return f"{args.start} is before the ledger's first day, {first} ({why})"
-    last = datetime.now(timezone.utc).date() - timedelta(days=1)
+    last = utc_today() - timedelta(days=1)
     if end > last:
         return f"{end} is not over yet: the ledger runs complete UTC days, up to {last}"
     return None
