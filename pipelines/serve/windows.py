@@ -1,5 +1,6 @@
 """OpenCost's `window` values as UTC day ranges, both ends inclusive. Relative windows (`today`, `7d`,
-`month`) are reckoned from the wall clock in UTC, as OpenCost does and as finance reads a calendar."""
+`month`) are reckoned from today in UTC (lib/dates.utc_today: the wall clock, or $GPULEDGER_TODAY), as
+OpenCost does and as finance reads a calendar."""
 
 from __future__ import annotations
 
