@@ -16,8 +16,9 @@ TODAY_ENV = "GPULEDGER_TODAY"
 
 
 def utc_today() -> date:
-    """Today in UTC, the day no run may reach yet; `$GPULEDGER_TODAY` (YYYY-MM-DD) sets it instead, to
-    replay a past day's behaviour or for a test that must not depend on when it runs."""
+    """Today in UTC, the first day `gpuledger run` refuses as not over; `$GPULEDGER_TODAY` (YYYY-MM-DD)
+    sets it instead, to replay a past day's behaviour or for a test that must not depend on when it
+    runs. The daemon's schedule and sensors keep the wall clock (Dagster's partitions read it)."""
     text = os.environ.get(TODAY_ENV, "").strip()
     return parse_day(text, f"${TODAY_ENV}") if text else datetime.now(timezone.utc).date()
 
