@@ -36,10 +36,15 @@ EXACT_DIGITS = 80
 def inspect_landing(root: Path, cfg: OrgConfig) -> dict[str, dict | list]:
     report: dict[str, dict | list] = {}
     inventory, bill_keys = [], []
-    for source in ALL:
-        entry = _bills(root, source, cfg, bill_keys) if source.is_bill else _plain(root, source, cfg, inventory)
-        if entry is not None:
-            report[source.name] = entry
+    # inspect is a CLI that writes nothing and opens no warehouse: the parsers' SQL and the bill files'
+    # digests (part of what it decides deliveries by) run on one in-memory DuckDB for the pass, by the SQL
+    # sync runs them by
+    with duckdb.connect() as con:
+        for source in ALL:
+            entry = (_bills(con, root, source, cfg, bill_keys) if source.is_bill
+                     else _plain(con, root, source, cfg, inventory))
+            if entry is not None:
+                report[source.name] = entry
     if inventory:
         # which source costs which node: the bill, a rate card, a contract, owned hardware, or none
         from pipelines.cli.inspect_costing import node_costing
@@ -63,19 +68,21 @@ def _last_day(report: dict) -> date:
     return (last - timedelta(microseconds=1)).date() if last.time() == time(0) else last.date()
 
 
-def _plain(root: Path, source: Source, cfg: OrgConfig, inventory: list[pl.DataFrame]) -> dict | None:
+def _plain(con: duckdb.DuckDBPyConnection, root: Path, source: Source, cfg: OrgConfig,
+           inventory: list[pl.DataFrame]) -> dict | None:
     files = discover(root, source)
     if not files:
         return None
     summary = _Summary(bills=False)
     for path, rel in files:
-        summary.add_file(source, rel, _parsed_parts(source, path, rel, cfg))
+        summary.add_file(source, rel, _parsed_parts(con, source, path, rel, cfg))
     if source is INVENTORY:  # the nodes the costing below is of
         inventory.extend(summary.facts)
     return summary.report(source)
 
 
-def _bills(root: Path, source: Source, cfg: OrgConfig, bill_keys: list[pl.DataFrame]) -> dict | None:
+def _bills(con: duckdb.DuckDBPyConnection, root: Path, source: Source, cfg: OrgConfig,
+           bill_keys: list[pl.DataFrame]) -> dict | None:
     """The current deliveries, summarised chunk by chunk. One file and no manifest is current by itself,
     so the delivery rule, which reads every file whole, is only consulted when there is a choice."""
     files = discover(root, source)
@@ -84,19 +91,16 @@ def _bills(root: Path, source: Source, cfg: OrgConfig, bill_keys: list[pl.DataFr
     summary = _Summary(bills=True, node_keys=bill_keys)
     if len(files) == 1 and not find_manifests(root, source.folder)[0]:
         path, rel = files[0]
-        summary.add_file(source, rel, _parsed_parts(source, path, rel, cfg))
+        summary.add_file(source, rel, _parsed_parts(con, source, path, rel, cfg))
         entry = summary.report(source)
         status = "unreadable" if entry["unreadable_files"] else "current"
         entry["deliveries"] = {**{s: int(s == status) for s in STATUSES}, "manifests": 0}
         return entry
-    # inspect is a CLI that writes nothing and opens no warehouse: the files' digests (part of what it
-    # decides deliveries by) are taken on an in-memory DuckDB, by the SQL sync takes them by
-    with duckdb.connect() as con:
-        state = delivery_state(con, root, source, cfg, {}, keep_bytes=0)
+    state = delivery_state(con, root, source, cfg, {}, keep_bytes=0)
     for rel, f in sorted(state.found.items()):
         status = state.decisions[rel].status
         if status == CURRENT:
-            summary.add_file(source, rel, _parsed_parts(source, f.path, rel, cfg))
+            summary.add_file(source, rel, _parsed_parts(con, source, f.path, rel, cfg))
         elif status == UNREADABLE:
             summary.add_file(source, rel, [Parsed(rows=pl.DataFrame(), rejects=file_reject(source.name, rel, f.reason))])
     entry = summary.report(source)
@@ -259,10 +263,11 @@ class _Summary:
         return totals
 
 
-def _parsed_parts(source: Source, path: Path, rel: str, cfg: OrgConfig) -> Iterable[Parsed]:
+def _parsed_parts(con: duckdb.DuckDBPyConnection, source: Source, path: Path, rel: str,
+                  cfg: OrgConfig) -> Iterable[Parsed]:
     if source.summary_chunks is not None:
-        return source.summary_chunks(path, rel, cfg)
-    return [source.parse(path, rel, cfg)]
+        return source.summary_chunks(con, path, rel, cfg)
+    return [source.parse(con, path, rel, cfg)]
 
 
 def _facts(source: Source, rows: pl.DataFrame) -> pl.DataFrame:

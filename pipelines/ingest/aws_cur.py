@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from models.landing import MONEY, ROUNDING, TS
@@ -27,13 +28,16 @@ from pipelines.ingest.aws_cur_mapping import (AWS_TAG_PREFIX, CHARGE_CATEGORY, C
 
 SOURCE = "aws_cur"
 
-def parse(path: Path, file: str, default_currency: str = focus.DEFAULT_CURRENCY) -> Parsed:
-    """A CUR file's rows as FOCUS rows; a row without lineItem/CurrencyCode takes `default_currency`."""
-    return combine(parse_chunks(path, file, default_currency))
+def parse(con: duckdb.DuckDBPyConnection, path: Path, file: str,
+          default_currency: str = focus.DEFAULT_CURRENCY) -> Parsed:
+    """A CUR file's rows as FOCUS rows; a row without lineItem/CurrencyCode takes `default_currency`.
+    `con` is the caller's DuckDB, as for `focus.parse`."""
+    return combine(parse_chunks(con, path, file, default_currency))
 
 
 def parse_chunks(
-    path: Path, file: str, default_currency: str = focus.DEFAULT_CURRENCY, descriptive: bool = True
+    con: duckdb.DuckDBPyConnection, path: Path, file: str, default_currency: str = focus.DEFAULT_CURRENCY,
+    descriptive: bool = True
 ) -> Iterator[Parsed]:
     """`parse`, a chunk of the file at a time. Without `descriptive`, the columns that only describe
     a line (DESCRIPTIVE) are not read: the rows still decide what is staged, what is quarantined and
@@ -51,7 +55,7 @@ def parse_chunks(
                 rejects=file_reject(SOURCE, file, f"missing required CUR column(s): {', '.join(missing)}"),
             )
         frame, given = to_focus_frame(raw, cols)
-        return focus.from_focus_frame(frame, file, SOURCE, default_currency=default_currency, given=given,
+        return focus.from_focus_frame(con, frame, file, SOURCE, default_currency=default_currency, given=given,
                                       clean=True, seen=seen)
 
     header: list[str] = []

@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+import duckdb
+
 from pipelines.ingest.sources import ALL
 from pipelines.lib.config import OrgConfig
 from pipelines.landing.source import discover, file_span
@@ -20,11 +22,14 @@ DECIDING = tuple(s for s in ALL if s.decides_start)
 def earliest_day(root: Path, cfg: OrgConfig) -> date | None:
     """The first UTC day any bill line or job of the landing zone covers, or None without any."""
     first: date | None = None
-    for source in DECIDING:
-        for path, rel in discover(root, source):
-            start, _ = file_span(source.parse(path, rel, cfg).rows, source)
-            if start is not None and (first is None or start < first):
-                first = start
+    # run before there is a warehouse (the code location's partitions start here): the parsers' SQL runs
+    # on one in-memory DuckDB for the pass
+    with duckdb.connect() as con:
+        for source in DECIDING:
+            for path, rel in discover(root, source):
+                start, _ = file_span(source.parse(con, path, rel, cfg).rows, source)
+                if start is not None and (first is None or start < first):
+                    first = start
     return first
 
 

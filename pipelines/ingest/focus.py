@@ -90,13 +90,17 @@ def focus_columns(header: list[str]) -> list[str]:
     return [c for c in header if c in known]
 
 
-def parse(path: Path, file: str, source: str = SOURCE, default_currency: str = DEFAULT_CURRENCY) -> Parsed:
-    """A FOCUS file's rows; a row without BillingCurrency takes `default_currency`."""
-    return combine(parse_chunks(path, file, source, default_currency))
+def parse(con: duckdb.DuckDBPyConnection, path: Path, file: str, source: str = SOURCE,
+          default_currency: str = DEFAULT_CURRENCY) -> Parsed:
+    """A FOCUS file's rows; a row without BillingCurrency takes `default_currency`. `con` is the
+    caller's DuckDB (in sync a cursor of the warehouse connection, of the thread that parses), which
+    the Tags are normalised on: a parser opens no DuckDB of its own."""
+    return combine(parse_chunks(con, path, file, source, default_currency))
 
 
 def parse_chunks(
-    path: Path, file: str, source: str = SOURCE, default_currency: str = DEFAULT_CURRENCY
+    con: duckdb.DuckDBPyConnection, path: Path, file: str, source: str = SOURCE,
+    default_currency: str = DEFAULT_CURRENCY
 ) -> Iterator[Parsed]:
     """`parse`, a chunk of the file at a time."""
 
@@ -105,7 +109,7 @@ def parse_chunks(
         if missing:
             reason = foreign_export(header) or f"missing required FOCUS column(s): {', '.join(missing)}"
             return Parsed(rows=pl.DataFrame(), rejects=file_reject(source, file, reason))
-        return from_focus_frame(raw, file, source, default_currency=default_currency, seen=seen)
+        return from_focus_frame(con, raw, file, source, default_currency=default_currency, seen=seen)
 
     header: list[str] = []
 
@@ -190,6 +194,7 @@ def complete_payloads(rejects: pl.DataFrame, chunk: Chunk, payload_name: Callabl
 
 
 def from_focus_frame(
+    con: duckdb.DuckDBPyConnection,
     raw: pl.DataFrame,
     file: str,
     source: str,
@@ -199,7 +204,8 @@ def from_focus_frame(
     clean: bool = False,
     seen: LineIds | None = None,
 ) -> Parsed:
-    """Casts a frame of FOCUS columns (all strings, and `_row`) to staging rows and rejects.
+    """Casts a frame of FOCUS columns (all strings, and `_row`) to staging rows and rejects; the
+    Tags are normalised on the caller's DuckDB `con` (`normalized_tags`).
 
     Amounts are read exactly (see `pipelines.ingest.money`): stored at 1e-18, with what the rounding
     took off EffectiveCost and BilledCost in `*_rounding`. `given` holds staging columns a converter
@@ -233,12 +239,14 @@ def from_focus_frame(
         _canonical("charge_category", CHARGE_CATEGORIES),
         _canonical("commitment_discount_status", COMMITMENT_STATUSES),
         pl.col("charge_frequency").str.replace(r"(?i)^usage-based$", "Usage-Based"),
-        normalize_tags(pl.col("tags")).alias("tags"),
         pl.col("billing_currency").is_null().alias("_currency_defaulted"),
         pl.col("billing_currency").fill_null(default_currency).alias("_currency_as_written"),
         # kept upper-cased, so a quarantined `usd` is never a currency of its own beside USD
         pl.col("billing_currency").fill_null(default_currency).str.to_uppercase(),
     )
+    # here, on the calling thread, not in a polars expression: an expression's function may run on one of
+    # polars' threads, and a DuckDB connection is used by one thread at a time
+    df = df.with_columns(normalized_tags(con, df["tags"]))
     casts = {col: (c, "a timestamp") for col, c in TIME_COLUMNS.items()}
     casts |= {col: (c, "a number") for col, c in FLOAT_COLUMNS.items()}
     casts["tags"] = ("Tags", "a JSON object")
@@ -339,18 +347,16 @@ def _canonical(col: str, values: list[str]) -> pl.Expr:
     return by_distinct(pl.col(col), canonical, pl.String).alias(col)
 
 
-def normalize_tags(tags: pl.Expr) -> pl.Expr:
-    """FOCUS Tags as a JSON object with trimmed keys (real exports carry keys like " org"); null when
-    the text is not a JSON object. Done in DuckDB, once per distinct Tags text."""
-    return tags.map_batches(_normalized_tags, return_dtype=pl.String)
-
-
-def _normalized_tags(values: pl.Series) -> pl.Series:
+def normalized_tags(con: duckdb.DuckDBPyConnection, values: pl.Series) -> pl.Series:
+    """FOCUS Tags as a JSON object with trimmed keys (real exports carry keys like " org"), in key
+    order; null when the text is not a JSON object (sql/staging/stg_focus__bill_lines/10_tags.sql).
+    Worked out once per distinct Tags text, on a cursor of `con` of its own: its `tags_in` is no other
+    file's or thread's, and goes when the cursor closes."""
     distinct = values.drop_nulls().unique()
     if distinct.len() == 0:
         return values
-    with duckdb.connect() as con:
-        con.register("tags_in", distinct.to_frame("value"))
-        table = con.sql(sql(step("staging/stg_focus__bill_lines", "tags"))).pl()
+    with con.cursor() as own:
+        own.register("tags_in", distinct.to_frame("value"))
+        table = own.sql(sql(step("staging/stg_focus__bill_lines", "tags"))).pl()
     by_value = distinct.to_frame("value").join(table, on="value", how="left", maintain_order="left")
     return spread(values, distinct, by_value["tags"])

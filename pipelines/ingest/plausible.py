@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from pipelines.landing.parsed import QUARANTINE_SCHEMA, Parsed, file_reject
@@ -30,7 +31,7 @@ EARLIEST = date(2000, 1, 1)
 MONEY = ("effective_cost", "billed_cost", "billing_currency", "effective_cost_rounding", "billed_cost_rounding",
          "charge_period_start", "charge_period_end")
 
-Parse = Callable[[Path, str, OrgConfig], Parsed]
+Parse = Callable[[duckdb.DuckDBPyConnection, Path, str, OrgConfig], Parsed]
 
 
 def earliest_plausible(cfg: OrgConfig) -> datetime:
@@ -52,22 +53,22 @@ def guard(source: Source) -> Source:
 def guarded(source: Source, parse: Parse) -> Parse:
     """`parse`, refusing an empty file and quarantining implausibly dated rows."""
 
-    def read(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
+    def read(con: duckdb.DuckDBPyConnection, path: Path, rel: str, cfg: OrgConfig) -> Parsed:
         if path.stat().st_size == 0:
             return _empty(source, rel)
-        return checked(source, parse(path, rel, cfg), rel, cfg)
+        return checked(source, parse(con, path, rel, cfg), rel, cfg)
 
     return read
 
 
-def guarded_chunks(source: Source, parse: Callable[[Path, str, OrgConfig], Iterable[Parsed]]):
+def guarded_chunks(source: Source, parse: Callable[[duckdb.DuckDBPyConnection, Path, str, OrgConfig], Iterable[Parsed]]):
     """The same for a parser that yields a file chunk by chunk."""
 
-    def read(path: Path, rel: str, cfg: OrgConfig) -> Iterable[Parsed]:
+    def read(con: duckdb.DuckDBPyConnection, path: Path, rel: str, cfg: OrgConfig) -> Iterable[Parsed]:
         if path.stat().st_size == 0:
             yield _empty(source, rel)
             return
-        for parsed in parse(path, rel, cfg):
+        for parsed in parse(con, path, rel, cfg):
             yield checked(source, parsed, rel, cfg)
 
     return read

@@ -9,7 +9,6 @@ line: not JSON, too long, nested too deeply, not an object."""
 from __future__ import annotations
 
 import json
-from functools import cache
 from pathlib import Path
 
 import duckdb
@@ -46,12 +45,13 @@ BLANK = r"^[\s\x1c-\x1f]*$"
 LONE_SURROGATE = "not JSON text: a string escapes half a UTF-16 surrogate pair (\\ud800-\\udfff), which is no character"
 
 
-def parse(path: Path, file: str) -> Parsed:
+def parse(con: duckdb.DuckDBPyConnection, path: Path, file: str) -> Parsed:
+    """A file's events; its lines are read on the caller's DuckDB `con` (`read_frame`)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, file, f"unreadable file: {err}"))
-    staged, rejects = events(read_lines(text.splitlines()).with_columns(pl.lit(file).alias("_file")))
+    staged, rejects = events(read_lines(con, text.splitlines()).with_columns(pl.lit(file).alias("_file")))
     return Parsed(rows=staged, rejects=rejects)
 
 
@@ -105,9 +105,9 @@ def step_seconds(df: pl.DataFrame) -> pl.Expr:
             .otherwise(None).cast(pl.Float64).alias("step_seconds"))
 
 
-def read_lines(lines: list[str], column_wise: bool = True) -> pl.DataFrame:
+def read_lines(con: duckdb.DuckDBPyConnection, lines: list[str], column_wise: bool = True) -> pl.DataFrame:
     """The lines of a file as `read_frame` reads them."""
-    return read_frame(lines_frame(lines), column_wise)
+    return read_frame(con, lines_frame(lines), column_wise)
 
 
 def lines_frame(lines: list[str]) -> pl.DataFrame:
@@ -117,18 +117,19 @@ def lines_frame(lines: list[str]) -> pl.DataFrame:
     return frame.filter(~pl.col("_line").str.contains(BLANK))
 
 
-def read_frame(frame: pl.DataFrame, column_wise: bool = True) -> pl.DataFrame:
+def read_frame(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, column_wise: bool = True) -> pl.DataFrame:
     """Lines (`_row`, `_line`, and any columns that tell files apart, kept) as RAW_SCHEMA rows in the
     order of `frame`: the fields as text, and `_error` saying why a line could not be read (then its
-    fields are null). `column_wise=False` reads every line in Python (the reference the tests compare
-    with)."""
+    fields are null). Column-wise, they are read on a cursor of the caller's DuckDB `con` of its own
+    (its `runs_lines` is no other thread's); `column_wise=False` reads every line in Python (the
+    reference the tests compare with)."""
     keys = [c for c in frame.columns if c not in ("_row", "_line")]
     frame = frame.with_row_index("_order")
     parts = []
     if column_wise:
-        with _json_reader() as con:
-            con.register("runs_lines", frame)
-            read = con.sql(sql(step("staging/stg_runs__events", "lines")),
+        with con.cursor() as own:
+            own.register("runs_lines", frame)
+            read = own.sql(sql(step("staging/stg_runs__events", "lines")),
                            params={"max_bytes": MAX_JSON_LINE_BYTES, "max_brackets": MAX_BRACKETS_COLUMN_WISE}).pl()
         parts.append(read.filter(~pl.col("_python")).with_columns(pl.lit(None, dtype=pl.String).alias("_error"))
                      .select("_order", *keys, *RAW_SCHEMA))
@@ -136,17 +137,6 @@ def read_frame(frame: pl.DataFrame, column_wise: bool = True) -> pl.DataFrame:
     parts.append(pl.concat([frame.select("_order", *keys), _one_by_one(frame.select("_row", "_line"))],
                            how="horizontal"))
     return pl.concat(parts).sort("_order").drop("_order")
-
-
-@cache
-def _json_database() -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB for reading lines, opened once: opening one (and loading its JSON
-    functions) costs more than reading a file of a few thousand lines."""
-    return duckdb.connect(config={"threads": 1})
-
-
-def _json_reader() -> duckdb.DuckDBPyConnection:
-    return _json_database().cursor()  # a connection of its own, for whichever thread parses
 
 
 def _one_by_one(lines: pl.DataFrame) -> pl.DataFrame:

@@ -48,7 +48,7 @@ def _stage(con: duckdb.DuckDBPyConnection, source: Source, batch: list[BatchFile
         frames.append(runs.lines_frame(text.splitlines()).with_columns(pl.lit(file.rel).alias("_file")))
     if not readable:
         return unreadable
-    staged, rejects = runs.events(runs.read_frame(pl.concat(frames)))
+    staged, rejects = runs.events(runs.read_frame(con, pl.concat(frames)))
     rows, rejected = [], [rejects]
     for (rel,), of_file in staged.group_by("_file", maintain_order=True):
         parsed = checked(source, Parsed(rows=of_file), rel, cfg)  # implausible times, against the file's rows

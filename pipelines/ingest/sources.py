@@ -7,6 +7,7 @@ import importlib
 import os
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from models import landing, staging
@@ -25,17 +26,17 @@ from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import step
 
 
-def _dcgm(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
+def _dcgm(con: duckdb.DuckDBPyConnection, path: Path, rel: str, cfg: OrgConfig) -> Parsed:
     # Prometheus scrapes and exporter dumps (long or wide) are one source: the same samples
     return dcgm_prom.parse(path, rel) if path.name.lower().endswith(".prom") else dcgm.parse(path, rel)
 
 
-def _kubernetes(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
+def _kubernetes(con: duckdb.DuckDBPyConnection, path: Path, rel: str, cfg: OrgConfig) -> Parsed:
     cluster = rel.split("/")[2]  # scheduler/kubernetes/<cluster>/<file>
     return kubernetes.parse(path, rel, cluster, cfg)
 
 
-def _slurm(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
+def _slurm(con: duckdb.DuckDBPyConnection, path: Path, rel: str, cfg: OrgConfig) -> Parsed:
     cluster = rel.split("/")[2]  # scheduler/slurm/<cluster>/<file>
     return slurm.parse(path, rel, cluster, cfg.cluster(cluster), cfg.slurm.state_map)
 
@@ -44,8 +45,8 @@ FOCUS = guard(Source(
     name="focus",
     table="staging/stg_focus__bill_lines",
     patterns=("bills/focus/**/*.csv", "bills/focus/**/*.csv.gz", "bills/focus/**/*.parquet"),
-    parse=lambda path, rel, cfg: focus.parse(path, rel, default_currency=cfg.default_currency),
-    summary_chunks=lambda path, rel, cfg: focus.parse_chunks(path, rel, default_currency=cfg.default_currency),
+    parse=lambda con, path, rel, cfg: focus.parse(con, path, rel, default_currency=cfg.default_currency),
+    summary_chunks=lambda con, path, rel, cfg: focus.parse_chunks(con, path, rel, default_currency=cfg.default_currency),
     contract=landing.FocusBillLine,
     # a charge period's end is exclusive: a line ending at midnight does not touch the next day
     span=(pl.col("charge_period_start"), pl.col("charge_period_end") - pl.duration(microseconds=1)),
@@ -60,9 +61,9 @@ AWS_CUR = guard(Source(
     name="aws_cur",
     table="staging/stg_focus__bill_lines",  # converted to FOCUS on parse, staged beside native FOCUS
     patterns=("bills/aws_cur/**/*.csv", "bills/aws_cur/**/*.csv.gz", "bills/aws_cur/**/*.parquet"),
-    parse=lambda path, rel, cfg: aws_cur.parse(path, rel, default_currency=cfg.default_currency),
-    summary_chunks=lambda path, rel, cfg: aws_cur.parse_chunks(path, rel, default_currency=cfg.default_currency,
-                                                               descriptive=False),
+    parse=lambda con, path, rel, cfg: aws_cur.parse(con, path, rel, default_currency=cfg.default_currency),
+    summary_chunks=lambda con, path, rel, cfg: aws_cur.parse_chunks(con, path, rel, default_currency=cfg.default_currency,
+                                                                    descriptive=False),
     contract=landing.FocusBillLine,
     span=FOCUS.span,
     time_columns=FOCUS.time_columns,
@@ -122,7 +123,7 @@ NVIDIA_SMI = guard(Source(
     name="nvidia_smi",
     table=DCGM.table,
     patterns=tuple(f"telemetry/nvidia_smi/*/**/*.{ext}" for ext in ("csv", "log", "txt")),
-    parse=nvidia_smi.parse,
+    parse=lambda con, path, rel, cfg: nvidia_smi.parse(path, rel, cfg),
     contract=DCGM.contract,
     span=DCGM.span,
     time_columns=DCGM.time_columns,
@@ -136,7 +137,7 @@ RUNS = guard(Source(
     name="runs",
     table="staging/stg_runs__events",
     patterns=("runs/**/*.jsonl",),
-    parse=lambda path, rel, cfg: runs.parse(path, rel),
+    parse=lambda con, path, rel, cfg: runs.parse(con, path, rel),
     contract=landing.RunEvent,
     span=(pl.col("ts"), pl.col("ts")),
     time_columns=(("ts", "ts"),),
@@ -149,7 +150,7 @@ TRAINER_LOGS = guard(Source(
     name="trainer_logs",
     table="staging/stg_runs__events",  # a log's steps and checkpoints are the trainer events JSONL has
     patterns=tuple(f"runs/logs/*/**/{name}" for name in ("*.log", "*.txt", "*.out", "trainer_state.json", "metrics.csv")),
-    parse=lambda path, rel, cfg: trainer_logs.parse(path, rel),
+    parse=lambda con, path, rel, cfg: trainer_logs.parse(path, rel),
     contract=landing.RunEvent,
     span=RUNS.span,
     time_columns=RUNS.time_columns,
@@ -162,7 +163,7 @@ INVENTORY = guard(Source(
     name="inventory",
     table="staging/stg_inventory__nodes",
     patterns=("inventory/nodes.csv",),
-    parse=lambda path, rel, cfg: inventory.parse(path, rel),
+    parse=lambda con, path, rel, cfg: inventory.parse(path, rel),
     contract=landing.InventoryNode,
     span=(pl.lit(None, dtype=pl.Datetime("us")), pl.lit(None, dtype=pl.Datetime("us"))),
     group="inventory",
@@ -173,7 +174,7 @@ PLANS = guard(Source(
     name="plans",
     table="staging/stg_plans__run_plans",
     patterns=("plans/*.yaml",),
-    parse=lambda path, rel, cfg: plans.parse(path, rel),
+    parse=lambda con, path, rel, cfg: plans.parse(path, rel),
     contract=landing.RunPlan,
     span=INVENTORY.span,  # a plan is not dated: every day sees it
     group="plans",

@@ -240,10 +240,10 @@ class StorageFormatError(RuntimeError):
     """A delivery in a format this machine cannot read."""
 
 
-def parse(path: Path, rel: str, cfg=None):
+def parse(con: duckdb.DuckDBPyConnection, path: Path, rel: str, cfg=None):
     """A file as `gpuledger inspect` counts it, without the warehouse: a manifest or listing with its
-    rows and quarantine (read in an in-memory DuckDB), a data file as part of its manifest (no rows of
-    its own)."""
+    rows and quarantine (read on the caller's DuckDB `con`, inspect's in-memory one), a data file as part
+    of its manifest (no rows of its own)."""
     from pipelines.landing.parsed import Parsed, QUARANTINE_SCHEMA, conform, empty_rejects, file_reject
 
     import polars as pl
@@ -265,16 +265,15 @@ def parse(path: Path, rel: str, cfg=None):
     if d.problem or d.missing:
         reason = d.problem or f"manifest names {len(d.missing)} file(s) not landed: {', '.join(d.missing[:5])}"
         return Parsed(rows=pl.DataFrame(), rejects=file_reject(SOURCE, rel, reason))
-    con = duckdb.connect()
     rows, rejects = [], []
-    try:
+    # a cursor of its own: the temp tables, macro and variables read_into makes are no other file's or
+    # thread's, and go when it closes
+    with con.cursor() as own:
         for file in d.files:
-            read_into(con, d, file)
-            rows.append(con.sql("SELECT * EXCLUDE (bad, reason, payload) FROM storage_read WHERE NOT bad").pl())
-            rejects.append(con.sql(
+            read_into(own, d, file)
+            rows.append(own.sql("SELECT * EXCLUDE (bad, reason, payload) FROM storage_read WHERE NOT bad").pl())
+            rejects.append(own.sql(
                 "SELECT $s AS source, _file AS file, 'row ' || _row AS row_ref, reason, payload, "
                 "snapshot_day AS day FROM storage_read WHERE reason IS NOT NULL", params={"s": SOURCE}).pl())
-    finally:
-        con.close()
     return Parsed(rows=pl.concat(rows) if rows else pl.DataFrame(),
                   rejects=conform(pl.concat(rejects), QUARANTINE_SCHEMA) if rejects else empty_rejects())

@@ -111,7 +111,7 @@ def delivery_state(
     keep_bytes: float = KEEP_PARSED_BYTES,
 ) -> DeliveryState:
     """Every file of the bill source with its facts (from `known` when its content is unchanged, else
-    parsed, its digests taken on `con`: `line_facts`) and the rule's decision for it. Parsed rows are
+    parsed on `con`, which its digests are taken on too: `line_facts`) and the rule's decision for it. Parsed rows are
     kept for files up to `keep_bytes` in all."""
     found: dict[str, Found] = {}
     budget = keep_bytes
@@ -151,7 +151,7 @@ def delivery_state(
 
 def read_bill_file(con: duckdb.DuckDBPyConnection, path: Path, rel: str, source: Source, cfg: OrgConfig,
                    size: int, sha: str, modified: datetime) -> Found:
-    parsed = source.parse(path, rel, cfg)
+    parsed = source.parse(con, path, rel, cfg)
     whole = parsed.rejects.filter(pl.col("row_ref") == "file")
     if parsed.rows.height == 0 and whole.height > 0:
         facts = bill_file(rel, sha, modified, parsed.rows, readable=False)
@@ -174,7 +174,8 @@ def line_facts(con: duckdb.DuckDBPyConnection, parsed: Parsed) -> tuple[dict[str
     """(day -> digest of the file's lines touching it, staged and quarantined with a charge period;
     the sample of its line keys), set-wise on `con` (sql/staging/stg_focus__bill_lines/20_day_digests.sql,
     30_line_sample.sql): in sync the warehouse connection that stages the file, so no parser opens a
-    DuckDB of its own. The SQL reads only the registered lines, never a warehouse table."""
+    DuckDB of its own. The SQL reads only the registered lines, never a warehouse table, on a cursor of
+    its own: its `bill_lines_in` is no other file's or thread's, and goes when the cursor closes."""
     rows = parsed.rows
     content = [c for c in rows.columns if c not in ("_file", "_row", "source")]
     lines = [rows.select(_text(content, "line"), _text(LINE_KEY, "key").alias("line_key"),
@@ -191,12 +192,10 @@ def line_facts(con: duckdb.DuckDBPyConnection, parsed: Parsed) -> tuple[dict[str
     lines = [f for f in lines if f.height]
     if not lines:
         return {}, ()
-    con.register("bill_lines_in", pl.concat(lines, how="vertical_relaxed"))
-    try:
-        digests = {day: int(digest) for day, digest in con.execute(sql(step(BILL_LINES, "day_digests"))).fetchall()}
-        sample = tuple(int(h) for (h,) in con.execute(sql(step(BILL_LINES, "line_sample"))).fetchall())
-    finally:
-        con.unregister("bill_lines_in")
+    with con.cursor() as own:
+        own.register("bill_lines_in", pl.concat(lines, how="vertical_relaxed"))
+        digests = {day: int(digest) for day, digest in own.execute(sql(step(BILL_LINES, "day_digests"))).fetchall()}
+        sample = tuple(int(h) for (h,) in own.execute(sql(step(BILL_LINES, "line_sample"))).fetchall())
     return digests, sample
 
 
@@ -294,7 +293,7 @@ def _write(con, root: Path, source: Source, cfg: OrgConfig, component: list[str]
         status = state.decisions[rel].status
         rewrite[rel] = was is None or was.sha256 != f.sha256 or was.status != status
         if rewrite[rel] and _holds_rows(status) and f.parsed is None and f.facts is not None:
-            f.parsed = source.parse(f.path, rel, cfg)  # outside the transaction: parsing can take a while
+            f.parsed = source.parse(con, f.path, rel, cfg)  # outside the transaction: parsing can take a while
     with transaction(con):
         for rel in component:
             f = state.found.get(rel)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from models.contract import Contract
@@ -90,7 +91,10 @@ class Source:
     # step of sql/<table>/ named for it)
     table: str
     patterns: tuple[str, ...]      # globs under the landing root
-    parse: Callable[[Path, str, OrgConfig], Parsed]
+    # (con, path, rel, cfg) -> the file's rows and quarantine. `con` is the caller's DuckDB, which a
+    # parser runs any SQL of its on (a cursor of its own: `con.cursor()`), never opening one: in sync a
+    # cursor of the warehouse connection for the thread that parses, in inspect one in-memory DuckDB
+    parse: Callable[[duckdb.DuckDBPyConnection, Path, str, OrgConfig], Parsed]
     contract: Contract             # what the staging table's rows must satisfy
     span: tuple[pl.Expr, pl.Expr]  # first and last instant a parsed row covers (for the manifest)
     group: str                     # its Dagster asset group, e.g. "bills"
@@ -107,7 +111,7 @@ class Source:
     rollup: str | None = None      # SQL script rolling parsed rows (as `dcgm_samples`) up into staging
     # `parse` a chunk of the file at a time, for a summary (inspect) rather than staging: the rows
     # decide what is staged or quarantined and what it costs; columns that only describe may be null
-    summary_chunks: Callable[[Path, str, OrgConfig], Iterable[Parsed]] | None = None
+    summary_chunks: Callable[[duckdb.DuckDBPyConnection, Path, str, OrgConfig], Iterable[Parsed]] | None = None
     # stages many changed files in one set-based pass: (con, source, changed [(path, rel, size, sha)],
     # files already landed, cfg, report) -> the changed files it leaves to `parse`, file by file
     batch: Callable[..., list[tuple[Path, str, int, str]]] | None = None

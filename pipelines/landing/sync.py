@@ -66,13 +66,14 @@ def sync_files(
     if source.batch is not None:
         changed = source.batch(con, source, changed, set(known), cfg, report)
 
-    # Parsing the next file (polars) overlaps writing this one (DuckDB): both release the GIL.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = [pool.submit(source.parse, path, rel, cfg) for path, rel, *_ in changed[:1]]
+    # Parsing the next file (polars) overlaps writing this one (DuckDB): both release the GIL. The parse
+    # thread has a cursor of the warehouse connection of its own (a connection is one thread's at a time).
+    with con.cursor() as parse_con, ThreadPoolExecutor(max_workers=1) as pool:
+        pending = [pool.submit(source.parse, parse_con, path, rel, cfg) for path, rel, *_ in changed[:1]]
         for i, (path, rel, size, sha) in enumerate(changed):
             if i + 1 < len(changed):
                 nxt = changed[i + 1]
-                pending.append(pool.submit(source.parse, nxt[0], nxt[1], cfg))
+                pending.append(pool.submit(source.parse, parse_con, nxt[0], nxt[1], cfg))
             parsed = pending[i].result()
             pending[i] = None  # let the parsed frame go once written
             _write_file(con, source, rel, size, sha, parsed, report)

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 
 from pipelines.ingest import aws_cur
 from tests.support.pipeline import run_pipeline
+from tests.support.memory_db import memory_db
 
 UNIT, HALF = Decimal("1e-18"), Decimal("0.5e-18")
 DAY, SPAN_START, SPAN_END = date(2026, 11, 2), date(2026, 11, 3), date(2026, 11, 4)
@@ -95,7 +96,7 @@ def test_float64_amounts_are_staged_with_their_rounding(tmp_path):
     texts |= {f"pq-{i}": repr(f) for i, f in enumerate(PARQUET_AMOUNTS)}
     staged = {}
     for name in ("legacy.csv", "cur2.parquet"):
-        parsed = aws_cur.parse(landing / "bills" / "aws_cur" / name, f"bills/aws_cur/{name}")
+        parsed = aws_cur.parse(memory_db(), landing / "bills" / "aws_cur" / name, f"bills/aws_cur/{name}")
         assert parsed.rejects.height == 0, parsed.rejects["reason"].to_list()
         for row in parsed.rows.iter_rows(named=True):
             staged[row["line_id"].split("/")[0]] = row

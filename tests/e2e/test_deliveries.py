@@ -32,6 +32,7 @@ from pipelines.lib.config import OrgConfig
 from pipelines.lib.warehouse import bootstrap, connect
 from tests.support.pipeline import pipeline_env, run_pipeline
 from tests.support.scenario_builder import Landing, utc
+from tests.support.memory_db import memory_db
 
 DAY = date(2026, 11, 2)
 
@@ -491,7 +492,7 @@ def test_a_warehouse_made_before_deliveries_takes_them_in_place(tmp_path):
     con.execute(OLD_LANDED_FILES)
     bootstrap(con)
     # what the earlier sync left: the file's rows staged and its entry, without any delivery facts
-    parsed = FOCUS.parse(a, "bills/focus/mtd-a.csv", OrgConfig())
+    parsed = FOCUS.parse(memory_db(), a, "bills/focus/mtd-a.csv", OrgConfig())
     writer.put_rows(con, FOCUS, parsed.rows, "bills/focus/mtd-a.csv")
     size, sha = landing_source.fingerprint(a)
     con.execute("INSERT INTO ops.landed_files (source, file, size_bytes, sha256, rows_staged, rows_quarantined, loaded_at) "

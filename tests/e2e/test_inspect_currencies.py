@@ -9,6 +9,7 @@ from decimal import Decimal
 from pipelines.ingest import focus
 from pipelines.lib.config import OrgConfig
 from pipelines.cli.inspect import inspect_landing
+from tests.support.memory_db import memory_db
 
 CUR_HEADER = ("identity/LineItemId,lineItem/LineItemType,lineItem/UsageStartDate,lineItem/UsageEndDate,"
               "lineItem/CurrencyCode,lineItem/UnblendedCost\n")
@@ -73,7 +74,7 @@ def test_a_bill_without_billing_currency_takes_the_default_and_says_so(tmp_path)
     report = inspect_landing(tmp_path, OrgConfig(default_currency="NOK"))["focus"]
     assert (report["currencies"], report["default_currency_rows"]) == (["NOK"], {"NOK": 3})
     # the parser fills it, so staging never holds a NULL currency
-    parsed = focus.parse(path, "bills/focus/plain.csv", default_currency="NOK")
+    parsed = focus.parse(memory_db(), path, "bills/focus/plain.csv", default_currency="NOK")
     assert parsed.rows["billing_currency"].to_list() == ["NOK", "NOK"]
     assert parsed.defaulted == {"billing_currency": {"NOK": 3}}
     # the quarantined row carries the same default, explicitly

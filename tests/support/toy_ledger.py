@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from models import landing
@@ -28,7 +29,7 @@ NAME = "toy_ledger"
 COLUMNS = ["start", "hours", "node", "team", "amount", "currency", "category"]
 
 
-def parse(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
+def parse(con: duckdb.DuckDBPyConnection, path: Path, rel: str, cfg: OrgConfig) -> Parsed:
     try:
         raw = pl.read_csv(path, separator=";", infer_schema=False)
     except Exception as err:  # noqa: BLE001 - any unreadable file is refused whole, saying why
@@ -52,7 +53,7 @@ def parse(path: Path, rel: str, cfg: OrgConfig) -> Parsed:
             lambda r: json.dumps({k: v for k, v in (("node", r["node"]), ("team", r["team"])) if v}),
             return_dtype=pl.String).alias("Tags"),
     )
-    return focus.from_focus_frame(as_focus, rel, NAME, default_currency=cfg.default_currency)
+    return focus.from_focus_frame(con, as_focus, rel, NAME, default_currency=cfg.default_currency)
 
 
 TOY_LEDGER = guard(Source(

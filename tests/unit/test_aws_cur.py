@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.ingest import aws_cur
+from tests.support.memory_db import memory_db
 
 # ---------------------------------------------------------------------------------------------------
 # the real sample (shared/data/real/cur): legacy headers, 1,281 rows, Usage + Tax, no NetUnblendedCost
@@ -53,7 +54,7 @@ def _reference_effective(r: dict) -> Decimal:
 
 def test_real_legacy_sample_converts_whole(real):
     path = real / REAL_CUR
-    parsed = aws_cur.parse(path, "bills/aws_cur/sample.csv")
+    parsed = aws_cur.parse(memory_db(), path, "bills/aws_cur/sample.csv")
     with path.open(newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert parsed.rejects.height == 0
@@ -232,7 +233,7 @@ def _write_parquet(path: Path) -> Path:
 @pytest.mark.parametrize("flavour", [0, 1], ids=["legacy", "cur2"])
 def test_synthetic_commitment_lines(tmp_path, flavour):
     path = _write_csv(tmp_path / "cur.csv", flavour)
-    parsed = aws_cur.parse(path, "bills/aws_cur/cur.csv")
+    parsed = aws_cur.parse(memory_db(), path, "bills/aws_cur/cur.csv")
     got = {r["line_id"].split("/")[0]: r for r in parsed.rows.iter_rows(named=True)}
     expected = {k: v[2] for k, v in ROWS.items() if v[2] is not None}
     assert set(got) == set(expected)
@@ -300,15 +301,15 @@ def test_csv_gz_reads_as_csv(tmp_path, flavour):
     path = _write_csv(tmp_path / "cur.csv", flavour)
     gz = tmp_path / "cur.csv.gz"
     gz.write_bytes(gzip.compress(path.read_bytes()))
-    plain, zipped = aws_cur.parse(path, "a.csv"), aws_cur.parse(gz, "a.csv.gz")
+    plain, zipped = aws_cur.parse(memory_db(), path, "a.csv"), aws_cur.parse(memory_db(), gz, "a.csv.gz")
     assert plain.rows.height == 11 and plain.rejects.height == 2
     for a, b in zip(_comparable(plain), _comparable(zipped)):
         assert a.equals(b)
 
 
 def test_parquet_reads_as_csv(tmp_path):
-    csv_parsed = aws_cur.parse(_write_csv(tmp_path / "cur.csv", 1), "a.csv")
-    pq_parsed = aws_cur.parse(_write_parquet(tmp_path / "cur.parquet"), "a.parquet")
+    csv_parsed = aws_cur.parse(memory_db(), _write_csv(tmp_path / "cur.csv", 1), "a.csv")
+    pq_parsed = aws_cur.parse(memory_db(), _write_parquet(tmp_path / "cur.parquet"), "a.parquet")
     assert pq_parsed.rows.height == 11 and pq_parsed.rejects["reason"].str.contains("MysteryCharge").to_list() == [True]
     # the same rows, and within them the same exact money, times and tags; only the row numbers differ
     # (the broken row is not in the Parquet file)
@@ -321,13 +322,13 @@ def test_parquet_reads_as_csv(tmp_path):
 def test_not_a_cur_file_is_rejected_whole(tmp_path):
     path = tmp_path / "x.csv"
     path.write_text("ChargePeriodStart,BilledCost\n2026-11-01,1\n")
-    parsed = aws_cur.parse(path, "bills/aws_cur/x.csv")
+    parsed = aws_cur.parse(memory_db(), path, "bills/aws_cur/x.csv")
     assert parsed.rows.height == 0
     assert parsed.rejects["row_ref"].to_list() == ["file"]
     assert "lineItem/UnblendedCost" in parsed.rejects["reason"].item()
 
     path.write_text("line_item_unblended_cost,line_item_line_item_type\n1,Usage\n")
-    reason = aws_cur.parse(path, "bills/aws_cur/x.csv").rejects["reason"].item()
+    reason = aws_cur.parse(memory_db(), path, "bills/aws_cur/x.csv").rejects["reason"].item()
     assert "missing required CUR column(s): lineItem/UsageStartDate, lineItem/UsageEndDate" in reason
 
 
@@ -340,6 +341,6 @@ def test_malformed_tag_map_quarantines_only_its_row(tmp_path):
         writer = csv.DictWriter(fh, header)
         writer.writeheader()
         writer.writerows(rows)
-    parsed = aws_cur.parse(path, "cur.csv")
+    parsed = aws_cur.parse(memory_db(), path, "cur.csv")
     assert json.loads(parsed.rows["tags"].item()) == {"project": "llm-7b", "team": 'ml "core"'}
     assert "Tags '{user_project: llm-70b' is not a JSON object" in parsed.rejects["reason"].item()

@@ -10,6 +10,7 @@ import pytest
 import polars as pl
 
 from pipelines.ingest import dcgm, focus
+from tests.support.memory_db import memory_db
 
 HEADER = "ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,ResourceId,Tags\n"
 
@@ -23,7 +24,7 @@ def test_a_broken_quote_costs_one_line(tmp_path):
     path = tmp_path / "b.csv"
     path.write_text(HEADER + _good(1, "1.5") + '2026-11-02T02:00:00Z,2026-11-02T03:00:00Z,Usage,2,2,i-2,"{""broken\n'
                     + _good(3, "3.25") + _good(4, "4"))
-    parsed = focus.parse(path, "bills/focus/b.csv")
+    parsed = focus.parse(memory_db(), path, "bills/focus/b.csv")
     assert parsed.rows["resource_id"].to_list() == ["i-1", "i-3", "i-4"]
     assert parsed.rows["effective_cost"].sum() == Decimal("8.75")
     (reject,) = parsed.rejects.iter_rows(named=True)
@@ -39,7 +40,7 @@ def test_bytes_that_are_not_utf8_quarantine_their_line_with_its_money(tmp_path, 
     bad = _good(2, "19").replace("i-2", "caf\u00e9").encode("latin-1")  # é as one latin-1 byte
     data = HEADER.encode() + _good(1, "21").encode() + bad + _good(3, "3").encode()
     path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
-    parsed = focus.parse(path, f"bills/focus/{name}", default_currency="EUR")
+    parsed = focus.parse(memory_db(), path, f"bills/focus/{name}", default_currency="EUR")
     assert parsed.rows["resource_id"].to_list() == ["i-1", "i-3"]
     (reject,) = parsed.rejects.iter_rows(named=True)
     assert reject["row_ref"] == "row 2"
@@ -56,7 +57,7 @@ def test_a_truncated_parquet_file_is_one_quarantine_row(tmp_path):
     frame.write_parquet(whole)
     cut = tmp_path / "cut.parquet"
     cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
-    parsed = focus.parse(cut, "bills/focus/cut.parquet")
+    parsed = focus.parse(memory_db(), cut, "bills/focus/cut.parquet")
     assert parsed.rows.height == 0
     (reject,) = parsed.rejects.iter_rows(named=True)
     assert reject["row_ref"] == "file" and reject["reason"].startswith("unreadable file:")
@@ -67,7 +68,7 @@ def test_a_truncated_parquet_file_is_one_quarantine_row(tmp_path):
 def test_nan_and_infinite_money_are_quarantined(tmp_path):
     path = tmp_path / "n.csv"
     path.write_text(HEADER + _good(1, "NaN") + _good(2, "inf") + _good(3, "-Infinity") + _good(4, "4"))
-    parsed = focus.parse(path, "n.csv")
+    parsed = focus.parse(memory_db(), path, "n.csv")
     assert parsed.rows["resource_id"].to_list() == ["i-4"]
     reasons = dict(parsed.rejects.select("row_ref", "reason").iter_rows())
     assert reasons["row 1"].startswith("BilledCost 'NaN' is not a number")
@@ -81,7 +82,7 @@ def test_a_repeated_line_id_is_quarantined_with_the_row_it_repeats(tmp_path):
                     "2026-11-02T00:00:00Z,2026-11-02T01:00:00Z,Usage,1,1,a\n"
                     "2026-11-02T00:00:00Z,2026-11-02T01:00:00Z,Usage,2,2,b\n"
                     "2026-11-02T00:00:00Z,2026-11-02T01:00:00Z,Usage,1,1,a\n")
-    parsed = focus.parse(path, "d.csv")
+    parsed = focus.parse(memory_db(), path, "d.csv")
     assert parsed.rows["line_id"].to_list() == ["a", "b"]
     (reject,) = parsed.rejects.iter_rows(named=True)
     assert (reject["row_ref"], reject["reason"], reject["effective_cost"]) == ("row 3", "x_LineItemId 'a' repeats row 1", Decimal("1"))
@@ -95,7 +96,7 @@ def test_times_in_the_future_are_quarantined(tmp_path):
 
     bill = tmp_path / "f.csv"
     bill.write_text(HEADER + "2099-01-01T00:00:00Z,2099-01-01T01:00:00Z,Usage,5,5,i-9,\n" + _good(1, "1"))
-    parsed = focus.parse(bill, "f.csv")
+    parsed = focus.parse(memory_db(), bill, "f.csv")
     assert parsed.rejects.select("row_ref", "reason").rows() == [("row 1", "ChargePeriodStart must not be in the future")]
     assert parsed.rejects["effective_cost"].to_list() == [Decimal("5")]
     sacct = tmp_path / "s.psv"
@@ -105,7 +106,7 @@ def test_times_in_the_future_are_quarantined(tmp_path):
         "Submit, Start and End must not be in the future"]
     events = tmp_path / "r.jsonl"
     events.write_text('{"event":"step","run_id":"r","job_id":"1","step":1,"tokens":5,"ts":"2099-01-01T00:00:00Z"}\n')
-    assert runs.parse(events, "r.jsonl").rejects["reason"].to_list() == ["ts must not be in the future"]
+    assert runs.parse(memory_db(), events, "r.jsonl").rejects["reason"].to_list() == ["ts must not be in the future"]
 
 
 def test_amounts_finer_than_1e18_are_kept_with_their_rounding(tmp_path):
@@ -113,7 +114,7 @@ def test_amounts_finer_than_1e18_are_kept_with_their_rounding(tmp_path):
              "0.0000000000000000005", "0.0000000000000000015", "-0.0000000000000000025"]
     path = tmp_path / "p.csv"
     path.write_text(HEADER + "".join(_good(h, t) for h, t in enumerate(texts, start=1)))
-    parsed = focus.parse(path, "p.csv")
+    parsed = focus.parse(memory_db(), path, "p.csv")
     assert parsed.rejects.height == 0
     rows = parsed.rows.sort("_row")
     for text, stored, rounding in zip(texts, rows["billed_cost"], rows["billed_cost_rounding"]):
@@ -132,7 +133,7 @@ def test_amounts_beyond_the_per_line_limit_are_quarantined(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text(HEADER + _good(1, "1e12") + _good(2, "-1234567890123")
                     + _good(3, "999999999999.9999999999999999995") + _good(4, "999999999999.5") + _good(5, "6e19"))
-    parsed = focus.parse(path, "r.csv")
+    parsed = focus.parse(memory_db(), path, "r.csv")
     assert parsed.rows["resource_id"].to_list() == ["i-4"]
     reasons = dict(parsed.rejects.select("row_ref", "reason").iter_rows())
     assert reasons["row 1"].startswith("BilledCost '1e12' is out of range")

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.ingest import aws_cur, focus
+from tests.support.memory_db import memory_db
 
 START, END = "2026-11-02T00:00:00Z", "2026-11-02T01:00:00Z"
 CUR_HEADER = ("identity/LineItemId,lineItem/LineItemType,lineItem/UsageStartDate,lineItem/UsageEndDate,"
@@ -26,7 +27,7 @@ def test_a_cur_line_with_a_latin1_byte_is_quarantined_with_its_money(tmp_path):
     path = tmp_path / "cur.csv"
     path.write_bytes(CUR_HEADER.encode() + _cur_line(1, "21").encode()
                      + _cur_line(2, "19", resource="caf\u00e9-node").encode("latin-1"))
-    parsed = aws_cur.parse(path, "bills/aws_cur/cur.csv")
+    parsed = aws_cur.parse(memory_db(), path, "bills/aws_cur/cur.csv")
     assert parsed.rows["billed_cost"].to_list() == [Decimal(21)]
     (reject,) = parsed.rejects.iter_rows(named=True)
     assert reject["row_ref"] == "row 2"
@@ -45,7 +46,7 @@ def test_a_parquet_string_that_is_not_utf8_quarantines_its_row_with_its_money(tm
                       "ChargeCategory": ["Usage"] * 2, "BilledCost": ["1", "2"], "EffectiveCost": ["1", "2"],
                       "ResourceName": bad, "Unread": bad})
     pq.write_table(table, path)
-    parsed = focus.parse(path, "bills/focus/bad.parquet")
+    parsed = focus.parse(memory_db(), path, "bills/focus/bad.parquet")
     assert parsed.rows["resource_name"].to_list() == ["ok"]
     (reject,) = parsed.rejects.iter_rows(named=True)
     assert reject["row_ref"] == "row 2"
@@ -70,7 +71,7 @@ def test_a_column_named_twice_refuses_the_file_by_name(tmp_path, header, message
     else:
         table = pa.Table.from_arrays([pa.array([v]) for v in values], names=names)
         pq.write_table(table, path)
-    parsed = focus.parse(path, f"bills/focus/d{suffix}")
+    parsed = focus.parse(memory_db(), path, f"bills/focus/d{suffix}")
     assert parsed.rows.height == 0
     (reject,) = parsed.rejects.iter_rows(named=True)
     assert reject["row_ref"] == "file"
@@ -80,7 +81,7 @@ def test_a_column_named_twice_refuses_the_file_by_name(tmp_path, header, message
 def test_a_cur_column_named_twice_refuses_the_file(tmp_path):
     path = tmp_path / "cur.csv"
     path.write_text(CUR_HEADER.strip() + ",lineItem/UnblendedCost\n" + _cur_line(1, "31.5").strip() + ",3000\n")
-    parsed = aws_cur.parse(path, "bills/aws_cur/cur.csv")
+    parsed = aws_cur.parse(memory_db(), path, "bills/aws_cur/cur.csv")
     (reject,) = parsed.rejects.iter_rows(named=True)
     assert reject["row_ref"] == "file"
     assert "column lineItem/UnblendedCost appears twice (columns 8 and 9)" in reject["reason"]
@@ -109,7 +110,7 @@ GCP = ("billing_account_id,service.id,service.description,sku.id,sku.description
 def test_known_non_focus_exports_are_refused_by_name(tmp_path, header, name):
     path = tmp_path / "export.csv"
     path.write_text(header + "\n" + ",".join("1" for _ in header.split(",")) + "\n")
-    (reject,) = focus.parse(path, "bills/focus/export.csv").rejects.iter_rows(named=True)
+    (reject,) = focus.parse(memory_db(), path, "bills/focus/export.csv").rejects.iter_rows(named=True)
     assert reject["row_ref"] == "file"
     assert reject["reason"].startswith(f"this is {name}, not FOCUS; ")
     assert "bills/" in reject["reason"]  # says where the right export goes
@@ -118,7 +119,7 @@ def test_known_non_focus_exports_are_refused_by_name(tmp_path, header, name):
 def test_a_focus_file_in_the_cur_folder_says_so(tmp_path):
     path = tmp_path / "f.csv"
     path.write_text(f"ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost\n{START},{END},Usage,1,1\n")
-    (reject,) = aws_cur.parse(path, "bills/aws_cur/f.csv").rejects.iter_rows(named=True)
+    (reject,) = aws_cur.parse(memory_db(), path, "bills/aws_cur/f.csv").rejects.iter_rows(named=True)
     assert reject["reason"] == "this is a FOCUS file, not AWS CUR; land it under bills/focus/"
 
 
@@ -127,7 +128,7 @@ def test_currencies_that_are_not_iso_4217_are_quarantined_with_their_money(tmp_p
     rows = [("USD", "1"), ("usd", "2"), ("dollars", "3"), ("XYZ", "4"), ("EUR", "5")]
     path.write_text("ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost,BillingCurrency\n"
                     + "".join(f"{START},{END},Usage,{c},{c},{cur}\n" for cur, c in rows))
-    parsed = focus.parse(path, "bills/focus/c.csv")
+    parsed = focus.parse(memory_db(), path, "bills/focus/c.csv")
     assert parsed.rows["billing_currency"].to_list() == ["USD", "EUR"]
     rejects = {r["row_ref"]: r for r in parsed.rejects.iter_rows(named=True)}
     assert set(rejects) == {"row 2", "row 3", "row 4"}
@@ -141,7 +142,7 @@ def test_currencies_that_are_not_iso_4217_are_quarantined_with_their_money(tmp_p
 def test_a_cur_currency_that_is_not_iso_4217_names_the_cur_column(tmp_path):
     path = tmp_path / "cur.csv"
     path.write_text(CUR_HEADER + _cur_line(1, "7", currency="XYZ"))
-    (reject,) = aws_cur.parse(path, "bills/aws_cur/cur.csv").rejects.iter_rows(named=True)
+    (reject,) = aws_cur.parse(memory_db(), path, "bills/aws_cur/cur.csv").rejects.iter_rows(named=True)
     assert reject["reason"].startswith("lineItem/CurrencyCode 'XYZ' is not an ISO 4217 currency code")
     assert (reject["billing_currency"], reject["billed_cost"]) == ("XYZ", 7)
 
@@ -150,7 +151,7 @@ def test_quarantined_rows_of_a_file_without_billingcurrency_take_and_count_the_d
     path = tmp_path / "n.csv"
     path.write_text("ChargePeriodStart,ChargePeriodEnd,ChargeCategory,BilledCost,EffectiveCost\n"
                     f"{START},{END},Usage,5,5\n{START},{END},Usage,abc,6\n{START},{END},Bogus,7,7\n")
-    parsed = focus.parse(path, "bills/focus/n.csv", default_currency="NOK")
+    parsed = focus.parse(memory_db(), path, "bills/focus/n.csv", default_currency="NOK")
     assert parsed.rows["billing_currency"].to_list() == ["NOK"]
     assert parsed.rejects["billing_currency"].to_list() == ["NOK", "NOK"]
     assert parsed.rejects["effective_cost"].to_list() == [6, 7]

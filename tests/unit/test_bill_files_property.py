@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from models.currencies import check_currency
 from pipelines.ingest import focus
+from tests.support.memory_db import memory_db
 
 DAYS = ["2026-11-02", "2026-11-03"]
 LIMIT = Decimal("1e12")  # docs/landing.md, "Amounts and currencies"
@@ -88,7 +89,7 @@ def _check(tmp_path_factory, case) -> None:
     path = tmp_path_factory.mktemp("bill") / name
     _write(path, rows, with_currency, repeat)
     rel = f"bills/focus/{name}"
-    parsed = focus.parse(path, rel, default_currency="NOK")
+    parsed = focus.parse(memory_db(), path, rel, default_currency="NOK")
 
     if repeat:  # a column named twice: which one holds the money cannot be known
         assert parsed.rows.height == 0

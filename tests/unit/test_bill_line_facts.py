@@ -18,6 +18,7 @@ import pytest
 from pipelines.ingest.sources import AWS_CUR, FOCUS
 from pipelines.landing.bill_deliveries import line_facts
 from pipelines.lib.config import load_config
+from tests.support.memory_db import memory_db
 
 # sha256 of the JSON of (digests, sample) as `_facts_json` writes it, by the code before this change
 PINNED = {
@@ -47,7 +48,7 @@ def hostile_sample(real: Path, out: Path) -> Path:
 
 def _facts_json(con: duckdb.DuckDBPyConnection | None, path: Path) -> str:
     source = AWS_CUR if path.parent.name == "cur" else FOCUS
-    parsed = source.parse(path, path.name, load_config(None))
+    parsed = source.parse(memory_db(), path, path.name, load_config(None))
     digests, sample = line_facts(con, parsed) if con is not None else line_facts(parsed)  # the earlier signature
     return json.dumps([{d: str(v) for d, v in sorted(digests.items())}, [str(h) for h in sample]])
 
@@ -75,7 +76,7 @@ def test_digests_and_sample_on_the_warehouse_connection_are_the_values_warehouse
     digests, sample = json.loads(facts)
     assert digests and sample  # the pin is of something
     if name == "hostile":  # quarantined lines with a charge period are in the digests
-        parsed = FOCUS.parse(path, path.name, load_config(None))
+        parsed = FOCUS.parse(memory_db(), path, path.name, load_config(None))
         assert parsed.rejects.height >= 5
 
 

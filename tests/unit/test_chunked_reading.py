@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.ingest import aws_cur, chunks, focus
+from tests.support.memory_db import memory_db
 
 HEADER = ["identity/LineItemId", "lineItem/LineItemType", "lineItem/UsageStartDate", "lineItem/UsageEndDate",
           "lineItem/UnblendedCost", "lineItem/LineItemDescription", "product/sku", "pricing/term"]
@@ -51,15 +52,15 @@ def _comparable(parsed):
 def test_any_chunk_size_reads_as_the_whole_file(tmp_path, monkeypatch, name, streaming, setting, size):
     path = tmp_path / name
     _write(path, _rows(60))  # ids repeat from row 41 on: in chunks after the first one's
-    whole = aws_cur.parse(path, name)
+    whole = aws_cur.parse(memory_db(), path, name)
     monkeypatch.setattr(chunks, setting, size)
     if not streaming:
         def refuse(*args, **kwargs):
             raise pl.exceptions.ComputeError("refused")
         monkeypatch.setattr(pl, "scan_csv", refuse)
-    chunked = list(aws_cur.parse_chunks(path, name))
+    chunked = list(aws_cur.parse_chunks(memory_db(), path, name))
     assert len(chunked) > 1
-    for a, b in zip(_comparable(whole), _comparable(aws_cur.parse(path, name))):
+    for a, b in zip(_comparable(whole), _comparable(aws_cur.parse(memory_db(), path, name))):
         assert a.equals(b)
 
     rejects = {r["row_ref"]: r for r in whole.rejects.iter_rows(named=True)}
@@ -84,8 +85,8 @@ def test_a_broken_quote_in_a_later_chunk_costs_its_line(tmp_path, monkeypatch, r
     path.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 400 if records < 100 else 200_000)
     monkeypatch.setattr(chunks, "CHUNK_ROWS", 4 if records < 100 else 1_000)
-    parsed = focus.parse(path, "f.csv")
-    assert len(list(focus.parse_chunks(path, "f.csv"))) > 2
+    parsed = focus.parse(memory_db(), path, "f.csv")
+    assert len(list(focus.parse_chunks(memory_db(), path, "f.csv"))) > 2
     (reject,) = parsed.rejects.iter_rows(named=True)
     assert (reject["row_ref"], reject["reason"]) == (f"line {broken_at + 1}", "unreadable CSV line: unbalanced quote")
     assert parsed.rows["line_id"].to_list() == [f"l{i}" for i in range(1, records)]
@@ -106,9 +107,9 @@ def test_parquet_in_batches_reads_as_the_whole_file(tmp_path, monkeypatch):
     })
     path = tmp_path / "cur.parquet"
     pq.write_table(table, path)
-    whole = aws_cur.parse(path, "cur.parquet")
+    whole = aws_cur.parse(memory_db(), path, "cur.parquet")
     monkeypatch.setattr(chunks, "CHUNK_ROWS", 4)
-    chunked = aws_cur.parse(path, "cur.parquet")
+    chunked = aws_cur.parse(memory_db(), path, "cur.parquet")
     for a, b in zip(_comparable(whole), _comparable(chunked)):
         assert a.equals(b)
     assert chunked.rejects["row_ref"].to_list() == [f"row {i}" for i in range(21, 26)]
@@ -124,8 +125,8 @@ def test_a_summary_reads_less_and_decides_the_same(tmp_path):
 
     for flavour in (0, 1):
         path = _write_csv(tmp_path / f"cur{flavour}.csv", flavour)
-        full = aws_cur.parse(path, "cur.csv")
-        summary = combine(aws_cur.parse_chunks(path, "cur.csv", descriptive=False))
+        full = aws_cur.parse(memory_db(), path, "cur.csv")
+        summary = combine(aws_cur.parse_chunks(memory_db(), path, "cur.csv", descriptive=False))
         decided = ["_row", "line_id", "billing_currency", "charge_period_start", "charge_period_end", "charge_category",
                    "effective_cost", "effective_cost_rounding", "billed_cost", "billed_cost_rounding", "tags"]
         assert full.rows.select(decided).sort("_row").equals(summary.rows.select(decided).sort("_row"))

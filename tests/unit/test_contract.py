@@ -15,6 +15,7 @@ from models import landing, staging
 from models.contract import Contract
 from pipelines.ingest import focus
 from pipelines.ingest.common import split_by_contract
+from tests.support.memory_db import memory_db
 
 CONTRACTS = list(dict.fromkeys(c for m in (landing, staging) for c in vars(m).values() if isinstance(c, Contract)))
 
@@ -118,7 +119,7 @@ def test_three_problems_of_a_bill_line_are_three_reasons():
         "ChargePeriodStart": ["2026-11-02T00:00:00Z"] * 2, "ChargePeriodEnd": ["2026-11-02T01:00:00Z"] * 2,
         "ChargeCategory": ["Refund", "Usage"], "BilledCost": ["x", "1"], "EffectiveCost": ["", "1"],
     })
-    parsed = focus.from_focus_frame(frame, "bills/focus/b.csv", "focus")
+    parsed = focus.from_focus_frame(memory_db(), frame, "bills/focus/b.csv", "focus")
     (reason,) = parsed.rejects["reason"].to_list()
     assert reason.split("; ") == ["BilledCost 'x' is not a number",
                                   "charge_category 'Refund' is not one of Usage, Purchase, Tax, Credit, Adjustment",

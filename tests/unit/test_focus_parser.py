@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 
 from pipelines.ingest import focus
+from tests.support.memory_db import memory_db
 
 
 def _csv_sum(path: Path, column: str) -> Decimal:
@@ -17,7 +18,7 @@ def _csv_sum(path: Path, column: str) -> Decimal:
 
 def test_finops_sample_ingests_whole(real):
     path = real / "focus" / "focus_1_0_sample_1000.csv"
-    parsed = focus.parse(path, "bills/focus/sample.csv")
+    parsed = focus.parse(memory_db(), path, "bills/focus/sample.csv")
     assert parsed.rejects.height == 0
     assert parsed.rows.height == 1000
     totals = parsed.rows.select(pl.col("effective_cost").sum(), pl.col("billed_cost").sum()).row(0)
@@ -35,7 +36,7 @@ def test_finops_sample_ingests_whole(real):
 
 
 def test_spec_unused_commitment_scenario(real):
-    parsed = focus.parse(real / "focus" / "spec_examples" / "commitment_discount_usage_scenario_3.csv", "s3.csv")
+    parsed = focus.parse(memory_db(), real / "focus" / "spec_examples" / "commitment_discount_usage_scenario_3.csv", "s3.csv")
     assert parsed.rejects.height == 0
     unused = parsed.rows.filter(pl.col("commitment_discount_status") == "Unused")
     assert unused["effective_cost"].to_list() == [Decimal("0.25")]
@@ -56,7 +57,7 @@ def test_bad_rows_are_quarantined_with_their_money(tmp_path):
         + "2026-11-01T00:00:00Z,2026-11-01T01:00:00Z,Refund,4,4,i-5,\n"
         + "2026-11-01T00:00:00Z,2026-11-01T01:00:00Z,Usage,5,5,i-6,{not json\n"
     )
-    parsed = focus.parse(path, "bills/focus/b.csv")
+    parsed = focus.parse(memory_db(), path, "bills/focus/b.csv")
     assert parsed.rows["resource_id"].to_list() == ["i-1"]
     assert parsed.rows["charge_category"].to_list() == ["Usage"]  # case normalised
     rejects = {r["row_ref"]: r for r in parsed.rejects.iter_rows(named=True)}
@@ -78,7 +79,7 @@ def test_bad_rows_are_quarantined_with_their_money(tmp_path):
 def test_missing_required_column_rejects_the_file(tmp_path):
     path = tmp_path / "x.csv"
     path.write_text("ChargePeriodStart,BilledCost\n2026-11-01,1\n")
-    parsed = focus.parse(path, "x.csv")
+    parsed = focus.parse(memory_db(), path, "x.csv")
     assert parsed.rows.height == 0
     (reject,) = parsed.rejects.iter_rows(named=True)
     assert reject["row_ref"] == "file"
@@ -92,7 +93,7 @@ def test_parquet_and_gzip_read_like_csv(tmp_path):
 
     (tmp_path / "a.csv.gz").write_bytes(gzip.compress(text.encode()))
     pl.read_csv(tmp_path / "a.csv", infer_schema=False).write_parquet(tmp_path / "a.parquet")
-    results = [focus.parse(tmp_path / n, n) for n in ("a.csv", "a.csv.gz", "a.parquet")]
+    results = [focus.parse(memory_db(), tmp_path / n, n) for n in ("a.csv", "a.csv.gz", "a.parquet")]
     # EffectiveCost NULL is a missing mandatory value: quarantined, BilledCost kept
     for r in results:
         assert r.rows.height == 0
@@ -111,7 +112,7 @@ def test_parquet_and_gzip_read_like_csv(tmp_path):
     ],
 )
 def test_spec_commitment_scenarios(real, name, effective, billed, unused):
-    parsed = focus.parse(real / "focus" / "spec_examples" / name, name)
+    parsed = focus.parse(memory_db(), real / "focus" / "spec_examples" / name, name)
     assert parsed.rejects.height == 0
     assert parsed.rows["effective_cost"].sum() == Decimal(effective)
     assert parsed.rows["billed_cost"].sum() == Decimal(billed)

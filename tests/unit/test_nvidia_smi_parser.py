@@ -18,6 +18,7 @@ from pipelines.landing import writer
 from pipelines.landing.source import fingerprint
 from pipelines.lib.config import OrgConfig
 from tests.support.sql_steps import warehouse
+from tests.support.memory_db import memory_db
 
 UNITS = """\
 timestamp, name, pci.bus_id, index, uuid, utilization.gpu [%], utilization.memory [%], memory.used [MiB], memory.total [MiB], power.draw [W]
@@ -64,7 +65,7 @@ def _land(tmp_path, text: str | bytes, name: str = "gpu.csv", host: str = "node0
 
 def _parse(tmp_path, text, **kw):
     path, rel = _land(tmp_path, text, **kw)
-    return NVIDIA_SMI.parse(path, rel, OrgConfig())
+    return NVIDIA_SMI.parse(memory_db(), path, rel, OrgConfig())
 
 
 def _values(parsed) -> dict[tuple[int, str], float]:
@@ -227,7 +228,7 @@ def test_without_a_host_folder_the_file_is_refused(tmp_path):
     folder = tmp_path / "telemetry" / "nvidia_smi" / "day=2026-11-02"
     folder.mkdir(parents=True)
     (folder / "gpu.csv").write_text(UNITS)
-    parsed = NVIDIA_SMI.parse(folder / "gpu.csv", "telemetry/nvidia_smi/day=2026-11-02/gpu.csv", OrgConfig())
+    parsed = NVIDIA_SMI.parse(memory_db(), folder / "gpu.csv", "telemetry/nvidia_smi/day=2026-11-02/gpu.csv", OrgConfig())
     assert parsed.rows.height == 0 and parsed.rejects["reason"][0].startswith("no host: ")
 
 

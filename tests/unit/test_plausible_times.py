@@ -12,6 +12,7 @@ import pytest
 from pipelines.ingest.sources import ALL, DCGM, FOCUS, RUNS, SLURM
 from pipelines.lib.config import OrgConfig
 from pipelines.cli.inspect import inspect_landing
+from tests.support.memory_db import memory_db
 
 HEADER = "JobIDRaw|JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|AllocTRES|NodeList|Comment|Restarts|QOS"
 
@@ -25,7 +26,7 @@ def test_a_1970_start_is_quarantined_and_inspect_stays_sane(tmp_path):
     folder.mkdir(parents=True)
     lines = [_job(i, "2026-11-02T00:00:00") for i in range(1, 5)] + [_job(9, "1970-01-01T00:00:00")]
     (folder / "sacct.psv").write_text(HEADER + "\n" + "\n".join(lines) + "\n")
-    parsed = SLURM.parse(folder / "sacct.psv", "scheduler/slurm/c/sacct.psv", OrgConfig())
+    parsed = SLURM.parse(memory_db(), folder / "sacct.psv", "scheduler/slurm/c/sacct.psv", OrgConfig())
     assert parsed.rows["job_key"].to_list() == ["1", "2", "3", "4"]
     (reject,) = parsed.rejects.to_dicts()
     assert reject["row_ref"] == "line 6"
@@ -42,7 +43,7 @@ def test_a_bill_line_far_from_its_file_keeps_its_money_in_quarantine(tmp_path):
     rows.append("2023-06-02T00:00:00Z,2023-06-02T01:00:00Z,Usage,7.25,7.00,USD")   # three years before the rest
     rows.append("2026-11-02T05:00:00Z,2099-01-01T00:00:00Z,Usage,2.00,2.00,USD")   # a charge period to 2099
     path.write_text("\n".join(rows) + "\n")
-    parsed = FOCUS.parse(path, "bills/focus/bill.csv", OrgConfig())
+    parsed = FOCUS.parse(memory_db(), path, "bills/focus/bill.csv", OrgConfig())
     assert parsed.rows.height == 5
     rejects = {r["row_ref"]: r for r in parsed.rejects.to_dicts()}
     assert set(rejects) == {"row 6", "row 7"}
@@ -57,9 +58,9 @@ def test_ledger_start_sets_the_earliest_plausible_day(tmp_path):
     events = [{"event": "step", "run_id": "r", "step": i, "tokens": 10, "ts": f"2024-0{i}-01T00:00:00Z"}
               for i in range(1, 4)]
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
-    assert RUNS.parse(path, "runs/r.jsonl", OrgConfig()).rejects.height == 0     # 2024 is after 2000
+    assert RUNS.parse(memory_db(), path, "runs/r.jsonl", OrgConfig()).rejects.height == 0     # 2024 is after 2000
     late = OrgConfig.model_validate({"ledger": {"start": "2026-01-01"}})
-    parsed = RUNS.parse(path, "runs/r.jsonl", late)
+    parsed = RUNS.parse(memory_db(), path, "runs/r.jsonl", late)
     assert parsed.rows.height == 0 and parsed.rejects.height == 3
     assert parsed.rejects["reason"][0] == (
         "ts 2024-01-01 00:00:00 is implausible: before 2025-01-01 (a year before ledger.start 2026-01-01)")
@@ -73,7 +74,7 @@ def test_an_empty_file_is_refused_as_empty(tmp_path, source):
     path = tmp_path / rel
     path.parent.mkdir(parents=True)
     path.write_bytes(b"")
-    parsed = source.parse(path, rel, OrgConfig())
+    parsed = source.parse(memory_db(), path, rel, OrgConfig())
     assert parsed.rows.height == 0
     assert parsed.rejects.select("file", "row_ref", "reason").to_dicts() == [{
         "file": rel, "row_ref": "file",
@@ -90,7 +91,7 @@ def test_telemetry_with_an_unset_clock_names_the_sample(tmp_path):
                       "value": [50.0] * 5})
     path = tmp_path / "t.parquet"
     pq.write_table(table, path)
-    parsed = DCGM.parse(path, "telemetry/dcgm/t.parquet", OrgConfig())
+    parsed = DCGM.parse(memory_db(), path, "telemetry/dcgm/t.parquet", OrgConfig())
     assert parsed.rows.height == 4
     assert parsed.rejects["row_ref"].to_list() == ["h1 gpu 0 at 1970-01-01 00:00:00.000000"]
 
@@ -101,10 +102,10 @@ def test_a_dump_of_several_years_keeps_its_rows_and_the_outlier_still_goes(tmp_p
     starts = [f"{y}-{m:02d}-01T00:00:00" for y in (2022, 2023, 2024, 2025) for m in (1, 4, 7, 10)]
     lines = [_job(i, s, end=s.replace("T00", "T05")) for i, s in enumerate(starts, start=1)]
     (folder / "sacct.psv").write_text(HEADER + "\n" + "\n".join(lines) + "\n")
-    parsed = SLURM.parse(folder / "sacct.psv", "scheduler/slurm/c/sacct.psv", OrgConfig())
+    parsed = SLURM.parse(memory_db(), folder / "sacct.psv", "scheduler/slurm/c/sacct.psv", OrgConfig())
     assert parsed.rejects.height == 0 and parsed.rows.height == 16
     # two rows, one of them 1970: the other is the file's bulk, and stays
     (folder / "sacct.psv").write_text(HEADER + "\n" + _job(1, "2018-06-18T00:00:00", "2018-06-18T12:00:00") + "\n"
                                       + _job(2, "1970-01-01T00:00:00", "2018-06-18T13:00:00") + "\n")
-    parsed = SLURM.parse(folder / "sacct.psv", "scheduler/slurm/c/sacct.psv", OrgConfig())
+    parsed = SLURM.parse(memory_db(), folder / "sacct.psv", "scheduler/slurm/c/sacct.psv", OrgConfig())
     assert parsed.rows["job_key"].to_list() == ["1"] and parsed.rejects["row_ref"].to_list() == ["line 3"]

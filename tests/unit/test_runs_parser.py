@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipelines.ingest import runs
+from tests.support.memory_db import memory_db
 
 LINES = [
     '{"event":"run_config","run_id":"r1","project":"llm-7b","model":{"params":6.7e9,"active_params":6.7e9,"layers":32,"heads":32,"head_dim":128,"seq_len":4096},"dtype":"bf16","ts":"2026-11-01T00:00:00Z"}',
@@ -22,7 +23,7 @@ LINES = [
 def test_events_and_their_faults(tmp_path):
     path = tmp_path / "r1.jsonl"
     path.write_text("\n".join(LINES) + "\n")
-    parsed = runs.parse(path, "runs/r1.jsonl")
+    parsed = runs.parse(memory_db(), path, "runs/r1.jsonl")
     rows = parsed.rows.sort("_row")
     assert rows["event"].to_list() == ["run_config", "step", "checkpoint_saved"]
     config = rows.row(0, named=True)
@@ -66,8 +67,8 @@ def _alike(lines: list[str]) -> pl.DataFrame:
     as floats may be spelled apart (6.7e9 or 6700000000.0); their numbers must be the same."""
     floats = [pl.coalesce(pl.col(c).cast(pl.Float64, strict=False).cast(pl.String), pl.col(c)).alias(c)
               for c in (runs.RAW + "model_params", runs.RAW + "model_active_params")]
-    column_wise = runs.read_lines(lines)
-    one_by_one = runs.read_lines(lines, column_wise=False)
+    column_wise = runs.read_lines(memory_db(), lines)
+    one_by_one = runs.read_lines(memory_db(), lines, column_wise=False)
     assert column_wise.with_columns(floats).equals(one_by_one.with_columns(floats))
     return column_wise
 
@@ -120,7 +121,7 @@ TIMED = [
 def test_step_timers_and_phase_events(tmp_path):
     path = tmp_path / "r1.jsonl"
     path.write_text("\n".join(TIMED) + "\n")
-    parsed = runs.parse(path, "runs/r1.jsonl")
+    parsed = runs.parse(memory_db(), path, "runs/r1.jsonl")
     rows = {r["_row"]: r for r in parsed.rows.iter_rows(named=True)}
     assert sorted(rows) == [1, 2, 7, 8, 9, 11, 12]
     # old events keep their meaning: no timers, NULL, not 0
@@ -143,4 +144,4 @@ def test_step_timers_and_phase_events(tmp_path):
 
 
 def test_step_timers_read_column_wise_as_python_reads_them():
-    assert runs.read_lines(TIMED).equals(runs.read_lines(TIMED, column_wise=False))
+    assert runs.read_lines(memory_db(), TIMED).equals(runs.read_lines(memory_db(), TIMED, column_wise=False))

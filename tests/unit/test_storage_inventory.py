@@ -19,6 +19,7 @@ from pipelines.lib.config.storage import pattern_regex, rule_macros
 from pipelines.lib.warehouse import bootstrap
 from tests.support.scenario_builder import utc
 from tests.support.storage_landing import posix_listing, s3_inventory
+from tests.support.memory_db import memory_db
 
 DAY = date(2026, 11, 2)
 OBJECTS = [("runs/r1/step_100/model shard+1.pt", "1000", "2026-11-01T10:00:00.000Z", "STANDARD"),
@@ -204,7 +205,7 @@ def test_inspect_reads_the_current_delivery_once_without_a_warehouse(tmp_path):
     copy = tmp_path / "inventory/storage/again/2026-11-02T00-00Z/manifest.json"
     copy.parent.mkdir(parents=True)
     copy.write_bytes(manifest.read_bytes())
-    parsed = [STORAGE.parse(p, p.relative_to(tmp_path).as_posix(), OrgConfig()) for p in (manifest, copy)]
+    parsed = [STORAGE.parse(memory_db(), p, p.relative_to(tmp_path).as_posix(), OrgConfig()) for p in (manifest, copy)]
     assert sorted(p.rows.height for p in parsed) == [0, 2]
     assert sorted(p.rejects.height for p in parsed) == [0, 1]
 
