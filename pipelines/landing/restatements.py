@@ -39,8 +39,8 @@ def bill_days_to_rerun(root: Path, source: Source, cfg: OrgConfig) -> list[DayCh
     known = _published(source)
     check_not_vanished(root, source, known)
     # the sensor holds no warehouse connection (the live one is the writer's; the published one is
-    # read-only and sandboxed), and writes no rows: the files' digests are taken on a DuckDB of its own,
-    # one per pass, by the same SQL sync takes them by
+    # read-only and sandboxed), and writes no rows: the files are parsed, and their digests taken, on a
+    # DuckDB of its own, one per pass, by the same SQL sync runs
     with duckdb.connect() as con:
         state = delivery_state(con, root, source, cfg, known, keep_bytes=0)
     now = {rel: f for rel, f in state.found.items() if state.decisions[rel].status == CURRENT}
