@@ -1,6 +1,7 @@
--- FOCUS Tags normalised: keys trimmed (real exports carry keys like " org") and sorted; where trimming
--- makes two keys one, the later value is kept. Input: tags_in(value), distinct texts. Output: (value,
--- tags) for every text that is a JSON object; any other text has no row (so no tags).
+-- FOCUS Tags normalised: keys trimmed (real exports carry keys like " org") and sorted; where two keys
+-- are one (a key written twice, or keys alike once trimmed), the later value is kept. Input:
+-- tags_in(value), distinct texts. Output: (value, tags) for every text that is a JSON object; any other
+-- text has no row (so no tags).
 WITH objects AS (
     SELECT value FROM tags_in
     WHERE CASE WHEN json_valid(value) THEN json_type(value) = 'OBJECT' ELSE FALSE END
