@@ -411,6 +411,6 @@ def _map_pairs(maps: pl.Series) -> pl.Series:
     key, tag = pl.col("key"), blank_to_null("tag")
     pair = pl.when(key.is_not_null() & ~key.str.contains(AWS_TAG_PREFIX) & tag.is_not_null()).then(
         _json_value(key.str.replace(USER_TAG_PREFIX, "")) + pl.lit(":") + _json_value(tag))
-    members = entries.sort("id", nulls_last=False).group_by("value").agg(pair.drop_nulls().str.join(",").alias("pairs"))
+    members = entries.group_by("value").agg(pair.sort_by("id").drop_nulls().str.join(",").alias("pairs"))
     by_text = distinct.to_frame("value").join(members, on="value", how="left", maintain_order="left")
     return spread(maps, distinct, by_text["pairs"])
