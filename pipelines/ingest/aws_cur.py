@@ -18,10 +18,11 @@ import polars as pl
 
 from models.landing import MONEY, ROUNDING, TS
 from pipelines.ingest import focus
-from pipelines.ingest.common import RAW, blank_to_null, by_distinct, utc
+from pipelines.ingest.common import RAW, blank_to_null, by_distinct, spread, utc
 from pipelines.landing.parsed import Parsed, combine, file_reject
 from pipelines.ingest.foreign_exports import focus_in_cur_folder
 from pipelines.ingest.money import EXACT, exact_money, exact_sum
+from pipelines.lib.warehouse import sql, step
 from pipelines.ingest.aws_cur_mapping import (AWS_TAG_PREFIX, CHARGE_CATEGORY, COLUMNS, LEGACY_MARK, REQUIRED,
                                               RESOURCE_ID_TYPES, SERVICE_CATEGORY, SNAKE_MARK, USER_TAG_PREFIX,
                                               cur_columns, resolve_columns, tag_key)
@@ -368,43 +369,51 @@ def _json_value(expr: pl.Expr) -> pl.Expr:
 def _with_tags(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.DataFrame, pl.Expr]:
     """The FOCUS Tags expression (a JSON object text, null without tags) over every user-tag source:
     legacy `resourceTags/user:<key>` columns, Athena `resource_tags_user_<key>` columns and the CUR 2.0
-    `resource_tags` map. A map that is not a JSON object is passed on whole so the contract rejects it.
-    Returns `raw` with the map's keys added as `__tag<n>` columns (helpers, not CUR columns)."""
+    `resource_tags` map. A column wins over the map for its key (its pair is written after the map's,
+    and FOCUS Tags keep a key's later value). A map that is not a JSON object goes on as
+    `resource_tags=<text>`, so the contract rejects its row naming the column. Returns `raw` with the
+    map's pairs as the helper column `__tag_map` (no CUR column)."""
     by_key: dict[str, list[pl.Expr]] = {}
     for c in raw.columns:
         key = tag_key(c)
         if key is not None:
             by_key.setdefault(key, []).append(blank_to_null(c))
-    invalid_map = pl.lit(None, dtype=pl.String)
-    map_col = cols["resource_tags"]
-    if map_col is not None:
-        text = blank_to_null(map_col)
-        valid = text.str.json_path_match("$").str.starts_with("{").fill_null(False)
-        invalid_map = pl.when(text.is_not_null() & ~valid).then(text)
-        decoded = raw.select(pl.when(valid).then(text)).to_series()
-        if decoded.drop_nulls().len():
-            fields = decoded.str.json_decode(infer_schema_length=None)
-            if isinstance(fields.dtype, pl.Struct) and fields.dtype.fields:
-                unnested = fields.struct.unnest()
-                added = {}
-                for i, name in enumerate(unnested.columns):
-                    if pl.Series([name]).str.contains(AWS_TAG_PREFIX).item():
-                        continue
-                    key = pl.Series([name]).str.replace(USER_TAG_PREFIX, "").item()
-                    series = unnested[name]
-                    value = series if series.dtype == pl.String else unnested.select(
-                        pl.when(pl.col(name).is_not_null()).then(_json_value(pl.col(name)).str.strip_chars('"'))
-                    ).to_series()
-                    added[f"__tag{i}"] = value
-                    by_key.setdefault(key, []).append(blank_to_null(f"__tag{i}"))
-                raw = raw.with_columns(**added)
     parts = [
         pl.when(value.is_not_null()).then(pl.lit(json.dumps(key) + ":") + _json_value(value))
         for key, values in sorted(by_key.items())
         for value in [pl.coalesce(values)]
     ]
+    invalid_map = pl.lit(None, dtype=pl.String)
+    map_col = cols["resource_tags"]
+    if map_col is not None:
+        text = blank_to_null(map_col)
+        raw = raw.with_columns(text.map_batches(_map_pairs, return_dtype=pl.String).alias("__tag_map"))
+        pairs = pl.col("__tag_map")
+        invalid_map = pl.when(text.is_not_null() & pairs.is_null()).then(pl.format("{}={}", pl.lit(map_col), text))
+        parts.insert(0, pl.when(pairs != "").then(pairs))
     if not parts:
         return raw, invalid_map
     pairs = pl.concat_list(parts).list.drop_nulls()
     built = pl.when(pairs.list.len() > 0).then(pl.lit("{") + pairs.list.join(",") + pl.lit("}"))
     return raw, pl.coalesce(invalid_map, built)
+
+
+def _map_pairs(maps: pl.Series) -> pl.Series:
+    """Each `resource_tags` text's user tags as JSON object members (`"team":"ml",…`, "" for none;
+    null when the text is not a JSON object), in the map's order, its `aws:` keys left out and
+    `user:`/`user_` taken off, values cleaned as a tag column's are. Read once per distinct text, in
+    DuckDB by the rule FOCUS Tags are read by (sql/…/15_tag_map_entries.sql): a text is read on its
+    own, so one row's map (a key written twice, a value of another JSON type than another row's,
+    thousands of keys) can never break its neighbours'."""
+    distinct = maps.drop_nulls().unique()
+    if distinct.len() == 0:
+        return maps
+    with duckdb.connect() as con:
+        con.register("tag_maps_in", distinct.to_frame("value"))
+        entries = con.sql(sql(step("staging/stg_focus__bill_lines", "tag_map_entries"))).pl()
+    key, tag = pl.col("key"), blank_to_null("tag")
+    pair = pl.when(key.is_not_null() & ~key.str.contains(AWS_TAG_PREFIX) & tag.is_not_null()).then(
+        _json_value(key.str.replace(USER_TAG_PREFIX, "")) + pl.lit(":") + _json_value(tag))
+    members = entries.group_by("value").agg(pair.sort_by("id").drop_nulls().str.join(",").alias("pairs"))
+    by_text = distinct.to_frame("value").join(members, on="value", how="left", maintain_order="left")
+    return spread(maps, distinct, by_text["pairs"])

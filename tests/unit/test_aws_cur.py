@@ -343,4 +343,4 @@ def test_malformed_tag_map_quarantines_only_its_row(tmp_path):
         writer.writerows(rows)
     parsed = aws_cur.parse(memory_db(), path, "cur.csv")
     assert json.loads(parsed.rows["tags"].item()) == {"project": "llm-7b", "team": 'ml "core"'}
-    assert "Tags '{user_project: llm-70b' is not a JSON object" in parsed.rejects["reason"].item()
+    assert "Tags 'resource_tags={user_project: llm-70b' is not a JSON object" in parsed.rejects["reason"].item()

@@ -1,7 +1,8 @@
 -- FOCUS Tags normalised: keys trimmed (real exports carry keys like " org") and in key order (by byte);
--- where trimming makes two keys one, the later value is kept. The object is json_group_object's text
--- written out with the aggregate's own ORDER BY (json_group_object is a macro that takes none, and the
--- order of a subquery does not hold where preserve_insertion_order is off, as in the warehouse).
+-- where two keys are one (a key written twice, or keys alike once trimmed), the later value is kept.
+-- The object is json_group_object's text written out with the aggregate's own ORDER BY
+-- (json_group_object is a macro that takes none, and the order of a subquery does not hold where
+-- preserve_insertion_order is off, as in the warehouse).
 -- Input: tags_in(value), distinct texts. Output: (value, tags) for every text that is a JSON object;
 -- any other text has no row (so no tags).
 WITH objects AS (
