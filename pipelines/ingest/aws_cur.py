@@ -55,7 +55,7 @@ def parse_chunks(
                 rows=pl.DataFrame(),
                 rejects=file_reject(SOURCE, file, f"missing required CUR column(s): {', '.join(missing)}"),
             )
-        frame, given = to_focus_frame(raw, cols)
+        frame, given = to_focus_frame(con, raw, cols)
         return focus.from_focus_frame(con, frame, file, SOURCE, default_currency=default_currency, given=given,
                                       clean=True, seen=seen)
 
@@ -119,14 +119,15 @@ MONEY_CONCEPTS = (
 )
 
 
-def to_focus_frame(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.DataFrame, dict[str, pl.Expr]]:
+def to_focus_frame(con: duckdb.DuckDBPyConnection, raw: pl.DataFrame,
+                   cols: dict[str, str | None]) -> tuple[pl.DataFrame, dict[str, pl.Expr]]:
     """The CUR rows as FOCUS columns (text), followed by the raw CUR columns (kept for the quarantine
     payload; a CUR header that collides with a staging name is prefixed with `raw.`), and the staging
     columns already worked out here (amounts as EXACT structs, times as UTC; columns of the frame),
     for `focus.from_focus_frame`'s `given`."""
     cur_names = list(raw.columns)
     cols = _without_blank_columns(raw, cols)
-    raw, tags = _with_tags(raw, cols)
+    raw, tags = _with_tags(con, raw, cols)
     tag_columns = set(raw.columns) - set(cur_names)
     # every CUR value used more than once is cleaned (and every amount read) once, as its own column
     present = {concept: c for concept, c in cols.items() if c}
@@ -366,7 +367,8 @@ def _json_value(expr: pl.Expr) -> pl.Expr:
     return pl.struct(expr.alias("v")).struct.json_encode().str.strip_prefix('{"v":').str.strip_suffix("}")
 
 
-def _with_tags(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.DataFrame, pl.Expr]:
+def _with_tags(con: duckdb.DuckDBPyConnection, raw: pl.DataFrame,
+               cols: dict[str, str | None]) -> tuple[pl.DataFrame, pl.Expr]:
     """The FOCUS Tags expression (a JSON object text, null without tags) over every user-tag source:
     legacy `resourceTags/user:<key>` columns, Athena `resource_tags_user_<key>` columns and the CUR 2.0
     `resource_tags` map. A column wins over the map for its key (its pair is written after the map's,
@@ -387,7 +389,8 @@ def _with_tags(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.DataF
     map_col = cols["resource_tags"]
     if map_col is not None:
         text = blank_to_null(map_col)
-        raw = raw.with_columns(text.map_batches(_map_pairs, return_dtype=pl.String).alias("__tag_map"))
+        # on this thread, not in a polars expression (which may run on a polars thread): `con` is ours
+        raw = raw.with_columns(_map_pairs(con, raw.select(text).to_series()).alias("__tag_map"))
         pairs = pl.col("__tag_map")
         invalid_map = pl.when(text.is_not_null() & pairs.is_null()).then(pl.format("{}={}", pl.lit(map_col), text))
         parts.insert(0, pl.when(pairs != "").then(pairs))
@@ -398,19 +401,20 @@ def _with_tags(raw: pl.DataFrame, cols: dict[str, str | None]) -> tuple[pl.DataF
     return raw, pl.coalesce(invalid_map, built)
 
 
-def _map_pairs(maps: pl.Series) -> pl.Series:
+def _map_pairs(con: duckdb.DuckDBPyConnection, maps: pl.Series) -> pl.Series:
     """Each `resource_tags` text's user tags as JSON object members (`"team":"ml",…`, "" for none;
     null when the text is not a JSON object), in the map's order, its `aws:` keys left out and
     `user:`/`user_` taken off, values cleaned as a tag column's are. Read once per distinct text, in
     DuckDB by the rule FOCUS Tags are read by (sql/…/15_tag_map_entries.sql): a text is read on its
     own, so one row's map (a key written twice, a value of another JSON type than another row's,
-    thousands of keys) can never break its neighbours'."""
+    thousands of keys) can never break its neighbours'. On a cursor of `con` of its own, as FOCUS Tags
+    are (focus.normalized_tags)."""
     distinct = maps.drop_nulls().unique()
     if distinct.len() == 0:
         return maps
-    with duckdb.connect() as con:
-        con.register("tag_maps_in", distinct.to_frame("value"))
-        entries = con.sql(sql(step("staging/stg_focus__bill_lines", "tag_map_entries"))).pl()
+    with con.cursor() as own:
+        own.register("tag_maps_in", distinct.to_frame("value"))
+        entries = own.sql(sql(step("staging/stg_focus__bill_lines", "tag_map_entries"))).pl()
     key, tag = pl.col("key"), blank_to_null("tag")
     pair = pl.when(key.is_not_null() & ~key.str.contains(AWS_TAG_PREFIX) & tag.is_not_null()).then(
         _json_value(key.str.replace(USER_TAG_PREFIX, "")) + pl.lit(":") + _json_value(tag))

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipelines.ingest import aws_cur, focus
+from tests.support.memory_db import memory_db
 from tests.unit.test_aws_cur import _cur_rows
 
 # (resource_tags text, resource_tags_user_team) -> the row's Tags (None: no tags). Pinned from the parse
@@ -62,7 +63,7 @@ def _tags_by_row(parsed) -> dict[int, dict | None]:
 
 
 def test_valid_maps_give_the_tags_they_always_gave(tmp_path):
-    parsed = aws_cur.parse(_write(tmp_path / "cur.csv", [(t, team) for t, team, _ in VALID]), "cur.csv")
+    parsed = aws_cur.parse(memory_db(), _write(tmp_path / "cur.csv", [(t, team) for t, team, _ in VALID]), "cur.csv")
     assert parsed.rejects.height == 0
     assert _tags_by_row(parsed) == {i: expected for i, (_, _, expected) in enumerate(VALID)}
 
@@ -70,7 +71,7 @@ def test_valid_maps_give_the_tags_they_always_gave(tmp_path):
 def test_each_valid_map_alone_gives_the_same_tags(tmp_path):
     """A map's tags do not depend on the other maps of its file."""
     for i, (tags, team, expected) in enumerate(VALID):
-        parsed = aws_cur.parse(_write(tmp_path / f"cur{i}.csv", [(tags, team)]), "cur.csv")
+        parsed = aws_cur.parse(memory_db(), _write(tmp_path / f"cur{i}.csv", [(tags, team)]), "cur.csv")
         assert _tags_by_row(parsed) == {0: expected}, tags
 
 
@@ -119,7 +120,7 @@ def _money_is_whole(parsed, rows: int) -> None:
 
 def test_hostile_maps_in_one_file_tag_or_quarantine_only_their_rows(tmp_path):
     maps = [(text, "") for text, _ in HOSTILE] + [(text, team) for text, team, _ in VALID]
-    parsed = aws_cur.parse(_write(tmp_path / "cur.csv", maps), "bills/aws_cur/cur.csv")
+    parsed = aws_cur.parse(memory_db(), _write(tmp_path / "cur.csv", maps), "bills/aws_cur/cur.csv")
     expected = [outcome for _, outcome in HOSTILE] + [tags for _, _, tags in VALID]
     assert _outcome(parsed) == dict(enumerate(expected))
     _money_is_whole(parsed, len(maps))
@@ -133,16 +134,15 @@ def test_hostile_maps_in_one_file_tag_or_quarantine_only_their_rows(tmp_path):
 
 def test_each_hostile_map_alone_does_what_it_does_among_others(tmp_path):
     for i, (text, outcome) in enumerate(HOSTILE):
-        parsed = aws_cur.parse(_write(tmp_path / f"cur{i}.csv", [(text, "")]), "cur.csv")
+        parsed = aws_cur.parse(memory_db(), _write(tmp_path / f"cur{i}.csv", [(text, "")]), "cur.csv")
         assert _outcome(parsed) == {0: outcome}, text
         _money_is_whole(parsed, 1)
 
 
 def test_a_key_written_twice_keeps_its_later_value_as_in_focus_files():
     """FOCUS and CUR agree: the FOCUS Tags rule (10_tags.sql) decides a repeated key, for both."""
-    focus_tags = focus.normalize_tags(pl.col("t"))
     texts = ['{"team":"a","team":"b"}', '{"t\\u0065am":"a","team":"b"}', '{"team ":"a","team":"b"}']
-    normalized = pl.DataFrame({"t": texts}).select(focus_tags)["t"].to_list()
+    normalized = focus.normalized_tags(memory_db(), pl.Series(texts)).to_list()
     assert [json.loads(t) for t in normalized] == [{"team": "b"}] * 3
 
 
@@ -151,7 +151,7 @@ def test_many_distinct_keys_across_rows_and_in_one_map(tmp_path):
     gets its own keys (the old reading made one column per key of the whole file)."""
     maps = [(json.dumps({f"user:k{i}": f"v{i}", "user:team": i if i % 2 else str(i)}), "") for i in range(5000)]
     maps.append((json.dumps({f"user:w{j}": "x" for j in range(2000)}), ""))
-    parsed = aws_cur.parse(_write(tmp_path / "cur.csv", maps), "cur.csv")
+    parsed = aws_cur.parse(memory_db(), _write(tmp_path / "cur.csv", maps), "cur.csv")
     got = _outcome(parsed)
     assert all(got[i] == {f"k{i}": f"v{i}", "team": str(i)} for i in range(5000))
     assert got[5000] == {f"w{j}": "x" for j in range(2000)}
@@ -165,5 +165,5 @@ def test_parquet_map_with_a_key_twice_reads_as_its_csv(tmp_path):
     table = frame.drop("resource_tags").to_arrow()
     entries = pa.array([[("user:team", "a"), ("user:team", "b"), ("user:p", "q")]], pa.map_(pa.string(), pa.string()))
     pq.write_table(table.append_column("resource_tags", entries), tmp_path / "cur.parquet")
-    parsed = aws_cur.parse(tmp_path / "cur.parquet", "cur.parquet")
+    parsed = aws_cur.parse(memory_db(), tmp_path / "cur.parquet", "cur.parquet")
     assert _outcome(parsed) == {0: {"team": "b", "p": "q"}}
