@@ -24,7 +24,8 @@ class Category:
     is_waste: bool   # GPU time that produced nothing
     help: str        # one sentence of what the line means, as the reports print it
     # Which category a GPU-second a job held takes when several rules claim it: the highest wins
-    # (sql/intermediate/int_gpu_seconds). None: no rule of a job's GPU time gives it.
+    # (sql/intermediate/int_gpu_seconds). None: no rule of a job's GPU time gives it (for a GPU category:
+    # time no job held, which the SQL takes it to mean).
     precedence: int | None = None
     # The kind of a run's badput a job's GPU-second of this category is (docs/ledger.md#the-badput-of-a-run);
     # None: productive time, which the run's phases divide, or time no job held.
@@ -38,6 +39,9 @@ class Category:
     # `tag_else_pretax_cost` by its tag when it has one, else by pre-tax cost. None: a GPU category,
     # allocated by node-hour.
     allocation: str | None = None
+    # Where cost the ledger could not place goes (quarantined lines, instances of no known node, nothing to
+    # split by): the SQL's pieces of such cost take this category and its allocation as their method
+    is_unplaced: bool = False
 
 
 CATEGORIES: tuple[Category, ...] = (
@@ -80,7 +84,7 @@ CATEGORIES: tuple[Category, ...] = (
              allocation="tag"),
     Category("unattributed", "Unattributed", "#718096", False, False,
              "Cost that could not be placed (quarantined lines, instances of no known node, nothing to split "
-             "by), charged to _unallocated.", allocation="unattributed"),
+             "by), charged to _unallocated.", allocation="unattributed", is_unplaced=True),
     Category("tax", "Tax", "#cbd5e0", False, False, "Tax, shared by each project's pre-tax cost.",
              allocation="pretax_cost"),
     Category("credit", "Credits", "#38b2ac", False, False,
@@ -119,6 +123,12 @@ LINE_RULES: tuple[LineRule, ...] = (
 BY_NAME = {c.name: c for c in CATEGORIES}
 assert all(r.category in BY_NAME and BY_NAME[r.category].allocation for r in LINE_RULES), \
     "a line rule names a category that is not a line category"
+# the SQL takes these categories by their attributes, so each must be one category (sql/: no category names)
+assert sum(c.is_unplaced for c in CATEGORIES) == 1, "one category takes the cost the ledger could not place"
+assert sum(c.is_gpu and c.precedence is None for c in CATEGORIES) == 1, "one category is GPU time no job held"
+assert sum(c.is_gpu and not c.is_waste for c in CATEGORIES) == 1, "one category is productive GPU time"
+assert len({c.badput_kind for c in CATEGORIES if c.badput_kind}) == sum(bool(c.badput_kind) for c in CATEGORIES), \
+    "a badput kind is one category's"
 NAMES = tuple(c.name for c in CATEGORIES)
 GPU = tuple(c.name for c in CATEGORIES if c.is_gpu)
 WASTE = tuple(c.name for c in CATEGORIES if c.is_waste)

@@ -24,8 +24,10 @@ costed AS (
 ),
 allocated AS (
     SELECT day, billing_currency, sum(effective_cost) AS e, sum(billed_cost) AS b,
-           coalesce(sum(effective_cost) FILTER (category = 'unattributed'), 0) AS ue
-    FROM marts.fct_cost_daily GROUP BY day, billing_currency
+           -- what the ledger could not place (unattributed)
+           coalesce(sum(c.effective_cost) FILTER (k.is_unplaced), 0) AS ue
+    FROM marts.fct_cost_daily c LEFT JOIN marts.dim_ledger_categories k ON k.name = c.category
+    GROUP BY day, billing_currency
 ),
 -- Bill files that could not be read hold money nobody can see: each makes the days its name (or its
 -- manifest) says it covers incomplete, and one whose name says no day makes every day incomplete.

@@ -5,16 +5,15 @@
 -- a credit's by its tag when it has one); `direct_team`, `direct_project` say who gets it when it goes
 -- to one place (`is_direct`); the rest are split by weight in int_cost_allocations. The FOCUS export
 -- reads the same rows, so a line is placed one way only.
-SELECT $day::DATE AS day, *,
-       CASE allocation
-         WHEN 'commitment_owner' THEN coalesce(CASE WHEN commitment_teams = 1 THEN commitment_team END, tag_team,
-                                               '_unallocated')
-         WHEN 'unattributed' THEN '_unallocated'
-         ELSE coalesce(config_lookup($project_teams, tag_project), tag_team, tag_project)
+SELECT $day::DATE AS day, * EXCLUDE (is_unplaced),
+       CASE WHEN is_unplaced THEN '_unallocated'
+            WHEN allocation = 'commitment_owner'
+            THEN coalesce(CASE WHEN commitment_teams = 1 THEN commitment_team END, tag_team, '_unallocated')
+            ELSE coalesce(config_lookup($project_teams, tag_project), tag_team, tag_project)
        END AS direct_team,
-       CASE WHEN allocation IN ('commitment_owner', 'unattributed') THEN '_unallocated' ELSE tag_project END
+       CASE WHEN is_unplaced OR allocation = 'commitment_owner' THEN '_unallocated' ELSE tag_project END
            AS direct_project,
-       allocation IN ('tag', 'commitment_owner', 'unattributed') AS is_direct
+       is_unplaced OR allocation IN ('tag', 'commitment_owner') AS is_direct
 FROM (
     WITH node_line_keys AS (
         SELECT DISTINCT unnest(line_keys) AS line_key FROM intermediate.int_node_hours WHERE day = $day
@@ -62,7 +61,8 @@ FROM (
     SELECT p.*, co.team AS commitment_team, coalesce(co.teams, 0) AS commitment_teams,
            CASE WHEN c.allocation = 'tag_else_pretax_cost'
                 THEN CASE WHEN p.tag_project IS NOT NULL THEN 'tag' ELSE 'pretax_cost' END
-                ELSE c.allocation END AS allocation
+                ELSE c.allocation END AS allocation,
+           c.is_unplaced   -- what could not be placed goes whole to _unallocated
     FROM placed p
     JOIN marts.dim_ledger_categories c ON c.name = p.placement
     LEFT JOIN commitment_owners co USING (commitment_discount_id)

@@ -2,14 +2,15 @@
 -- last checkpoint (lost) and the resuming job's GPU-seconds until its first step after the restore
 -- (restart), with their cost per billing currency (GPU-seconds on the first currency's row only). An
 -- interruption spanning days has a row on each.
+-- rerun loss: the GPU time a job's badput of kind `disruption` (marts.dim_ledger_categories)
 WITH rerun AS (
     SELECT job_uid, rerun_part, sum(gpu_seconds) AS gpu_seconds FROM intermediate.int_gpu_seconds
-    WHERE day = $day AND category = 'rerun_loss' GROUP BY ALL
+    WHERE day = $day AND category IN (SELECT name FROM marts.dim_ledger_categories WHERE badput_kind = 'disruption') GROUP BY ALL
 ),
 rerun_cost AS (
     SELECT job_uid, rerun_part, billing_currency, sum(effective_cost) AS effective_cost
     FROM intermediate.int_cost_allocations
-    WHERE day = $day AND category = 'rerun_loss' GROUP BY ALL
+    WHERE day = $day AND category IN (SELECT name FROM marts.dim_ledger_categories WHERE badput_kind = 'disruption') GROUP BY ALL
 ),
 lost AS (
     SELECT j.job_uid AS interruption, j.run_id, j.job_id, j.end_ts AS interrupted_at, j.last_checkpoint_at,

@@ -12,7 +12,7 @@ WITH pieces AS (
     GROUP BY ALL
 ),
 lens AS (
-    SELECT team, coalesce(user_name, '_unknown') AS user_name, 'productive' AS category, billing_currency,
+    SELECT team, coalesce(user_name, '_unknown') AS user_name, billing_currency,
            sum(low_activity_gpu_seconds) AS low_activity_gpu_seconds, sum(low_activity_cost) AS low_activity_cost,
            sum(low_activity_billed_cost) AS low_activity_billed_cost
     FROM marts.fct_job_cost
@@ -26,5 +26,8 @@ SELECT $day::DATE AS day, p.team, p.user_name, p.category, p.billing_currency, p
        coalesce(l.low_activity_cost, 0)::DECIMAL(38, 18) AS low_activity_cost,
        coalesce(l.low_activity_billed_cost, 0)::DECIMAL(38, 18) AS low_activity_billed_cost
 FROM pieces p
-LEFT JOIN lens l USING (team, user_name, category, billing_currency)
+-- the lens is on the productive rows: the GPU time that is no waste
+LEFT JOIN marts.dim_ledger_categories k ON k.name = p.category
+LEFT JOIN lens l ON l.team = p.team AND l.user_name = p.user_name AND l.billing_currency = p.billing_currency
+                AND k.is_gpu AND NOT k.is_waste
 WHERE p.effective_cost <> 0 OR p.billed_cost <> 0 OR p.gpu_seconds <> 0

@@ -4,7 +4,9 @@
 -- idle_unallocated + allocated_idle. A node without a cluster in marts.dim_nodes counts under NULL.
 SELECT n.cluster, h.day,
        sum(h.gpu_seconds)::DOUBLE AS billed,
-       coalesce(sum(h.gpu_seconds) FILTER (h.category <> 'idle_unallocated'), 0)::DOUBLE AS allocated,
+       -- held by a job: a category a job's time takes (it has a precedence)
+       coalesce(sum(h.gpu_seconds) FILTER (h.category IN (SELECT name FROM marts.dim_ledger_categories
+                                                          WHERE precedence IS NOT NULL)), 0)::DOUBLE AS allocated,
        coalesce(sum(h.gpu_seconds) FILTER (h.category = 'productive'), 0)::DOUBLE AS productive,
        coalesce(sum(h.gpu_seconds) FILTER (h.category IN (SELECT name FROM marts.dim_ledger_categories WHERE is_idle)), 0)::DOUBLE
            AS idle

@@ -104,11 +104,11 @@ SELECT
     END::VARCHAR AS AllocatedMethodDetails,
     CASE WHEN r.basis = 'gpu_seconds' THEN r.resource_key
          WHEN r.project IS NOT NULL AND r.project <> '_unallocated' THEN r.project
-         WHEN r.category = 'unused_commitment' AND r.team <> '_unallocated' THEN r.team
+         WHEN r.basis = 'commitment_owner' AND r.team <> '_unallocated' THEN r.team
     END AS AllocatedResourceId,
     CASE WHEN r.basis = 'gpu_seconds' THEN j.job_id
          WHEN r.project IS NOT NULL AND r.project <> '_unallocated' THEN r.project
-         WHEN r.category = 'unused_commitment' AND r.team <> '_unallocated' THEN r.team
+         WHEN r.basis = 'commitment_owner' AND r.team <> '_unallocated' THEN r.team
     END AS AllocatedResourceName,
     json_object('team', r.team, 'project', r.project, 'category', r.category)::VARCHAR AS AllocatedTags,
     r.line_key AS x_OriginLineKey,

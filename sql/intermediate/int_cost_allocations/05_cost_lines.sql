@@ -22,3 +22,12 @@ UNION ALL
 SELECT hostname, hour_ts, line_key, cost_source, billing_currency, effective_cost, billed_cost
 FROM intermediate.int_config_cost_lines
 WHERE day = $day AND hostname IS NOT NULL;
+
+-- the categories pieces are given by what they are, not by name (marts.dim_ledger_categories; each is one
+-- category, models/ledger_categories.py asserts it): where cost that cannot be placed goes, with its
+-- allocation as the piece's method, and GPU time no job held
+CREATE OR REPLACE TEMP TABLE unplaced AS
+SELECT name AS category, allocation AS method FROM marts.dim_ledger_categories WHERE is_unplaced;
+
+CREATE OR REPLACE TEMP TABLE unheld AS
+SELECT name AS category FROM marts.dim_ledger_categories WHERE is_gpu AND precedence IS NULL;

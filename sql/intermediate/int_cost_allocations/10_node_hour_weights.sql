@@ -1,5 +1,5 @@
 -- What each costed node-hour's cost is split by: the GPU-seconds of that hour on that node — every
--- job's category, plus `idle_unallocated` for costed GPU-seconds no job held — and each node line's
+-- job's category, plus `idle_unallocated` (table `unheld`) for costed GPU-seconds no job held — and each node line's
 -- piece of the hour, the money to split (lines are split one by one, never summed first, so each
 -- piece keeps its origin line and its currency).
 CREATE OR REPLACE TEMP TABLE node_hour_weights AS
@@ -11,13 +11,14 @@ WITH allocated AS (
 idle AS (
     -- what no job held, in the same exact units: the slices of a shared GPU that no job held are idle
     -- GPU-seconds of that GPU like any unallocated GPU
-    SELECT nh.hostname, nh.hour_ts, NULL::VARCHAR AS job_uid, 'idle_unallocated' AS category, NULL AS rerun_part,
+    SELECT nh.hostname, nh.hour_ts, NULL::VARCHAR AS job_uid, u.category, NULL AS rerun_part,
            greatest(0, nh.gpu_count * nh.billed_seconds - coalesce(sum(a.gpu_seconds), 0)) AS gpu_seconds,
            greatest(0, nh.gpu_count * round(nh.billed_seconds * 1000)::HUGEINT * share_units_per_gpu()
                        - coalesce(sum(a.weight), 0)) AS weight
     FROM costed_node_hours nh
+    CROSS JOIN unheld u
     LEFT JOIN allocated a ON a.hostname = nh.hostname AND a.hour_ts = nh.hour_ts
-    GROUP BY nh.hostname, nh.hour_ts, nh.gpu_count, nh.billed_seconds
+    GROUP BY nh.hostname, nh.hour_ts, nh.gpu_count, nh.billed_seconds, u.category
 ),
 weights AS (
     SELECT a.* FROM allocated a

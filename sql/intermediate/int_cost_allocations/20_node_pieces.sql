@@ -36,8 +36,8 @@ LEFT JOIN intermediate.int_job_allocations j ON j.day = $day AND j.job_uid = w.j
 LEFT JOIN intermediate.int_node_hour_energy en ON en.day = $day AND en.hostname = w.hostname AND en.hour_ts = w.hour_ts
 UNION ALL
 -- node-hours without GPU-seconds to split by
-SELECT l.line_key, l.billing_currency, '_unallocated', '_unallocated', 'unattributed', NULL, NULL,
-       l.hostname, l.hour_ts, 'node_hour', l.effective_cost, l.billed_cost, 0, 'unattributed', NULL, l.cost_source,
+SELECT l.line_key, l.billing_currency, '_unallocated', '_unallocated', u.category, NULL, NULL,
+       l.hostname, l.hour_ts, 'node_hour', l.effective_cost, l.billed_cost, 0, u.method, NULL, l.cost_source,
        0, 0
-FROM node_line_hours l
+FROM node_line_hours l CROSS JOIN unplaced u
 WHERE l.node_hour_key NOT IN (SELECT node_hour_key FROM node_hour_weights GROUP BY 1 HAVING sum(weight) > 0);

@@ -7,14 +7,17 @@ WHERE day = $day
   AND line_key NOT IN (SELECT line_key FROM intermediate.int_storage_costs WHERE day = $day AND priced_by = 'bill');
 
 -- A storage line of an inventoried store goes to the projects of the store's objects, in proportion to
--- their bytes (int_storage_costs splits it exactly), as category `storage`, in place of its tag project
--- or `shared` (docs/ingest/storage.md#allocation).
+-- their bytes (int_storage_costs splits it exactly), as category `storage` (the category the line rules
+-- place a project's Storage line in), in place of its tag project or `shared`
+-- (docs/ingest/storage.md#allocation).
 INSERT INTO cost_pieces
-SELECT line_key, billing_currency, team, project, 'storage', NULL, NULL, NULL, NULL, 'line',
-       sum(effective_cost), sum(billed_cost), 0, 'storage_bytes', sum(bytes)::DOUBLE, 'bill', 0, 0
-FROM intermediate.int_storage_costs
-WHERE day = $day AND priced_by = 'bill'
-GROUP BY line_key, billing_currency, team, project;
+SELECT c.line_key, c.billing_currency, c.team, c.project, r.category, NULL, NULL, NULL, NULL, 'line',
+       sum(c.effective_cost), sum(c.billed_cost), 0, 'storage_bytes', sum(c.bytes)::DOUBLE, 'bill', 0, 0
+FROM intermediate.int_storage_costs c
+CROSS JOIN (SELECT category FROM intermediate.ref_line_placements
+            WHERE service_category = 'Storage' AND project_tagged) r
+WHERE c.day = $day AND c.priced_by = 'bill'
+GROUP BY c.line_key, c.billing_currency, c.team, c.project, r.category;
 
 INSERT INTO cost_pieces
 SELECT line_key, billing_currency, direct_team, direct_project, placement, NULL, NULL, NULL, NULL, 'line',
@@ -24,7 +27,7 @@ WHERE is_direct;
 
 -- a config line piece with no node to carry it (a contract hour none of its nodes was there for)
 INSERT INTO cost_pieces
-SELECT line_key, billing_currency, '_unallocated', '_unallocated', 'unattributed', NULL, NULL, NULL, hour_ts, 'line',
-       effective_cost, billed_cost, 0, 'unattributed', NULL, cost_source, 0, 0
-FROM intermediate.int_config_cost_lines
+SELECT line_key, billing_currency, '_unallocated', '_unallocated', u.category, NULL, NULL, NULL, hour_ts, 'line',
+       effective_cost, billed_cost, 0, u.method, NULL, cost_source, 0, 0
+FROM intermediate.int_config_cost_lines CROSS JOIN unplaced u
 WHERE day = $day AND hostname IS NULL;

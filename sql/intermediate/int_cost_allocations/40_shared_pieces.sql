@@ -34,8 +34,8 @@ JOIN shared_splits sb ON sb.group_key = l.line_key || '|b' AND sb.piece_key = w.
 WHERE l.allocation = 'gpu_weight';
 
 INSERT INTO cost_pieces
-SELECT line_key, billing_currency, '_unallocated', '_unallocated', 'unattributed', NULL, NULL, NULL, NULL, 'line',
-       effective_cost, billed_cost, 0, 'unattributed', NULL, 'bill', 0, 0
-FROM other_lines
+SELECT line_key, billing_currency, '_unallocated', '_unallocated', u.category, NULL, NULL, NULL, NULL, 'line',
+       effective_cost, billed_cost, 0, u.method, NULL, 'bill', 0, 0
+FROM other_lines CROSS JOIN unplaced u
 WHERE allocation = 'gpu_weight'
   AND line_key || '|e' NOT IN (SELECT group_key FROM shared_splits);

@@ -29,8 +29,8 @@ JOIN tax_splits se ON se.group_key = l.line_key || '|e' AND se.piece_key = w.pie
 JOIN tax_splits sb ON sb.group_key = l.line_key || '|b' AND sb.piece_key = w.piece_key
 WHERE l.allocation = 'pretax_cost'
 UNION ALL
-SELECT line_key, billing_currency, '_unallocated', '_unallocated', 'unattributed', effective_cost, billed_cost,
-       'unattributed', NULL
-FROM other_lines
+SELECT line_key, billing_currency, '_unallocated', '_unallocated', u.category, effective_cost, billed_cost,
+       u.method, NULL
+FROM other_lines CROSS JOIN unplaced u
 WHERE allocation = 'pretax_cost'
   AND line_key || '|e' NOT IN (SELECT group_key FROM tax_splits);

@@ -194,33 +194,45 @@ SELECT s.slot_id, s.w_start, s.w_end FROM slots s
 WHERE s.mode = 'none' OR s.slot_id NOT IN (SELECT slot_id FROM bounds);
 
 -- every interval a rule claims, with its category's precedence (marts.dim_ledger_categories: the
--- highest wins; of rerun_loss, its restart above its lost work), clipped to the slot's window
+-- highest wins; of rerun_loss, its restart above its lost work), clipped to the slot's window.
+-- The interval rules are the one place SQL names a ledger category: a rule is its category's own (it says
+-- "this stretch of a job's GPU is `allocated_idle`"), so each rule gives the name its category is declared
+-- by (models/ledger_categories.py) and nothing else decides between them: which one wins is the
+-- categories' precedence, from the table. A new GPU category a job's time can take is its declaration
+-- (with a precedence) and its rule here; tests/unit/test_category_literals.py checks that every rule
+-- names a declared category with a precedence and that every such category has a rule. (A table of rules
+-- would still need this SQL to find each rule's intervals, so it would only move the names one step away.)
 CREATE OR REPLACE TEMP TABLE slot_intervals AS
 WITH raw AS (
+    -- interval rules: (slot, start, end, the category it claims, the part of a rerun loss it is)
     -- a restart window inside a lost window (a resumed job interrupted again before its first step)
     -- counts as restart
-    SELECT s.slot_id, greatest(j.lost_from, s.w_start) AS s, s.w_end AS e, 'rerun_loss:lost' AS category
+    SELECT s.slot_id, greatest(j.lost_from, s.w_start) AS s, s.w_end AS e, 'rerun_loss' AS rule,
+           'lost' AS rerun_part
     FROM slots s JOIN intermediate.int_job_allocations j ON j.day = $day AND j.job_uid = s.job_uid
     WHERE j.lost_from IS NOT NULL
     UNION ALL
-    SELECT s.slot_id, s.w_start, least(j.restart_until, s.w_end), 'rerun_loss:restart'
+    SELECT s.slot_id, s.w_start, least(j.restart_until, s.w_end), 'rerun_loss', 'restart'
     FROM slots s JOIN intermediate.int_job_allocations j ON j.day = $day AND j.job_uid = s.job_uid
     WHERE j.restart_until IS NOT NULL
     UNION ALL
-    SELECT slot_id, s, e, 'allocated_idle' FROM idle_intervals
+    SELECT slot_id, s, e, 'allocated_idle', NULL FROM idle_intervals
     UNION ALL
-    SELECT s.slot_id, s.w_start, s.w_end, 'failed_job'
+    SELECT s.slot_id, s.w_start, s.w_end, 'failed_job', NULL
     FROM slots s JOIN intermediate.int_job_allocations j ON j.day = $day AND j.job_uid = s.job_uid
     WHERE j.failed
     UNION ALL
-    SELECT slot_id, s, e, 'unmonitored' FROM gap_intervals
+    SELECT slot_id, s, e, 'unmonitored', NULL FROM gap_intervals
     UNION ALL
-    SELECT slot_id, w_start, w_end, 'productive' FROM slots
+    SELECT slot_id, w_start, w_end, 'productive', NULL FROM slots
+    -- end of interval rules
 )
+-- `category` keeps a rerun loss's part after a colon (rerun_loss:restart), split again in int_gpu_seconds.sql
 SELECT r.slot_id, greatest(r.s, sl.w_start) AS s, least(r.e, sl.w_end) AS e,
-       2 * c.precedence + CASE WHEN r.category = 'rerun_loss:restart' THEN 1 ELSE 0 END AS prio, r.category
+       2 * c.precedence + CASE WHEN r.rerun_part = 'restart' THEN 1 ELSE 0 END AS prio,
+       c.name || coalesce(':' || r.rerun_part, '') AS category
 FROM raw r JOIN slots sl USING (slot_id)
-JOIN marts.dim_ledger_categories c ON c.name = split_part(r.category, ':', 1)
+JOIN marts.dim_ledger_categories c ON c.name = r.rule
 WHERE least(r.e, sl.w_end) > greatest(r.s, sl.w_start);
 
 -- elementary segments: cut at every interval edge and every hour, then take the winning category
@@ -254,7 +266,8 @@ WITH segment_minutes AS (
     -- hour first, each segment meets its hour's 60 minutes only
     JOIN slot_minutes m ON m.slot_id = g.slot_id AND date_trunc('hour', m.minute_ts) = date_trunc('hour', g.s)
      AND m.minute_ts < g.e AND m.minute_ts + INTERVAL 1 MINUTE > g.s
-    WHERE g.category = 'productive'
+    -- productive time: the GPU time that is no waste
+    JOIN marts.dim_ledger_categories k ON k.name = g.category AND k.is_gpu AND NOT k.is_waste
 )
 SELECT slot_id, hour_ts,
        sum(ms) FILTER (activity_max < $low_activity) AS low_activity_ms,

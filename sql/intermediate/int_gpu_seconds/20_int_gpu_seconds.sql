@@ -21,9 +21,11 @@ WITH idle_past AS (
            greatest(0, epoch_ms(g.e) - greatest(epoch_ms(g.s), epoch_ms(i.s) + 60000 * $idle_session_minutes)) AS past_session_ms
     FROM slot_segments g
     JOIN idle_intervals i ON i.slot_id = g.slot_id AND i.s <= g.s AND i.e >= g.e
+    -- idle time a job held (every category of a job's segments is one a job held)
+    JOIN marts.dim_ledger_categories k ON k.name = g.category AND k.is_idle
     LEFT JOIN slot_never_active n ON n.slot_id = g.slot_id
     -- a GPU the job never used is right_size's all the time it is held, not a stretch past a limit
-    WHERE g.category = 'allocated_idle' AND n.slot_id IS NULL
+    WHERE n.slot_id IS NULL
 ),
 exact AS (
     SELECT $day::DATE AS day, date_trunc('hour', g.s) AS hour_ts, s.hostname, s.job_uid,
@@ -49,17 +51,19 @@ lens AS (
     FROM productive_lens l JOIN slots s USING (slot_id)
     GROUP BY s.job_uid, s.hostname, l.hour_ts
 )
+-- the lens is productive time's (the GPU time that is no waste), the time past a limit idle time's
 SELECT e.day, e.hour_ts, e.hostname, e.job_uid, e.category, e.rerun_part,
        share_ms_seconds(e.gpu_share_ms) AS gpu_seconds, e.gpu_share_ms,
-       CASE WHEN e.category = 'productive' THEN coalesce(l.low_activity_share_ms, 0) END AS low_activity_share_ms,
-       CASE WHEN e.category = 'productive' THEN l.activity_share_ms END AS activity_share_ms,
-       CASE WHEN e.category = 'productive' THEN l.activity_weighted_share_ms END AS activity_weighted_share_ms,
-       CASE WHEN e.category = 'productive' THEN l.tensor_share_ms END AS tensor_share_ms,
-       CASE WHEN e.category = 'productive' THEN l.tensor_weighted_share_ms END AS tensor_weighted_share_ms,
-       CASE WHEN e.category = 'productive' THEN l.fb_used_max_mib END AS fb_used_max_mib,
-       CASE WHEN e.category = 'allocated_idle' THEN coalesce(e.idle_past_cancel_share_ms, 0) END AS idle_past_cancel_share_ms,
-       CASE WHEN e.category = 'allocated_idle' THEN coalesce(e.idle_past_session_share_ms, 0) END AS idle_past_session_share_ms,
+       CASE WHEN e.productive THEN coalesce(l.low_activity_share_ms, 0) END AS low_activity_share_ms,
+       CASE WHEN e.productive THEN l.activity_share_ms END AS activity_share_ms,
+       CASE WHEN e.productive THEN l.activity_weighted_share_ms END AS activity_weighted_share_ms,
+       CASE WHEN e.productive THEN l.tensor_share_ms END AS tensor_share_ms,
+       CASE WHEN e.productive THEN l.tensor_weighted_share_ms END AS tensor_weighted_share_ms,
+       CASE WHEN e.productive THEN l.fb_used_max_mib END AS fb_used_max_mib,
+       CASE WHEN e.idle THEN coalesce(e.idle_past_cancel_share_ms, 0) END AS idle_past_cancel_share_ms,
+       CASE WHEN e.idle THEN coalesce(e.idle_past_session_share_ms, 0) END AS idle_past_session_share_ms,
        a.gpus_seen, a.gpus_active
-FROM exact e
+FROM (SELECT x.*, k.is_gpu AND NOT k.is_waste AS productive, k.is_idle AS idle
+      FROM exact x JOIN marts.dim_ledger_categories k ON k.name = x.category) e
 LEFT JOIN lens l ON l.job_uid = e.job_uid AND l.hostname = e.hostname AND l.hour_ts = e.hour_ts
 LEFT JOIN slot_activity a ON a.job_uid = e.job_uid AND a.hostname = e.hostname

@@ -5,7 +5,7 @@ CREATE OR REPLACE TEMP TABLE productive_hours AS
 SELECT job_uid, hostname, hour_ts, sum(gpu_share_ms) AS gpu_share_ms,
        sum(low_activity_share_ms) AS low_activity_share_ms
 FROM intermediate.int_gpu_seconds
-WHERE day = $day AND category = 'productive'
+WHERE day = $day AND category IN (SELECT name FROM marts.dim_ledger_categories WHERE is_gpu AND NOT is_waste)   -- productive: the GPU time that is no waste
 GROUP BY job_uid, hostname, hour_ts;
 
 CREATE OR REPLACE TEMP TABLE productive_cost AS
@@ -13,7 +13,7 @@ SELECT job_uid, hostname, hour_ts, billing_currency,
        to_json([job_uid, hostname, strftime(hour_ts, '%Y-%m-%dT%H'), billing_currency])::VARCHAR AS group_key,
        sum(effective_cost) AS effective_cost, sum(billed_cost) AS billed_cost
 FROM intermediate.int_cost_allocations
-WHERE day = $day AND category = 'productive' AND job_uid IS NOT NULL
+WHERE day = $day AND category IN (SELECT name FROM marts.dim_ledger_categories WHERE is_gpu AND NOT is_waste) AND job_uid IS NOT NULL
 GROUP BY job_uid, hostname, hour_ts, billing_currency;
 
 CREATE OR REPLACE TEMP TABLE low_activity_split_input AS

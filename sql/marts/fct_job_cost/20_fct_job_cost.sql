@@ -30,7 +30,8 @@ lens AS (
                AS tensor_active_avg,
            max(fb_used_max_mib) AS fb_used_max_mib
     FROM intermediate.int_gpu_seconds
-    WHERE day = $day AND category = 'productive'
+    -- productive time's: the GPU time that is no waste
+    WHERE day = $day AND category IN (SELECT name FROM marts.dim_ledger_categories WHERE is_gpu AND NOT is_waste)
     GROUP BY job_uid
 ),
 -- per host, the job's whole GPUs with their own series and those ever active; held for nothing: those

@@ -6,7 +6,8 @@ SELECT c.job_uid, j.run_id, c.hostname, c.hour_ts, c.billing_currency,
        c.job_uid || '|' || c.hostname || '|' || CAST(c.hour_ts AS VARCHAR) || '|' || c.billing_currency AS cost_key,
        sum(c.effective_cost) AS effective_cost, sum(c.billed_cost) AS billed_cost
 FROM intermediate.int_cost_allocations c JOIN badput_jobs j USING (job_uid)
-WHERE c.day = $day AND c.line_kind = 'node_hour' AND c.category = 'productive' AND c.job_uid IS NOT NULL
+WHERE c.day = $day AND c.line_kind = 'node_hour' AND c.job_uid IS NOT NULL
+  AND c.category IN (SELECT name FROM marts.dim_ledger_categories WHERE is_gpu AND NOT is_waste)   -- productive: the GPU time that is no waste
 GROUP BY c.job_uid, j.run_id, c.hostname, c.hour_ts, c.billing_currency;
 
 CREATE OR REPLACE TEMP TABLE badput_split_input AS

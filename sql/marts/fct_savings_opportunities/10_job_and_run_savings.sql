@@ -27,7 +27,8 @@ CREATE OR REPLACE TEMP TABLE sav_idle_groups AS
 WITH cost AS (
     SELECT day, job_uid, hostname, hour_ts, billing_currency, money_units(sum(effective_cost)) AS units
     FROM intermediate.int_cost_allocations
-    WHERE day IN (SELECT day FROM sav_days) AND category = 'allocated_idle' AND job_uid IS NOT NULL
+    -- allocated_idle: idle time a job held (a category with a precedence)
+    WHERE day IN (SELECT day FROM sav_days) AND category IN (SELECT name FROM marts.dim_ledger_categories WHERE is_idle AND precedence IS NOT NULL) AND job_uid IS NOT NULL
     GROUP BY ALL
 ),
 ms AS (
@@ -35,7 +36,7 @@ ms AS (
            sum(CASE WHEN j.interactive THEN g.idle_past_session_share_ms ELSE g.idle_past_cancel_share_ms END) AS past_ms
     FROM intermediate.int_gpu_seconds g
     JOIN intermediate.int_job_allocations j ON j.day = g.day AND j.job_uid = g.job_uid
-    WHERE g.day IN (SELECT day FROM sav_days) AND g.category = 'allocated_idle'
+    WHERE g.day IN (SELECT day FROM sav_days) AND g.category IN (SELECT name FROM marts.dim_ledger_categories WHERE is_idle AND precedence IS NOT NULL)
     GROUP BY ALL
 )
 SELECT to_json([c.day::VARCHAR, c.job_uid, c.hostname, strftime(c.hour_ts, '%Y-%m-%dT%H'), c.billing_currency])::VARCHAR
@@ -56,9 +57,10 @@ CREATE OR REPLACE TEMP TABLE sav_job_days AS
 WITH pools AS (
     SELECT day, job_uid, billing_currency,
            money_units(sum(effective_cost)) AS cost_units,
-           money_units(coalesce(sum(effective_cost) FILTER (category = 'allocated_idle'), 0)) AS idle_units,
-           money_units(coalesce(sum(effective_cost) FILTER (category = 'productive'), 0)) AS productive_units
-    FROM intermediate.int_cost_allocations
+           -- a job's idle time (allocated_idle) and its productive time (the GPU time that is no waste)
+           money_units(coalesce(sum(c.effective_cost) FILTER (k.is_idle), 0)) AS idle_units,
+           money_units(coalesce(sum(c.effective_cost) FILTER (k.is_gpu AND NOT k.is_waste), 0)) AS productive_units
+    FROM intermediate.int_cost_allocations c LEFT JOIN marts.dim_ledger_categories k ON k.name = c.category
     WHERE day IN (SELECT day FROM sav_days) AND job_uid IS NOT NULL
     GROUP BY ALL
 ),

@@ -15,6 +15,8 @@ CREATE OR REPLACE TEMP TABLE sav_node_days AS
 WITH pieces AS (
     SELECT c.day, c.hostname, c.billing_currency, c.category, c.team, c.cost_source, c.gpu_seconds,
            c.effective_cost,
+           -- idle GPUs no job held (idle_unallocated: GPU time without a precedence); productive GPU time
+           k.is_gpu AND k.precedence IS NULL AS unheld, k.is_gpu AND NOT k.is_waste AS productive,
            CASE WHEN c.cost_source = 'amortization' THEN 'owned'
                 WHEN l.commitment_discount_id IS NOT NULL OR c.line_key LIKE '["contract"%' THEN 'committed'
                 WHEN c.cost_source IN ('bill', 'rate_card') THEN 'on_demand' END AS paid_as,
@@ -22,6 +24,7 @@ WITH pieces AS (
                     CASE WHEN c.line_key LIKE '["contract"%' THEN 'contract ' || json_extract_string(c.line_key, '$[1]') END)
                AS commitment_id
     FROM intermediate.int_cost_allocations c
+    LEFT JOIN marts.dim_ledger_categories k ON k.name = c.category
     LEFT JOIN sav_commitment_lines l ON l.day = c.day AND l.line_key = c.line_key
     WHERE c.day IN (SELECT day FROM sav_days) AND c.line_kind = 'node_hour' AND c.hostname IS NOT NULL
       AND c.cost_source <> 'energy'
@@ -31,12 +34,12 @@ SELECT p.day, p.hostname, p.billing_currency,
        CASE WHEN bool_or(p.paid_as = 'owned') THEN 'owned' WHEN bool_or(p.paid_as = 'committed') THEN 'committed'
             ELSE 'on_demand' END AS paid_as,
        min(p.commitment_id) AS commitment_id,
-       min(p.team) FILTER (p.category = 'idle_unallocated') AS idle_team,
+       min(p.team) FILTER (p.unheld) AS idle_team,
        coalesce(sum(p.gpu_seconds), 0) AS billed_gpu_seconds,
-       coalesce(sum(p.gpu_seconds) FILTER (p.category = 'idle_unallocated'), 0) AS idle_gpu_seconds,
-       coalesce(sum(p.gpu_seconds) FILTER (p.category = 'productive'), 0) AS productive_gpu_seconds,
+       coalesce(sum(p.gpu_seconds) FILTER (p.unheld), 0) AS idle_gpu_seconds,
+       coalesce(sum(p.gpu_seconds) FILTER (p.productive), 0) AS productive_gpu_seconds,
        money_units(sum(p.effective_cost)) AS cost_units,
-       money_units(coalesce(sum(p.effective_cost) FILTER (p.category = 'idle_unallocated'), 0)) AS idle_units
+       money_units(coalesce(sum(p.effective_cost) FILTER (p.unheld), 0)) AS idle_units
 FROM pieces p
 GROUP BY p.day, p.hostname, p.billing_currency;
 
@@ -46,7 +49,9 @@ SELECT l.commitment_discount_id AS commitment_id, c.billing_currency, min(c.team
        money_units(sum(c.effective_cost)) AS unused_units, count(DISTINCT c.day) AS days
 FROM intermediate.int_cost_allocations c
 JOIN sav_commitment_lines l ON l.day = c.day AND l.line_key = c.line_key
-WHERE c.day IN (SELECT day FROM sav_days) AND c.category = 'unused_commitment'
+WHERE c.day IN (SELECT day FROM sav_days)
+  -- unused commitment: the category charged to the commitment's owner
+  AND c.category IN (SELECT name FROM marts.dim_ledger_categories WHERE allocation = 'commitment_owner')
 GROUP BY ALL
 HAVING sum(c.effective_cost) > 0;
 
