@@ -168,7 +168,8 @@ def _read(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[
     staged, quarantined and dropped and whether its times are surely plausible, one row per file in
     batch order."""
     for name, value in (("dcgm_paths", [str(f.path) for f in batch]), ("dcgm_sentinel_min", DCGM_SENTINEL_MIN),
-                        ("dcgm_null_tokens", NULL_TOKENS), ("dcgm_white_space", WHITE_SPACE)):
+                        ("dcgm_null_tokens", NULL_TOKENS), ("dcgm_white_space", WHITE_SPACE),
+                        ("dcgm_null_token_bytes", max(len(token.encode()) for token in NULL_TOKENS))):
         con.execute(f"SET VARIABLE {name} = $value", {"value": value})  # names are the constants above
     # the contract's checks, compiled from models/ (constants, never input)
     con.execute(f"CREATE OR REPLACE TEMP MACRO dcgm_sample_fails({', '.join(DcgmSample.columns)}) AS "
