@@ -1,6 +1,7 @@
 """DCGM telemetry in long Parquet files, staged set-based: a batch of files at a time is read in one
 DuckDB pass that applies the landing contract's row checks as SQL and rolls the samples up per
-GPU-minute, then written in one transaction that replaces the batch's staging and ops.landed_files rows.
+GPU-minute (no sample or scrape is kept, only the minutes), then written in one transaction that
+replaces the batch's staging and ops.landed_files rows.
 
 This is the hot path of a daily run (a fleet's day is thousands of node files, millions of samples
 each hour), and the path of the Parquet that exporters' dumps and the simulator write. Every other
@@ -9,11 +10,13 @@ CSV (long or wide), Prometheus scrapes, wide Parquet, Parquet whose times or num
 or unreadable files, and any file DuckDB cannot read whole.
 
 Whether a row is bad is the DcgmSample contract's to decide, as SQL compiled from it
-(`Contract.sql_failed`), and whether its time is plausible the rule of pipelines/ingest/plausible.py,
-as SQL (sql/staging/stg_dcgm__gpu_minutes/40_implausible.sql). A file with any row that does not stage is
-handed to the per-file parser whole, which words every such row: a row gets the same reason, row and
-payload whichever path its file took, and is never judged by two definitions. Clean files, nearly all
-of them, stay on this path.
+(`Contract.sql_failed`), and whether its time is plausible the rule of pipelines/ingest/plausible.py;
+this pass only proves, from a file's first and last staged time, that none of its times can be
+implausible (sql/staging/stg_dcgm__gpu_minutes/50_batch_files.sql). A file with any row that does not
+stage, or whose times are not proven plausible, is handed to the per-file parser whole, which judges
+and words every such row: a row gets the same reason, row and payload whichever path its file took,
+and is never judged by two definitions. Clean files of a day or a week, nearly all of them, stay on
+this path.
 """
 
 from __future__ import annotations
@@ -69,8 +72,7 @@ def sync_batches(con: duckdb.DuckDBPyConnection, source: Source, changed: list[C
             for batch in batches(files, BATCH_ROWS):
                 rest += _stage(con, source, columns, batch, known, cfg, report)
     finally:  # the batch's temp tables hold memory until the connection closes
-        for table in ("dcgm_batch_samples", "dcgm_batch_bounds", "dcgm_batch_implausible"):
-            con.execute(f"DROP TABLE IF EXISTS {table}")
+        con.execute("DROP TABLE IF EXISTS dcgm_batch_minutes")
     return in_order(rest, changed)
 
 
@@ -140,9 +142,10 @@ def _stage(con: duckdb.DuckDBPyConnection, source: Source, columns: tuple[str, .
         half = len(batch) // 2
         return (_stage(con, source, columns, batch[:half], known, cfg, report)
                 + _stage(con, source, columns, batch[half:], known, cfg, report))
-    # a file with rows that do not stage is the per-file parser's, whole; the rest of the batch is
-    # written from this read (the rollup takes only the files registered below)
-    is_dirty = (pl.col("bad") > 0) | (pl.col("implausible") > 0)
+    # a file with rows that do not stage, or times not proven plausible, is the per-file parser's,
+    # whole; the rest of the batch is written from this read (the rollup takes only the files
+    # registered below)
+    is_dirty = (pl.col("bad") > 0) | ~pl.col("plausible")
     left = [batch[f].changed for f in counts.filter(is_dirty)["f"].to_list()]
     counts = counts.filter(~is_dirty)
     clean = [batch[f] for f in counts["f"].to_list()]
@@ -161,10 +164,12 @@ def _stage(con: duckdb.DuckDBPyConnection, source: Source, columns: tuple[str, .
 
 
 def _read(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[BatchFile], cfg: OrgConfig) -> pl.DataFrame:
-    """Reads the batch into its samples (temp tables dcgm_batch_*); returns what each file staged,
-    quarantined and dropped, one row per file in batch order."""
+    """Reads the batch into its GPU-minutes (temp table dcgm_batch_minutes); returns what each file
+    staged, quarantined and dropped and whether its times are surely plausible, one row per file in
+    batch order."""
     for name, value in (("dcgm_paths", [str(f.path) for f in batch]), ("dcgm_sentinel_min", DCGM_SENTINEL_MIN),
-                        ("dcgm_null_tokens", NULL_TOKENS), ("dcgm_white_space", WHITE_SPACE)):
+                        ("dcgm_null_tokens", NULL_TOKENS), ("dcgm_white_space", WHITE_SPACE),
+                        ("dcgm_null_token_bytes", max(len(token.encode()) for token in NULL_TOKENS))):
         con.execute(f"SET VARIABLE {name} = $value", {"value": value})  # names are the constants above
     # the contract's checks, compiled from models/ (constants, never input)
     con.execute(f"CREATE OR REPLACE TEMP MACRO dcgm_sample_fails({', '.join(DcgmSample.columns)}) AS "
@@ -173,12 +178,12 @@ def _read(con: duckdb.DuckDBPyConnection, columns: tuple[str, ...], batch: list[
     con.execute(f"CREATE OR REPLACE TEMP VIEW dcgm_raw AS SELECT {', '.join(columns)} "
                 "FROM read_parquet(getvariable('dcgm_paths'), file_row_number = true)")
     run_sql(con, step(DCGM_TABLE, "checked"), {})
-    run_sql(con, step(DCGM_TABLE, "samples"), {})
-    run_sql(con, step(DCGM_TABLE, "implausible"),
-            {"floor": earliest_plausible(cfg), "slack_days": SLACK.days})
+    run_sql(con, step(DCGM_TABLE, "minutes"), {})
     files = pl.DataFrame({"f": range(len(batch)), "file": [f.rel for f in batch]},
                          schema={"f": pl.Int64, "file": pl.String})
-    counts = con.sql(sql(step(DCGM_TABLE, "batch_files"))).pl()
-    zero = {"staged": 0, "implausible": 0, "bad": 0, "sentinels": 0}
+    counts = con.sql(sql(step(DCGM_TABLE, "batch_files")),
+                     params={"floor": earliest_plausible(cfg), "slack_days": SLACK.days}).pl()
+    zero = {"staged": 0, "bad": 0, "sentinels": 0}
+    # a file without a row has no minute: nothing to stage, nothing to judge
     return files.join(counts.with_columns(pl.col("f").cast(pl.Int64)), on="f", how="left").with_columns(
-        [pl.col(c).fill_null(v).cast(pl.Int64) for c, v in zero.items()])
+        [pl.col(c).fill_null(v).cast(pl.Int64) for c, v in zero.items()] + [pl.col("plausible").fill_null(True)])

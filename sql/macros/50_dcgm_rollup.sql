@@ -21,8 +21,11 @@ FROM query_table(rows)
 GROUP BY f, timestamp, hostname, gpu, gpu_instance, hpc_job;
 
 -- dcgm_minutes('scrapes'): scrapes as dcgm_scrapes gives them → one row per file `f` × GPU-minute ×
--- job label, the staging columns of stg_dcgm__gpu_minutes but `_file`. A row per scrape first, so
--- `samples` counts scrapes exactly without a DISTINCT.
+-- job label, the staging columns of stg_dcgm__gpu_minutes but `_file`, from the scrapes with an ok row
+-- (`samples` 0: none had one, and the minute stages nothing), and the minute's ok, bad and sentinel
+-- rows. A row per scrape first, so `samples` counts scrapes exactly without a DISTINCT. A scrape
+-- without an ok row has no metrics, uuid or model (they are read from ok rows only), so only the
+-- scrape counts and times need saying which scrapes count.
 CREATE OR REPLACE MACRO dcgm_minutes(scrapes) AS TABLE
 SELECT
     f,
@@ -32,9 +35,9 @@ SELECT
     any_value(uuid)                 AS uuid,
     any_value(model_name)           AS model_name,
     hpc_job,
-    count(*)::INTEGER               AS samples,
-    min(timestamp)                  AS first_sample_ts,
-    max(timestamp)                  AS last_sample_ts,
+    count(*) FILTER (ok_rows > 0)::INTEGER AS samples,
+    min(timestamp) FILTER (ok_rows > 0) AS first_sample_ts,
+    max(timestamp) FILTER (ok_rows > 0) AS last_sample_ts,
     min(timestamp) FILTER (gpu_util > 0) AS first_busy_ts,
     max(timestamp) FILTER (gpu_util > 0) AS last_busy_ts,
     min(gpu_util)                   AS gpu_util_min,
@@ -47,7 +50,10 @@ SELECT
     max(fb_used_mib)                AS fb_used_max_mib,
     -- the energy counter (mJ since the driver loaded) at the minute's first and last scrape that has it
     arg_min(energy_mj, timestamp) FILTER (energy_mj IS NOT NULL) AS energy_first_mj,
-    arg_max(energy_mj, timestamp) FILTER (energy_mj IS NOT NULL) AS energy_last_mj
+    arg_max(energy_mj, timestamp) FILTER (energy_mj IS NOT NULL) AS energy_last_mj,
+    sum(ok_rows)                    AS ok_rows,
+    sum(bad_rows)                   AS bad_rows,
+    sum(sentinel_rows)              AS sentinel_rows
 FROM query_table(scrapes)
 GROUP BY f, day, minute_ts, hostname, gpu, gpu_instance, hpc_job;
 

@@ -288,6 +288,38 @@ def test_implausible_times_are_judged_against_the_whole_file(both):
     assert sum("before 2022-03-01 (a year before ledger.start 2023-03-01)" in row[3] for row in batch[1][2]) == 3
 
 
+def test_only_files_whose_times_may_be_implausible_leave_the_batch(both, monkeypatch):
+    """The batch proves a file's times plausible from its first and last staged time (none before the
+    floor, at most a year's slack of days between them); a file it cannot prove is the per-file
+    parser's, which judges each time by the file's median and quartiles, and stages the same."""
+    root, sync = both
+
+    def two(host: str, first: datetime, last: datetime) -> dict[str, list]:
+        return {"timestamp": [first, last], "hostname": [host] * 2, "gpu": [0, 0], "metric": [UTIL] * 2,
+                "value": [1.0, 2.0]}
+
+    slack = timedelta(days=366)
+    _write(root, "day.parquet", _long("h1"))
+    _write(root, "year.parquet", two("h2", T0 - slack - timedelta(hours=23), T0))  # 366 whole days: proven
+    _write(root, "longer.parquet", two("h3", T0 - slack - timedelta(days=1), T0))  # 367: not, yet plausible
+    _write(root, "early.parquet", two("h4", datetime(1999, 12, 31, tzinfo=timezone.utc), T0))
+    left = []
+    real = dcgm_batch._stage
+
+    def spy(*args):
+        files = real(*args)
+        left.extend(rel.rsplit("/", 1)[1] for _, rel, *_ in files)
+        return files
+
+    monkeypatch.setattr(dcgm_batch, "_stage", spy)
+    (batch, file) = sync()
+    assert sorted(left) == ["early.parquet", "longer.parquet"]
+    assert batch == file
+    assert [row[1].rsplit("/", 1)[1] for row in batch[1][2]] == ["early.parquet"]  # only 1999 is implausible
+    assert {row[1].rsplit("/", 1)[1]: row[4] for row in batch[1][0]} == {
+        "day.parquet": 24, "year.parquet": 2, "longer.parquet": 2, "early.parquet": 1}
+
+
 @st.composite
 def _rows(draw):
     n = draw(st.integers(1, 12))

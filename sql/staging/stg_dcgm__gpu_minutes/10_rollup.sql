@@ -8,7 +8,7 @@ FROM dcgm_samples;
 CREATE OR REPLACE TEMP TABLE dcgm_file_scrapes AS SELECT * FROM dcgm_scrapes('dcgm_file_rows');
 
 INSERT INTO staging.stg_dcgm__gpu_minutes BY NAME
-SELECT $file AS _file, * EXCLUDE (f) FROM dcgm_minutes('dcgm_file_scrapes');
+SELECT $file AS _file, * EXCLUDE (f, ok_rows, bad_rows, sentinel_rows) FROM dcgm_minutes('dcgm_file_scrapes');
 
 DROP TABLE dcgm_file_scrapes;
 DROP VIEW dcgm_file_rows;

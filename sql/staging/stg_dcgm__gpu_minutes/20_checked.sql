@@ -8,14 +8,20 @@
 -- and the labels are read as the per-file parser reads them (pipelines/ingest/dcgm.py): trimmed of
 -- Unicode white space, the null spellings are no label, a pod is `namespace/pod`.
 -- Trimming with a character set is costly per row, so only text that starts or ends with a character
--- that could be white space (below '!', or from U+0085 up) is trimmed.
+-- that could be white space (below '!', or from U+0085 up) is trimmed; and a label that needs no trim
+-- and is longer than any null spelling (nearly every one) is taken as it is, without looking for it
+-- among them. `ord` reads the first character.
 CREATE OR REPLACE TEMP MACRO dcgm_trim(x) AS (
-    CASE WHEN ord(x[1]) <= 32 OR ord(x[1]) >= 133 OR ord(x[-1]) <= 32 OR ord(x[-1]) >= 133
+    CASE WHEN ord(x) <= 32 OR ord(x) >= 133 OR ord(x[-1]) <= 32 OR ord(x[-1]) >= 133
          THEN trim(x, getvariable('dcgm_white_space')) ELSE x END
 );
+CREATE OR REPLACE TEMP MACRO dcgm_plain(x) AS (
+    strlen(x) > getvariable('dcgm_null_token_bytes') AND ord(x) BETWEEN 33 AND 132 AND ord(x[-1]) BETWEEN 33 AND 132
+);
 CREATE OR REPLACE TEMP MACRO dcgm_label(x) AS (
-    CASE WHEN list_contains(getvariable('dcgm_null_tokens'), dcgm_trim(CAST(x AS VARCHAR)))
-         THEN NULL ELSE dcgm_trim(CAST(x AS VARCHAR)) END
+    CASE WHEN dcgm_plain(CAST(x AS VARCHAR)) THEN CAST(x AS VARCHAR)
+         WHEN list_contains(getvariable('dcgm_null_tokens'), dcgm_trim(CAST(x AS VARCHAR))) THEN NULL
+         ELSE dcgm_trim(CAST(x AS VARCHAR)) END
 );
 CREATE OR REPLACE TEMP VIEW dcgm_checked AS
 WITH typed AS (

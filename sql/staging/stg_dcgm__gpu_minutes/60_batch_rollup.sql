@@ -1,14 +1,6 @@
--- A batch's samples (dcgm_batch_samples) per GPU-minute by the rollup both staging paths share
--- (sql/macros/50_dcgm_rollup.sql): only samples with staged rows, none at an implausible time; `_file` from
--- the batch's files.
-CREATE OR REPLACE TEMP VIEW dcgm_batch_staged AS
-SELECT s.*
-FROM dcgm_batch_samples s
-ANTI JOIN dcgm_batch_implausible i ON i.f = s.f AND i.timestamp = s.timestamp
-WHERE s.ok_rows > 0;
-
+-- A batch's minutes (dcgm_batch_minutes) into staging: only those with staged rows, of the files that
+-- stage here (dcgm_batch_files, which gives `_file`).
 INSERT INTO staging.stg_dcgm__gpu_minutes BY NAME
-SELECT b.file AS _file, m.* EXCLUDE (f)
-FROM dcgm_minutes('dcgm_batch_staged') m JOIN dcgm_batch_files b ON b.f = m.f;
-
-DROP VIEW dcgm_batch_staged;
+SELECT b.file AS _file, m.* EXCLUDE (f, ok_rows, bad_rows, sentinel_rows)
+FROM dcgm_batch_minutes m JOIN dcgm_batch_files b ON b.f = m.f
+WHERE m.samples > 0;
