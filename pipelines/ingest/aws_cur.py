@@ -18,7 +18,7 @@ import polars as pl
 
 from models.landing import MONEY, ROUNDING, TS
 from pipelines.ingest import focus
-from pipelines.ingest.common import RAW, blank_to_null, by_distinct, spread, utc
+from pipelines.ingest.common import RAW, blank_to_null, by_distinct, distinct_through_sql, spread, utc
 from pipelines.landing.parsed import Parsed, combine, file_reject
 from pipelines.ingest.foreign_exports import focus_in_cur_folder
 from pipelines.ingest.money import EXACT, exact_money, exact_sum
@@ -407,14 +407,11 @@ def _map_pairs(con: duckdb.DuckDBPyConnection, maps: pl.Series) -> pl.Series:
     `user:`/`user_` taken off, values cleaned as a tag column's are. Read once per distinct text, in
     DuckDB by the rule FOCUS Tags are read by (sql/…/15_tag_map_entries.sql): a text is read on its
     own, so one row's map (a key written twice, a value of another JSON type than another row's,
-    thousands of keys) can never break its neighbours'. On a cursor of `con` of its own, as FOCUS Tags
-    are (focus.normalized_tags)."""
-    distinct = maps.drop_nulls().unique()
-    if distinct.len() == 0:
+    thousands of keys) can never break its neighbours'."""
+    read = distinct_through_sql(con, maps, "tag_maps_in", sql(step("staging/stg_focus__bill_lines", "tag_map_entries")))
+    if read is None:
         return maps
-    with con.cursor() as own:
-        own.register("tag_maps_in", distinct.to_frame("value"))
-        entries = own.sql(sql(step("staging/stg_focus__bill_lines", "tag_map_entries"))).pl()
+    distinct, entries = read
     key, tag = pl.col("key"), blank_to_null("tag")
     pair = pl.when(key.is_not_null() & ~key.str.contains(AWS_TAG_PREFIX) & tag.is_not_null()).then(
         _json_value(key.str.replace(USER_TAG_PREFIX, "")) + pl.lit(":") + _json_value(tag))

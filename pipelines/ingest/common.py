@@ -8,6 +8,7 @@ import csv
 import json
 from collections.abc import Callable
 
+import duckdb
 import polars as pl
 
 from models.contract import Contract
@@ -67,6 +68,20 @@ def spread(values: pl.Series, distinct: pl.Series, results: pl.Series) -> pl.Ser
         return results.gather(values.cast(pl.Enum(distinct)).to_physical()).alias(values.name)
     table = pl.DataFrame({"value": distinct, "result": results})
     return values.to_frame("value").join(table, on="value", how="left", maintain_order="left")["result"].alias(values.name)
+
+
+def distinct_through_sql(con: duckdb.DuckDBPyConnection, values: pl.Series, table: str,
+                         query: str) -> tuple[pl.Series, pl.DataFrame] | None:
+    """The distinct non-null `values` and what `query` makes of them, registered as `table(value)`; None
+    when every value is null. Run on a cursor of `con` of its own: its `table` is no other file's or
+    thread's, and goes when the cursor closes. Called on the parsing thread, never inside a polars
+    expression (which may run on a polars thread, and a connection is one thread's at a time)."""
+    distinct = values.drop_nulls().unique()
+    if distinct.len() == 0:
+        return None
+    with con.cursor() as own:
+        own.register(table, distinct.to_frame("value"))
+        return distinct, own.sql(query).pl()
 
 
 def to_utc(col: str, zone: str = "UTC", ambiguous: str = "earliest") -> pl.Expr:

@@ -16,7 +16,8 @@ import polars as pl
 from models.currencies import check_currency
 from models.landing import CHARGE_CATEGORIES, COMMITMENT_STATUSES, TS, FocusBillLine
 from pipelines.ingest.chunks import Chunk, Picker, RepeatedColumn, Render, as_strings, read_ahead, read_chunks
-from pipelines.ingest.common import Check, add_broken_lines, blank_to_null, by_distinct, cast_checks, split_by_contract, spread, unread_casts, utc
+from pipelines.ingest.common import (Check, add_broken_lines, blank_to_null, by_distinct, cast_checks, distinct_through_sql,
+                                     split_by_contract, spread, unread_casts, utc)
 from pipelines.landing.parsed import Parsed, combine, file_reject, refuses_file
 from pipelines.ingest.foreign_exports import foreign_export
 from pipelines.ingest.money import EXACT, exact_money
@@ -350,13 +351,10 @@ def _canonical(col: str, values: list[str]) -> pl.Expr:
 def normalized_tags(con: duckdb.DuckDBPyConnection, values: pl.Series) -> pl.Series:
     """FOCUS Tags as a JSON object with trimmed keys (real exports carry keys like " org"), in key
     order; null when the text is not a JSON object (sql/staging/stg_focus__bill_lines/10_tags.sql).
-    Worked out once per distinct Tags text, on a cursor of `con` of its own: its `tags_in` is no other
-    file's or thread's, and goes when the cursor closes."""
-    distinct = values.drop_nulls().unique()
-    if distinct.len() == 0:
+    Worked out once per distinct Tags text."""
+    read = distinct_through_sql(con, values, "tags_in", sql(step("staging/stg_focus__bill_lines", "tags")))
+    if read is None:
         return values
-    with con.cursor() as own:
-        own.register("tags_in", distinct.to_frame("value"))
-        table = own.sql(sql(step("staging/stg_focus__bill_lines", "tags"))).pl()
+    distinct, table = read
     by_value = distinct.to_frame("value").join(table, on="value", how="left", maintain_order="left")
     return spread(values, distinct, by_value["tags"])
