@@ -14,6 +14,7 @@ ran for weeks, monthly bill lines, the checkpoint a run resumes from, a backfill
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -51,8 +52,10 @@ def guard(source: Source) -> Source:
 
 
 def guarded(source: Source, parse: Parse) -> Parse:
-    """`parse`, refusing an empty file and quarantining implausibly dated rows."""
+    """`parse`, refusing an empty file and quarantining implausibly dated rows. It keeps `parse`'s
+    signature (functools.wraps), by which an added format's parser is checked when it is declared."""
 
+    @functools.wraps(parse)
     def read(con: duckdb.DuckDBPyConnection, path: Path, rel: str, cfg: OrgConfig) -> Parsed:
         if path.stat().st_size == 0:
             return _empty(source, rel)
@@ -64,6 +67,7 @@ def guarded(source: Source, parse: Parse) -> Parse:
 def guarded_chunks(source: Source, parse: Callable[[duckdb.DuckDBPyConnection, Path, str, OrgConfig], Iterable[Parsed]]):
     """The same for a parser that yields a file chunk by chunk."""
 
+    @functools.wraps(parse)
     def read(con: duckdb.DuckDBPyConnection, path: Path, rel: str, cfg: OrgConfig) -> Iterable[Parsed]:
         if path.stat().st_size == 0:
             yield _empty(source, rel)

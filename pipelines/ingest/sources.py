@@ -4,6 +4,7 @@ it. A source is one entry: everything the pipeline needs to know of it is on its
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 from pathlib import Path
 
@@ -212,12 +213,31 @@ def _added_formats() -> tuple[Source, ...]:
         if not declared or not all(isinstance(s, Source) for s in declared):
             raise FormatsError(f"{FORMATS_ENV} module {name!r} declares no SOURCES (a tuple of "
                             f"pipelines.landing.source.Source)")
+        for source in declared:
+            _check_parsers(name, source)
         added.extend(declared)
     names = [s.name for s in BUILT_IN + tuple(added)]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise FormatsError(f"{FORMATS_ENV}: source name(s) {', '.join(twice)} declared twice")
     return tuple(added)
+
+
+def _check_parsers(module: str, source: Source) -> None:
+    """An added format's parsers take the caller's DuckDB connection first, (con, path, rel, cfg): a
+    module written for the earlier (path, rel, cfg) would fail on its first file, deep in a sync."""
+    for label, parse in (("parse", source.parse), ("summary_chunks", source.summary_chunks)):
+        if parse is None:
+            continue
+        try:
+            inspect.signature(parse).bind(None, None, None, None)
+        except TypeError:
+            raise FormatsError(
+                f"{FORMATS_ENV} module {module!r}: source {source.name!r} has a {label}{inspect.signature(parse)}, "
+                f"but a parser takes (con, path, rel, cfg), the caller's DuckDB connection first "
+                f"(docs/landing.md#adding-a-bill-format)") from None
+        except ValueError:  # a builtin or C function without a signature: trusted as declared
+            continue
 
 
 ALL = BUILT_IN + _added_formats()

@@ -127,3 +127,29 @@ def test_a_formats_module_that_cannot_serve_is_refused_in_a_sentence(world, form
     out = _gpuledger("inspect", "--landing", str(L.landing), "--json", env={**env, "GPULEDGER_FORMATS": formats})
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.startswith(f"gpuledger inspect: {said}") and "Traceback" not in out.stderr, out.stderr
+
+
+# A module written for the parser of before, (path, rel, cfg), wrapped in guard as the docs say: refused
+# when declared, naming the source and the signature it needs, not on its first file deep in a sync.
+EARLIER_PARSE = """
+import dataclasses
+from pipelines.ingest.plausible import guard
+from tests.support import toy_ledger
+
+def parse(path, rel, cfg):
+    raise AssertionError("never called: the declaration is refused first")
+
+SOURCES = (guard(dataclasses.replace(toy_ledger.SOURCES[0], name="earlier_ledger", parse=parse,
+                                     summary_chunks=None)),)
+"""
+
+
+def test_a_parser_without_the_connection_is_refused_when_declared(world, tmp_path):
+    L, env = world
+    (tmp_path / "earlier_format.py").write_text(EARLIER_PARSE)
+    env = {**env, "GPULEDGER_FORMATS": "earlier_format", "PYTHONPATH": f"{tmp_path}{os.pathsep}{env['PYTHONPATH']}"}
+    out = _gpuledger("inspect", "--landing", str(L.landing), "--json", env=env)
+    assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr, out.stderr
+    assert out.stderr.startswith("gpuledger inspect: GPULEDGER_FORMATS module 'earlier_format': source "
+                                 "'earlier_ledger' has a parse(path, rel, cfg), but a parser takes (con, path, "
+                                 "rel, cfg)"), out.stderr
