@@ -11,13 +11,16 @@ WHERE day = $day
 -- place a project's Storage line in), in place of its tag project or `shared`
 -- (docs/ingest/storage.md#allocation).
 INSERT INTO cost_pieces
-SELECT c.line_key, c.billing_currency, c.team, c.project, r.category, NULL, NULL, NULL, NULL, 'line',
-       sum(c.effective_cost), sum(c.billed_cost), 0, 'storage_bytes', sum(c.bytes)::DOUBLE, 'bill', 0, 0
-FROM intermediate.int_storage_costs c
-CROSS JOIN (SELECT category FROM intermediate.ref_line_placements
-            WHERE service_category = 'Storage' AND project_tagged) r
-WHERE c.day = $day AND c.priced_by = 'bill'
-GROUP BY c.line_key, c.billing_currency, c.team, c.project, r.category;
+-- One value, never a join: a second matching rule cannot count a line twice, and none leaves the
+-- category null for the checks to stop, rather than dropping the line's money.
+SELECT line_key, billing_currency, team, project,
+       (SELECT category FROM intermediate.ref_line_placements
+        WHERE service_category = 'Storage' AND project_tagged ORDER BY ord LIMIT 1),
+       NULL, NULL, NULL, NULL, 'line',
+       sum(effective_cost), sum(billed_cost), 0, 'storage_bytes', sum(bytes)::DOUBLE, 'bill', 0, 0
+FROM intermediate.int_storage_costs
+WHERE day = $day AND priced_by = 'bill'
+GROUP BY line_key, billing_currency, team, project;
 
 INSERT INTO cost_pieces
 SELECT line_key, billing_currency, direct_team, direct_project, placement, NULL, NULL, NULL, NULL, 'line',
